@@ -1,0 +1,152 @@
+//! `perfscope diff <a> <b>`: which functions changed between two profiles, by self and
+//! total share, and a differential flamegraph (red grew, blue shrank).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+
+use crate::export::svg::{self, SvgOptions};
+use crate::export::write_file;
+use crate::ingest::open::{Input, OpenOptions, open};
+use crate::model::diff::{DiffStack, diff_stacks};
+use crate::model::{Hotspots, Profile, ProfileDiff, Selection, StackTrie};
+use crate::sources::folded::format_line;
+
+/// Options of `perfscope diff`.
+#[derive(Clone, Debug)]
+pub struct DiffOptions {
+    pub baseline: Input,
+    pub compare: Input,
+    pub out_dir: PathBuf,
+    pub top: usize,
+    pub open: OpenOptions,
+}
+
+/// What a diff produced.
+pub struct DiffOutcome {
+    pub diff: ProfileDiff,
+    pub stacks: Vec<DiffStack>,
+    pub files: Vec<(String, PathBuf)>,
+    pub warnings: Vec<String>,
+}
+
+pub fn run(options: &DiffOptions) -> anyhow::Result<DiffOutcome> {
+    let a = open(&options.baseline, &options.open, &mut |_, _| {}).context("baseline")?;
+    let b = open(&options.compare, &options.open, &mut |_, _| {}).context("comparison")?;
+    let mut warnings = a.warnings.clone();
+    warnings.extend(b.warnings.iter().cloned());
+    let (ta, ha) = parts(&a.profile);
+    let (tb, hb) = parts(&b.profile);
+    let diff = ProfileDiff::between(&ha, &a.profile.frames, &hb, &b.profile.frames);
+    let stacks = diff_stacks(&ta, &a.profile.frames, &tb, &b.profile.frames);
+
+    let mut files = Vec::new();
+    let folded_path = options.out_dir.join("diff.folded");
+    let lines: Vec<String> = stacks
+        .iter()
+        .map(|s| format!("{} {}", format_line(&s.frames, s.weight_a), s.weight_b))
+        .collect();
+    write_file(&folded_path, (lines.join("\n") + "\n").as_bytes())?;
+    files.push(("differential_folded".to_string(), folded_path));
+
+    let csv_path = options.out_dir.join("diff.csv");
+    write_file(&csv_path, render_csv(&diff).as_bytes())?;
+    files.push(("diff_csv".to_string(), csv_path));
+
+    if !lines.is_empty() {
+        let svg_path = options.out_dir.join("flamegraph.diff.svg");
+        let opts = SvgOptions {
+            title: "perfscope Differential Flame Graph".into(),
+            subtitle: Some(format!(
+                "{} → {} (red: grew, blue: shrank; widths are the comparison)",
+                display(&options.baseline),
+                display(&options.compare)
+            )),
+            min_percent: 0.0,
+            ..SvgOptions::default()
+        };
+        svg::write(&lines, &opts, &svg_path)?;
+        files.push(("differential_flamegraph".to_string(), svg_path));
+    }
+    Ok(DiffOutcome {
+        diff,
+        stacks,
+        files,
+        warnings,
+    })
+}
+
+fn parts(p: &Profile) -> (StackTrie, Hotspots) {
+    let t = StackTrie::from_selection(p, &Selection::all().matcher(p));
+    let h = Hotspots::from_trie(&t, &p.frames);
+    (t, h)
+}
+
+fn display(input: &Input) -> String {
+    let path: &Path = match input {
+        Input::Qperf { path, .. } | Input::Folded { path } => path,
+    };
+    path.display().to_string()
+}
+
+/// `diff.csv`: every function, both profiles, self and total (percent of each total).
+pub fn render_csv(diff: &ProfileDiff) -> String {
+    let mut out = String::from(
+        "function,self_a,self_b,self_percent_a,self_percent_b,self_delta,total_a,total_b,total_percent_a,total_percent_b,total_delta\n",
+    );
+    for r in &diff.rows {
+        out.push_str(&format!(
+            "{},{},{},{:.4},{:.4},{:.4},{},{},{:.4},{:.4},{:.4}\n",
+            crate::export::hotspots_csv::json_quote(&r.name),
+            r.self_a,
+            r.self_b,
+            r.self_percent_a,
+            r.self_percent_b,
+            r.self_delta(),
+            r.total_a,
+            r.total_b,
+            r.total_percent_a,
+            r.total_percent_b,
+            r.total_delta()
+        ));
+    }
+    out
+}
+
+/// The table `perfscope diff` prints.
+pub fn summary(outcome: &DiffOutcome, top: usize) -> String {
+    let d = &outcome.diff;
+    let mut out = format!(
+        "baseline {} samples, comparison {} samples\n",
+        d.total_a, d.total_b
+    );
+    for w in &outcome.warnings {
+        out.push_str(&format!("warning: {w}\n"));
+    }
+    let changed: Vec<_> = d.changed().take(top).collect();
+    out.push_str(&format!(
+        "\nTop {} changed functions (percentage points of each profile's samples)\n",
+        changed.len()
+    ));
+    out.push_str(&format!(
+        "{:>8} {:>8} {:>8}   {:>8} {:>8} {:>8}  function\n",
+        "self a%", "self b%", "Δself", "total a%", "total b%", "Δtotal"
+    ));
+    for r in changed {
+        out.push_str(&format!(
+            "{:>8.2} {:>8.2} {:>+8.2}   {:>8.2} {:>8.2} {:>+8.2}  {}\n",
+            r.self_percent_a,
+            r.self_percent_b,
+            r.self_delta(),
+            r.total_percent_a,
+            r.total_percent_b,
+            r.total_delta(),
+            r.name
+        ));
+    }
+    out.push_str("\nartifacts:\n");
+    for (label, path) in &outcome.files {
+        out.push_str(&format!("  {label:<24} {}\n", path.display()));
+    }
+    out
+}

@@ -1,0 +1,353 @@
+//! The whole artifact set of a run, written from one profile: the main window, the
+//! boot / workload / post phases the markers define, the focus variant, and the reports.
+//! `perfscope report`, the TUI's export key and the QEMU runner all write through here,
+//! so their files agree.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::model::{Focus, Phase, PhaseMarkers, Profile, Selection, TimeWindow};
+
+use super::layout::{OutputLayout, Variant};
+use super::report::{InputInfo, Report, ReportInput, VariantInfo};
+use super::stats::{ResolveStats, SourceFacts};
+use super::svg::SvgOptions;
+use super::tables::FunctionRow;
+use super::window::WindowInfo;
+use super::{ExportError, ExportView, folded, pprof, write_file};
+
+/// `--format`: which stack formats to write (the reports are always written).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub enum StackFormat {
+    Folded,
+    Svg,
+    Pprof,
+    #[default]
+    All,
+}
+
+/// `--flamegraph-kind`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub enum FlamegraphKind {
+    #[default]
+    Svg,
+    /// The SVG plus a self-contained HTML page.
+    Html,
+    /// No SVG at all.
+    Folded,
+}
+
+/// What to write and how.
+#[derive(Clone, Debug)]
+pub struct ArtifactOptions {
+    pub out_dir: PathBuf,
+    pub arch: String,
+    pub format: StackFormat,
+    pub flamegraph_kind: FlamegraphKind,
+    pub focus: Option<Focus>,
+    /// Marker times on the sample clock; they make the main window and the phases.
+    pub markers: PhaseMarkers,
+    pub window: WindowInfo,
+    /// Flamegraph minimum frame width in percent (0 keeps everything).
+    pub min_percent: f64,
+    pub top: usize,
+    /// Recorded in report.json `parameters`.
+    pub parameters: Value,
+    /// Title of the flamegraphs.
+    pub title: String,
+}
+
+impl ArtifactOptions {
+    fn wants_svg(&self) -> bool {
+        matches!(self.format, StackFormat::Svg | StackFormat::All)
+            && self.flamegraph_kind != FlamegraphKind::Folded
+    }
+
+    fn wants_pprof(&self) -> bool {
+        matches!(self.format, StackFormat::Pprof | StackFormat::All)
+    }
+}
+
+/// What was written.
+#[derive(Clone, Debug)]
+pub struct ArtifactSet {
+    pub layout: OutputLayout,
+    /// (label, path) of every file written, in writing order.
+    pub files: Vec<(String, PathBuf)>,
+    pub total_samples: u64,
+    pub top_functions: Vec<FunctionRow>,
+    pub result: &'static str,
+    pub warnings: Vec<String>,
+}
+
+/// The inputs an artifact set is made from.
+pub struct ArtifactSource<'a> {
+    pub profile: &'a Profile,
+    pub facts: &'a SourceFacts,
+    pub input: InputInfo,
+    pub plugin_summary: Vec<(String, String)>,
+    pub warnings: Vec<String>,
+}
+
+/// Write everything.
+pub fn write_all(source: ArtifactSource<'_>, options: &ArtifactOptions) -> Result<ArtifactSet, ExportError> {
+    let layout = OutputLayout::new(&options.out_dir, &options.arch);
+    layout.remove_stale().map_err(|e| ExportError {
+        path: layout.work_dir.clone(),
+        source: e,
+    })?;
+    let mut files: Vec<(String, PathBuf)> = vec![
+        ("work_dir".into(), layout.work_dir.clone()),
+        ("qperf_dir".into(), layout.qperf_dir.clone()),
+    ];
+    let mut warnings = source.warnings.clone();
+    let profile = source.profile;
+    let main_window = options.markers.main_window();
+    if !main_window.is_all() && !profile.has_timestamps() {
+        warnings.push("input has no timestamps; elapsed-time filtering was not applied".into());
+    }
+
+    // Main window.
+    let main = ExportView::new(profile, Selection::window(main_window));
+    let main_written = write_variant(&main, &layout, Variant::Main, options, source.facts, &mut files)?;
+    if options.flamegraph_kind == FlamegraphKind::Html
+        && let Some(svg) = &main_written.svg_bytes
+    {
+        let path = layout.html();
+        write_file(&path, &super::svg::html_page(svg, &options.title))?;
+        files.push(("flamegraph_html".into(), path));
+    }
+    if options.wants_pprof() {
+        let path = layout.pprof();
+        write_file(&path, &pprof::encode(&pprof::build(&main)))?;
+        files.push(("pprof".into(), path));
+    }
+
+    // Phases and focus.
+    let mut variants = Vec::new();
+    for phase in Phase::ALL {
+        if let Some(window) = options.markers.window(phase) {
+            let view = ExportView::new(profile, Selection::window(window));
+            let w = write_variant(
+                &view,
+                &layout,
+                Variant::Phase(phase),
+                options,
+                source.facts,
+                &mut files,
+            )?;
+            variants.push(w.info);
+        }
+    }
+    if let Some(focus) = &options.focus {
+        let view = ExportView::new(
+            profile,
+            Selection::window(main_window).with_focus(Some(focus.clone())),
+        );
+        let w = write_variant(&view, &layout, Variant::Focus, options, source.facts, &mut files)?;
+        if w.info.samples == 0 {
+            warnings.push(format!(
+                "--focus {:?} matched no sample in the window",
+                focus.pattern()
+            ));
+        }
+        variants.push(w.info);
+    }
+
+    // Window, summary, tables and reports.
+    let mut window = options.window.clone();
+    window.boot_samples_excluded = Some(main_written.stats.excluded_before);
+    window.post_window_samples_excluded = Some(main_written.stats.excluded_after);
+    let window_path = layout.window_json();
+    write_json(&window_path, &window.to_json())?;
+    files.push(("window".into(), window_path));
+
+    let hotspots_path = layout.hotspots_csv();
+    write_file(
+        &hotspots_path,
+        super::hotspots_csv::render(&main, options.top).as_bytes(),
+    )?;
+    files.push(("hotspots_csv".into(), hotspots_path));
+
+    let summary_path = layout.summary_txt();
+    files.push(("summary_txt".into(), summary_path.clone()));
+    let categories_path = layout.categories_csv();
+    files.push(("hotspot_categories_csv".into(), categories_path.clone()));
+    let json_path = layout.report_json();
+    files.push(("report".into(), json_path.clone()));
+    let md_path = layout.report_md();
+    files.push(("markdown".into(), md_path.clone()));
+
+    let report = Report::new(ReportInput {
+        arch: options.arch.clone(),
+        main: &main,
+        stats: &main_written.stats,
+        stats_json: main_written.stats_json.clone(),
+        facts: source.facts,
+        input: source.input,
+        window,
+        parameters: options.parameters.clone(),
+        plugin_summary: source.plugin_summary.clone(),
+        variants,
+        artifacts: files.clone(),
+        top: options.top,
+        warnings: warnings.clone(),
+    });
+    write_file(
+        &categories_path,
+        super::categories::render_csv(&report.categories).as_bytes(),
+    )?;
+    write_file(
+        &summary_path,
+        summary_text(&report, options, &main_written, &source.plugin_summary).as_bytes(),
+    )?;
+    write_json(&json_path, &report.to_json())?;
+    write_file(&md_path, report.to_markdown().as_bytes())?;
+
+    Ok(ArtifactSet {
+        layout,
+        files,
+        total_samples: main.total_weight(),
+        top_functions: report.functions.clone(),
+        result: report.result(),
+        warnings,
+    })
+}
+
+struct Written {
+    info: VariantInfo,
+    stats: ResolveStats,
+    stats_json: Value,
+    svg_bytes: Option<Vec<u8>>,
+    folded_lines: usize,
+}
+
+fn write_variant(
+    view: &ExportView<'_>,
+    layout: &OutputLayout,
+    variant: Variant,
+    options: &ArtifactOptions,
+    facts: &SourceFacts,
+    files: &mut Vec<(String, PathBuf)>,
+) -> Result<Written, ExportError> {
+    let paths = layout.variant(variant);
+    let label = |kind: &str| match variant {
+        Variant::Main => kind.to_string(),
+        v => format!("{kind}_{}", v.name()),
+    };
+    let lines = folded::folded_lines(&view.trie, &view.profile.frames);
+    folded::write(&lines, &paths.folded)?;
+    files.push((label("folded"), paths.folded.clone()));
+
+    let mut svg_bytes = None;
+    if options.wants_svg() && !lines.is_empty() {
+        let title = match variant {
+            Variant::Main => options.title.clone(),
+            v => format!("{} ({})", options.title, v.name()),
+        };
+        let svg_options = SvgOptions {
+            title,
+            min_percent: options.min_percent,
+            ..SvgOptions::default()
+        };
+        svg_bytes = Some(super::svg::write(&lines, &svg_options, &paths.svg)?);
+        files.push((label("flamegraph"), paths.svg.clone()));
+    }
+
+    let stats = ResolveStats::compute(view);
+    let stats_json = stats.to_json(facts, &view.selection.window, view);
+    write_json(&paths.stats, &stats_json)?;
+    files.push((label("resolve_stats"), paths.stats.clone()));
+    write_file(&paths.depth, stats.depth_csv().as_bytes())?;
+    files.push((label("stack_depth_summary"), paths.depth.clone()));
+
+    Ok(Written {
+        info: VariantInfo {
+            name: variant.name().to_string(),
+            samples: view.total_weight(),
+            folded: paths.folded,
+            svg: svg_bytes.as_ref().map(|_| paths.svg),
+        },
+        stats,
+        stats_json,
+        svg_bytes,
+        folded_lines: lines.len(),
+    })
+}
+
+fn write_json(path: &std::path::Path, value: &Value) -> Result<(), ExportError> {
+    let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
+    text.push('\n');
+    write_file(path, text.as_bytes())
+}
+
+/// `summary.txt`: the run's settings and paths as `key = value` lines, like xtask's.
+fn summary_text(
+    report: &Report<'_>,
+    options: &ArtifactOptions,
+    main: &Written,
+    plugin_summary: &[(String, String)],
+) -> String {
+    let i = &report.input;
+    let mut kv: Vec<(String, String)> = Vec::new();
+    let mut put = |k: &str, v: String| kv.push((k.to_string(), v));
+    put(
+        "qperf_format_version",
+        i.facts.format_version.map_or("none".into(), |v| v.to_string()),
+    );
+    put("arch", options.arch.clone());
+    put("input", i.input.path.clone());
+    put("input_end", i.input.end.clone());
+    if let Some(f) = i.main.profile.info.frequency_hz {
+        put("frequency_hz", f.to_string());
+    }
+    put(
+        "flamegraph_kind",
+        format!("{:?}", options.flamegraph_kind).to_lowercase(),
+    );
+    put("flamegraph_min_percent", options.min_percent.to_string());
+    if let Some(f) = &options.focus {
+        put("focus", f.pattern().to_string());
+    }
+    put("kernel_filter", i.facts.kernel_filter.is_some().to_string());
+    put("window_enabled", i.window.enabled.to_string());
+    if let Some(t) = i.window.start_time {
+        put("window_start_time", format!("{t:.9}"));
+    }
+    if let Some(t) = i.window.stop_time {
+        put("window_stop_time", format!("{t:.9}"));
+    }
+    if let Some(d) = i.window.duration_sec() {
+        put("window_duration_sec", format!("{d:.9}"));
+    }
+    put(
+        "window_truncated_by_timeout",
+        i.window.truncated_by_timeout.to_string(),
+    );
+    for (label, path) in &i.artifacts {
+        put(label, path.display().to_string());
+    }
+    put("samples", report.total_samples().to_string());
+    put("folded_stack_lines", main.folded_lines.to_string());
+    put("flamegraph_generated", main.svg_bytes.is_some().to_string());
+    let mut text: String = kv.iter().map(|(k, v)| format!("{k} = {v}\n")).collect();
+    if plugin_summary.is_empty() {
+        text.push_str("dropped_samples = unknown\nplugin_summary = unavailable; no qperf.summary.txt beside the input\n");
+    } else {
+        text.push_str("\n[plugin_summary]\n");
+        for (k, v) in plugin_summary {
+            text.push_str(&format!("{k} = {v}\n"));
+        }
+    }
+    text
+}
+
+/// The main window in nanoseconds from `--start-sec` / `--stop-sec`.
+pub fn markers_from_secs(start_sec: Option<f64>, stop_sec: Option<f64>) -> PhaseMarkers {
+    let w = TimeWindow::from_secs(start_sec, stop_sec);
+    PhaseMarkers {
+        start_ns: w.start_ns,
+        stop_ns: w.stop_ns,
+    }
+}

@@ -1,0 +1,384 @@
+//! `report.json` and `report.md`: one summary of a run for people and scripts.
+//!
+//! report.json keeps the reference harness's top-level keys (`arch`, `result`,
+//! `parameters`, `window`, `resolve_stats`, `callchain`, `hotspots`, `plugin_summary`,
+//! `artifacts`, …), written with sorted keys as the harness does. report.md says in words
+//! where perfscope counts differently from the reference tools, and why.
+
+use std::path::PathBuf;
+
+use serde_json::{Map, Value, json};
+
+use super::ExportView;
+use super::categories::{self, CategoryTotal};
+use super::stats::{ResolveStats, SourceFacts};
+use super::tables::{FunctionRow, StackRow, function_rows, round4, stack_rows};
+use super::window::WindowInfo;
+
+/// Where perfscope's numbers differ from qperf-analyzer and the harness, on purpose.
+pub const DIFFERENCES: &[&str] = &[
+    "Function self and total are counted once per sample: total counts a recursive function once, \
+     self is the leaf. The reference counts every frame occurrence (recursion and inline levels again) \
+     over all frames; that number is kept as `samples`/`percent` (hotspots.csv columns 3-4, \
+     report.json `occurrences`) for existing scripts.",
+    "A clean end of the qperf.bin file is not reported as an error; a truncated or corrupt record is \
+     reported with its byte offset and the bytes lost.",
+    "Identical stacks are merged in stack.folded (the reference writes one line per sample), so \
+     folded line counts are distinct stacks, not samples.",
+    "A `;` inside a function name is written as U+FF1B (；) in folded files so the line still splits \
+     into the right frames.",
+    "Symbol-table names have their `::h<hash>` removed, like DWARF names; a symbol owns only its own \
+     size (or up to the next symbol when it has none), so addresses past a function are not given \
+     its name with a huge offset.",
+    "The short and module symbol styles split paths only outside generic arguments.",
+    "Samples removed by --focus are not counted as selected, so avg_depth is frames per kept sample.",
+    "The focus variant applies within the main window (the reference ignores the window there).",
+    "Physical aliases of the kernel are mapped through the ELF program headers, not by masking \
+     the low 32 bits.",
+    "flamegraph.html embeds the SVG, so it works on its own.",
+];
+
+/// What was read, for the report.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct InputInfo {
+    /// `qperf`, `folded`.
+    pub kind: String,
+    pub path: String,
+    /// `v3`, …
+    pub format: Option<String>,
+    pub records: u64,
+    pub bytes_read: u64,
+    /// A sentence: "clean end of file", "truncated last record at byte 1234: 12 bytes lost".
+    pub end: String,
+    /// The read ended at a clean end of input.
+    pub clean: bool,
+    pub bytes_lost: u64,
+}
+
+/// One phase or focus variant that was written.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VariantInfo {
+    pub name: String,
+    pub samples: u64,
+    pub folded: PathBuf,
+    pub svg: Option<PathBuf>,
+}
+
+/// Everything the reports are made of.
+pub struct ReportInput<'a> {
+    pub arch: String,
+    pub main: &'a ExportView<'a>,
+    pub stats: &'a ResolveStats,
+    pub stats_json: Value,
+    pub facts: &'a SourceFacts,
+    pub input: InputInfo,
+    pub window: WindowInfo,
+    pub parameters: Value,
+    pub plugin_summary: Vec<(String, String)>,
+    pub variants: Vec<VariantInfo>,
+    /// (label, path) of every file written.
+    pub artifacts: Vec<(String, PathBuf)>,
+    pub top: usize,
+    pub warnings: Vec<String>,
+}
+
+/// The rows both reports use, computed once.
+pub struct Report<'a> {
+    pub input: ReportInput<'a>,
+    pub functions: Vec<FunctionRow>,
+    pub stacks: Vec<StackRow>,
+    pub categories: Vec<CategoryTotal>,
+}
+
+impl<'a> Report<'a> {
+    pub fn new(input: ReportInput<'a>) -> Self {
+        let functions = function_rows(input.main, input.top);
+        let stacks = stack_rows(input.main, input.top);
+        let categories = categories::category_totals(input.main, input.top);
+        Self {
+            input,
+            functions,
+            stacks,
+            categories,
+        }
+    }
+
+    pub fn total_samples(&self) -> u64 {
+        self.input.main.total_weight()
+    }
+
+    /// `ok` when there are samples and the input ended cleanly.
+    pub fn result(&self) -> &'static str {
+        if self.total_samples() > 0 && self.input.input.clean {
+            "ok"
+        } else {
+            "incomplete"
+        }
+    }
+
+    pub fn to_json(&self) -> Value {
+        let i = &self.input;
+        let mut window = i.window.to_json();
+        window["boot_samples_excluded"] = json!(self.input.stats.excluded_before);
+        window["post_window_samples_excluded"] = json!(self.input.stats.excluded_after);
+        let mut warnings = i.window.warnings.clone();
+        warnings.extend(i.warnings.iter().cloned());
+        if let Some(w) = i.stats.warning() {
+            warnings.push(w.to_string());
+        }
+        window["warnings"] = json!(warnings);
+        let top_functions: Vec<Value> = self
+            .functions
+            .iter()
+            .map(|f| {
+                json!({
+                    "function": f.name,
+                    "samples": f.occurrences,
+                    "percent": round4(f.occurrence_percent),
+                    "occurrences": f.occurrences,
+                    "self": f.self_weight,
+                    "self_percent": round4(f.self_percent),
+                    "total": f.total_weight,
+                    "total_percent": round4(f.total_percent),
+                })
+            })
+            .collect();
+        let top_stacks: Vec<Value> = self
+            .stacks
+            .iter()
+            .map(|s| json!({"stack": s.stack, "samples": s.weight, "percent": round4(s.percent)}))
+            .collect();
+        let plugin: Map<String, Value> = i
+            .plugin_summary
+            .iter()
+            .map(|(k, v)| (k.clone(), json!(v)))
+            .collect();
+        let artifacts: Map<String, Value> = i
+            .artifacts
+            .iter()
+            .map(|(k, p)| (k.clone(), json!(p.display().to_string())))
+            .collect();
+        let variants: Map<String, Value> = i
+            .variants
+            .iter()
+            .map(|v| {
+                (
+                    v.name.clone(),
+                    json!({
+                        "samples": v.samples,
+                        "folded": v.folded.display().to_string(),
+                        "flamegraph": v.svg.as_ref().map(|p| p.display().to_string()),
+                    }),
+                )
+            })
+            .collect();
+        let report = json!({
+            "arch": i.arch,
+            "result": self.result(),
+            "returncode": if i.input.clean { 0 } else { 1 },
+            "parameters": i.parameters,
+            "input": {
+                "kind": i.input.kind,
+                "path": i.input.path,
+                "format": i.input.format,
+                "records": i.input.records,
+                "bytes_read": i.input.bytes_read,
+                "end": i.input.end,
+                "clean": i.input.clean,
+                "bytes_lost": i.input.bytes_lost,
+            },
+            "window": window,
+            "resolve_stats": i.stats_json,
+            "callchain": i.stats.callchain_json(),
+            "hotspots": {
+                "total_samples": self.total_samples(),
+                "total_frames": i.main.hotspots.total_occurrences,
+                "counting": "per_sample",
+                "top_functions": top_functions,
+                "top_stacks": top_stacks,
+                "category_totals": categories::to_json(&self.categories),
+            },
+            "variants": variants,
+            "plugin_summary": plugin,
+            "artifacts": artifacts,
+            "differences_from_reference": DIFFERENCES,
+        });
+        sorted(report)
+    }
+
+    pub fn to_markdown(&self) -> String {
+        let i = &self.input;
+        let s = i.stats;
+        let mut md = String::from("# perfscope Performance Report\n\n");
+        md.push_str(&format!("- arch: `{}`\n", i.arch));
+        md.push_str(&format!("- result: `{}`\n", self.result()));
+        md.push_str(&format!(
+            "- samples: {} selected of {} records\n",
+            self.total_samples(),
+            i.facts.raw_records
+        ));
+        md.push_str(&format!(
+            "- input: `{}` ({}{}, {} records, {})\n",
+            i.input.path,
+            i.input.kind,
+            i.input
+                .format
+                .as_deref()
+                .map(|f| format!(" {f}"))
+                .unwrap_or_default(),
+            i.input.records,
+            i.input.end
+        ));
+        if let Some(dir) = i.artifacts.iter().find(|(k, _)| k == "work_dir") {
+            md.push_str(&format!("- artifacts: `{}`\n", dir.1.display()));
+        }
+        if i.window.enabled {
+            let t = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.3} s"));
+            md.push_str(&format!(
+                "- workload window: {} -> {}{} ({} samples before, {} after excluded)\n",
+                t(i.window.start_time),
+                t(i.window.stop_time),
+                if i.window.truncated_by_timeout {
+                    ", truncated by timeout"
+                } else {
+                    ""
+                },
+                s.excluded_before,
+                s.excluded_after
+            ));
+        }
+        match &s.callchain_method {
+            Some(m) => md.push_str(&format!(
+                "- callchain: `{m}`, avg depth {:.2}, max depth {}, unwind success {}\n",
+                s.avg_depth(),
+                s.max_depth,
+                s.selected_multi_frame_records
+            )),
+            None => md.push_str("- callchain: unknown (the input does not say)\n"),
+        }
+        if let Some(k) = &i.facts.kernel_filter {
+            md.push_str(&format!(
+                "- kernel filter: text 0x{:x}..0x{:x}; dropped {} frames and {} samples outside it\n",
+                k.text_start, k.text_end, k.frames_dropped, k.samples_dropped
+            ));
+        }
+        if let Some(f) = &i.main.selection.focus {
+            md.push_str(&format!("- focus: `{}`\n", f.pattern()));
+        }
+
+        md.push_str("\n## Top Functions\n\n");
+        if self.functions.is_empty() {
+            md.push_str("No samples were selected.\n");
+        } else {
+            md.push_str(
+                "| # | Function | Self | Self % | Total | Total % |\n|---:|---|---:|---:|---:|---:|\n",
+            );
+            for (n, f) in self.functions.iter().take(20).enumerate() {
+                md.push_str(&format!(
+                    "| {} | `{}` | {} | {:.2} | {} | {:.2} |\n",
+                    n + 1,
+                    md_code(&f.name),
+                    f.self_weight,
+                    f.self_percent,
+                    f.total_weight,
+                    f.total_percent
+                ));
+            }
+        }
+
+        md.push_str("\n## Top Stacks\n\n");
+        if !self.stacks.is_empty() {
+            md.push_str("| Samples | % | Stack (root first) |\n|---:|---:|---|\n");
+            for st in self.stacks.iter().take(10) {
+                md.push_str(&format!(
+                    "| {} | {:.2} | `{}` |\n",
+                    st.weight,
+                    st.percent,
+                    md_code(&st.stack)
+                ));
+            }
+        }
+
+        md.push_str(
+            "\n## Hotspot Categories\n\n| Category | Axis | Samples | Percent |\n|---|---|---:|---:|\n",
+        );
+        for c in &self.categories {
+            md.push_str(&format!(
+                "| {} | {} | {} | {:.2} |\n",
+                c.name, c.axis, c.samples, c.percent
+            ));
+        }
+
+        if !i.variants.is_empty() {
+            md.push_str(
+                "\n## Phases and Focus\n\n| Variant | Samples | Folded | Flamegraph |\n|---|---:|---|---|\n",
+            );
+            for v in &i.variants {
+                md.push_str(&format!(
+                    "| {} | {} | `{}` | {} |\n",
+                    v.name,
+                    v.samples,
+                    v.folded.display(),
+                    v.svg
+                        .as_ref()
+                        .map_or("-".to_string(), |p| format!("`{}`", p.display()))
+                ));
+            }
+        }
+
+        md.push_str("\n## Resolve Statistics\n\n");
+        md.push_str(&format!(
+            "- selected records {}, bad (unresolved) {}, frames {}, leaf-only {}, multi-frame {}\n",
+            s.selected_records,
+            s.bad_records,
+            s.selected_frames,
+            s.selected_leaf_records,
+            s.selected_multi_frame_records
+        ));
+        md.push_str(&format!(
+            "- addresses: {} from physical aliases, {} not covered by any symbol\n",
+            i.facts.aliased_frames, i.facts.unknown_frames
+        ));
+
+        let mut warnings = i.window.warnings.clone();
+        warnings.extend(i.warnings.iter().cloned());
+        if let Some(w) = s.warning() {
+            warnings.push(w.to_string());
+        }
+        if !warnings.is_empty() {
+            md.push_str("\n## Warnings\n\n");
+            for w in warnings {
+                md.push_str(&format!("- {w}\n"));
+            }
+        }
+
+        md.push_str("\n## Artifacts\n\n");
+        for (label, path) in &i.artifacts {
+            md.push_str(&format!("- {label}: `{}`\n", path.display()));
+        }
+
+        md.push_str("\n## How perfscope counts (differences from qperf-analyzer and the harness)\n\n");
+        for d in DIFFERENCES {
+            md.push_str(&format!("- {d}\n"));
+        }
+        md
+    }
+}
+
+/// Keep a name readable inside a Markdown code span in a table.
+fn md_code(s: &str) -> String {
+    s.replace('`', "'").replace('|', "\\|")
+}
+
+/// Sort object keys recursively (the harness writes `sort_keys=True`).
+pub fn sorted(v: Value) -> Value {
+    match v {
+        Value::Object(m) => {
+            let mut entries: Vec<(String, Value)> = m.into_iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            Value::Object(entries.into_iter().map(|(k, v)| (k, sorted(v))).collect())
+        }
+        Value::Array(a) => Value::Array(a.into_iter().map(sorted).collect()),
+        other => other,
+    }
+}

@@ -1,0 +1,285 @@
+//! Resolve statistics (`resolve.stats.json`) and the stack-depth summary
+//! (`stack-depth-summary.csv`), computed from the model for one selection.
+//!
+//! Keys and their order follow the reference analyzer so existing scripts keep working.
+//! Where it counts wrongly this counts right: samples removed by `--focus` are not
+//! "selected", so `avg_depth` is resolved frames per kept sample (the reference counts
+//! focus-dropped samples in the denominator). Extra keys come after the reference's.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value, json};
+
+use crate::model::sample::Callchain;
+use crate::model::selection::Verdict;
+use crate::model::{SampleMeta, TimeWindow};
+
+use super::ExportView;
+
+/// Facts about the whole input, independent of the selection.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SourceFacts {
+    /// qperf record format (1, 2, 3); `None` for other inputs.
+    pub format_version: Option<u8>,
+    /// Records read, including those the kernel filter dropped.
+    pub raw_records: u64,
+    /// Sum of raw trace lengths over all records.
+    pub total_frames: u64,
+    pub first_sample_ns: Option<u64>,
+    pub last_sample_ns: Option<u64>,
+    pub kernel_filter: Option<KernelFilterFacts>,
+    pub aliased_frames: u64,
+    pub unknown_frames: u64,
+}
+
+/// What `--kernel-filter` did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KernelFilterFacts {
+    pub text_start: u64,
+    pub text_end: u64,
+    pub samples_dropped: u64,
+    pub frames_dropped: u64,
+}
+
+/// The counts behind `resolve.stats.json`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ResolveStats {
+    pub selected_records: u64,
+    pub bad_records: u64,
+    pub selected_frames: u64,
+    pub selected_leaf_records: u64,
+    pub selected_multi_frame_records: u64,
+    pub samples_with_pc: u64,
+    pub samples_with_sp: u64,
+    pub samples_with_fp: u64,
+    pub samples_with_cpu: u64,
+    pub max_depth: u64,
+    pub callchain_method: Option<String>,
+    pub excluded_before: u64,
+    pub excluded_after: u64,
+    pub excluded_by_focus: u64,
+    /// Samples per depth (`max(1, raw trace length)`).
+    pub depth_histogram: BTreeMap<u64, u64>,
+    pub window_without_timestamps: bool,
+}
+
+impl ResolveStats {
+    pub fn compute(view: &ExportView<'_>) -> Self {
+        let profile = view.profile;
+        let mut frames_per_stack: Vec<Option<u64>> = vec![None; profile.stacks.len()];
+        let mut s = ResolveStats::default();
+        let mut methods: Vec<Callchain> = Vec::new();
+        let mut any_untimed = false;
+        for sample in profile.samples() {
+            let w = sample.weight;
+            match view.matcher.verdict(sample) {
+                Verdict::BeforeWindow => s.excluded_before += w,
+                Verdict::AfterWindow => s.excluded_after += w,
+                Verdict::NoFocusMatch => s.excluded_by_focus += w,
+                Verdict::OtherInstance => {}
+                Verdict::Selected => {
+                    any_untimed |= sample.time_ns.is_none();
+                    let meta = sample.meta;
+                    let depth = u64::from(meta.raw_depth.max(1));
+                    *s.depth_histogram.entry(depth).or_default() += w;
+                    s.max_depth = s.max_depth.max(depth);
+                    s.selected_records += w;
+                    if depth > 1 {
+                        s.selected_multi_frame_records += w;
+                    } else {
+                        s.selected_leaf_records += w;
+                    }
+                    let flag = |f| if meta.has(f) { w } else { 0 };
+                    s.samples_with_pc += flag(SampleMeta::HAS_PC);
+                    s.samples_with_sp += flag(SampleMeta::HAS_SP);
+                    s.samples_with_fp += flag(SampleMeta::HAS_FP);
+                    s.samples_with_cpu += flag(SampleMeta::HAS_CPU);
+                    if meta.has(SampleMeta::UNRESOLVED) {
+                        s.bad_records += w;
+                    }
+                    let n = *frames_per_stack[sample.stack.index()]
+                        .get_or_insert_with(|| profile.stack_frames(sample.stack).count() as u64);
+                    s.selected_frames += n * w;
+                    if meta.callchain != Callchain::Unknown && !methods.contains(&meta.callchain) {
+                        methods.push(meta.callchain);
+                    }
+                }
+            }
+        }
+        s.callchain_method = match methods.as_slice() {
+            [] => None,
+            [one] => Some(one.name().to_string()),
+            _ => Some("mixed".to_string()),
+        };
+        s.window_without_timestamps = !view.selection.window.is_all() && any_untimed;
+        s
+    }
+
+    pub fn avg_depth(&self) -> f64 {
+        if self.selected_records == 0 {
+            0.0
+        } else {
+            self.selected_frames as f64 / self.selected_records as f64
+        }
+    }
+
+    pub fn callchain_enabled(&self) -> bool {
+        self.callchain_method.as_deref().is_some_and(|m| m != "leaf")
+    }
+
+    pub fn warning(&self) -> Option<&'static str> {
+        self.window_without_timestamps
+            .then_some("input has no timestamps; elapsed-time filtering was not applied")
+    }
+
+    /// The `callchain` object (also embedded in report.json).
+    pub fn callchain_json(&self) -> Value {
+        let enabled = self.callchain_enabled();
+        json!({
+            "enabled": enabled,
+            "method": self.callchain_method,
+            "samples_with_fp": self.samples_with_fp,
+            "unwind_success": self.selected_multi_frame_records,
+            "unwind_failed": if enabled { self.selected_records - self.selected_multi_frame_records } else { 0 },
+            "avg_depth": round9(self.avg_depth()),
+            "max_depth": self.max_depth,
+        })
+    }
+
+    /// `resolve.stats.json`, reference keys first, in the reference's order.
+    pub fn to_json(&self, facts: &SourceFacts, window: &TimeWindow, view: &ExportView<'_>) -> Value {
+        let secs = |ns: Option<u64>| ns.map(|n| round9(n as f64 / 1e9));
+        let mut m = Map::new();
+        m.insert("format_version".into(), json!(facts.format_version));
+        m.insert("raw_records".into(), json!(facts.raw_records));
+        m.insert("selected_records".into(), json!(self.selected_records));
+        m.insert("bad_records".into(), json!(self.bad_records));
+        m.insert("total_frames".into(), json!(facts.total_frames));
+        m.insert("selected_frames".into(), json!(self.selected_frames));
+        m.insert("selected_leaf_records".into(), json!(self.selected_leaf_records));
+        m.insert(
+            "selected_multi_frame_records".into(),
+            json!(self.selected_multi_frame_records),
+        );
+        m.insert("samples_with_pc".into(), json!(self.samples_with_pc));
+        m.insert("samples_with_sp".into(), json!(self.samples_with_sp));
+        m.insert("samples_with_fp".into(), json!(self.samples_with_fp));
+        m.insert("samples_with_cpu".into(), json!(self.samples_with_cpu));
+        m.insert("max_depth".into(), json!(self.max_depth));
+        m.insert("avg_depth".into(), json!(round9(self.avg_depth())));
+        m.insert("callchain".into(), self.callchain_json());
+        m.insert("samples_excluded_before".into(), json!(self.excluded_before));
+        m.insert("samples_excluded_after".into(), json!(self.excluded_after));
+        m.insert("first_sample_sec".into(), json!(secs(facts.first_sample_ns)));
+        m.insert("last_sample_sec".into(), json!(secs(facts.last_sample_ns)));
+        m.insert("start_sec".into(), json!(secs(window.start_ns)));
+        m.insert("stop_sec".into(), json!(secs(window.stop_ns)));
+        m.insert("warning".into(), json!(self.warning()));
+        // perfscope additions.
+        m.insert("samples_excluded_by_focus".into(), json!(self.excluded_by_focus));
+        m.insert(
+            "focus".into(),
+            json!(view.selection.focus.as_ref().map(|f| f.pattern().to_string())),
+        );
+        m.insert(
+            "kernel_filter".into(),
+            match &facts.kernel_filter {
+                Some(k) => json!({
+                    "enabled": true,
+                    "text_start": format!("0x{:x}", k.text_start),
+                    "text_end": format!("0x{:x}", k.text_end),
+                    "samples_dropped": k.samples_dropped,
+                    "frames_dropped": k.frames_dropped,
+                }),
+                None => json!({ "enabled": false }),
+            },
+        );
+        m.insert("aliased_frames".into(), json!(facts.aliased_frames));
+        m.insert("unknown_frames".into(), json!(facts.unknown_frames));
+        m.insert("unique_stacks".into(), json!(leaf_paths(view)));
+        m.insert("counting".into(), json!("per_sample"));
+        Value::Object(m)
+    }
+
+    /// `stack-depth-summary.csv`.
+    pub fn depth_csv(&self) -> String {
+        let mut out = String::from("depth,samples\n");
+        for (depth, n) in &self.depth_histogram {
+            out.push_str(&format!("{depth},{n}\n"));
+        }
+        out
+    }
+}
+
+/// Distinct call paths with self weight (= folded lines).
+fn leaf_paths(view: &ExportView<'_>) -> usize {
+    view.trie
+        .ids()
+        .filter(|&id| view.trie.node(id).self_weight > 0 && view.trie.node(id).frame().is_some())
+        .count()
+}
+
+/// Round to 9 decimals, as the reference prints its floats.
+pub fn round9(x: f64) -> f64 {
+    (x * 1e9).round() / 1e9
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::profile::test_support::profile_from;
+    use crate::model::{Focus, Selection};
+
+    #[test]
+    fn counts_follow_window_and_focus() {
+        let p = profile_from(&[
+            (&["main", "a", "leaf"], 1, Some(1_000_000_000)),
+            (&["main", "b"], 1, Some(2_000_000_000)),
+            (&["main", "a"], 1, Some(2_500_000_000)),
+            (&["main", "b", "c", "d"], 1, Some(3_500_000_000)),
+        ]);
+        let window = TimeWindow::from_secs(Some(1.5), Some(3.0));
+        let view = ExportView::new(
+            &p,
+            Selection::window(window).with_focus(Some(Focus::new("^a$").unwrap())),
+        );
+        let s = ResolveStats::compute(&view);
+        assert_eq!(s.excluded_before, 1);
+        assert_eq!(s.excluded_after, 1);
+        assert_eq!(s.excluded_by_focus, 1);
+        assert_eq!(s.selected_records, 1);
+        assert_eq!(s.selected_frames, 2);
+        assert_eq!(s.avg_depth(), 2.0);
+        assert_eq!(s.depth_csv(), "depth,samples\n2,1\n");
+        let facts = SourceFacts {
+            raw_records: 4,
+            total_frames: 12,
+            ..SourceFacts::default()
+        };
+        let j = s.to_json(&facts, &window, &view);
+        let keys: Vec<&str> = j.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(
+            &keys[..5],
+            [
+                "format_version",
+                "raw_records",
+                "selected_records",
+                "bad_records",
+                "total_frames"
+            ]
+        );
+        assert_eq!(j["start_sec"], json!(1.5));
+        assert_eq!(j["stop_sec"], json!(3.0));
+        assert_eq!(j["warning"], Value::Null);
+        assert_eq!(j["focus"], json!("^a$"));
+    }
+
+    #[test]
+    fn a_window_over_untimed_samples_warns() {
+        let p = profile_from(&[(&["main"], 2, None)]);
+        let view = ExportView::new(&p, Selection::window(TimeWindow::from_secs(Some(1.0), None)));
+        let s = ResolveStats::compute(&view);
+        assert_eq!(s.selected_records, 2, "untimed samples are kept");
+        assert!(s.warning().is_some());
+    }
+}

@@ -1,0 +1,88 @@
+//! `window.json`: how the run was cut into boot / workload / post, and why.
+//! Keys follow the reference's `PerfWindowReport`.
+
+use serde_json::{Value, json};
+
+/// The marker window of a run, on the sample clock (seconds).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WindowInfo {
+    /// A window was asked for (markers, a workload timeout, or explicit seconds).
+    pub enabled: bool,
+    pub start_marker: Option<String>,
+    pub stop_marker: Option<String>,
+    pub start_time: Option<f64>,
+    pub stop_time: Option<f64>,
+    pub workload_timeout: Option<f64>,
+    pub truncated_by_timeout: bool,
+    pub stop_requested: bool,
+    /// `qmp_quit`, `sigterm`, `sigkill`, …
+    pub stop_method: Option<String>,
+    pub warnings: Vec<String>,
+    /// How the window was applied to samples.
+    pub method: String,
+    /// Samples before the start (filled from the resolve statistics).
+    pub boot_samples_excluded: Option<u64>,
+    pub post_window_samples_excluded: Option<u64>,
+}
+
+impl WindowInfo {
+    /// A window from `--start-sec` / `--stop-sec`.
+    pub fn from_seconds(start: Option<f64>, stop: Option<f64>) -> Self {
+        let enabled = start.is_some() || stop.is_some();
+        Self {
+            enabled,
+            start_time: start,
+            stop_time: stop,
+            method: if enabled {
+                "elapsed_ns_window".into()
+            } else {
+                "disabled".into()
+            },
+            ..Self::default()
+        }
+    }
+
+    pub fn duration_sec(&self) -> Option<f64> {
+        match (self.start_time, self.stop_time) {
+            (Some(a), Some(b)) if b >= a => Some(b - a),
+            _ => None,
+        }
+    }
+
+    pub fn to_json(&self) -> Value {
+        json!({
+            "enabled": self.enabled,
+            "start_marker": self.start_marker,
+            "stop_marker": self.stop_marker,
+            "start_time": self.start_time,
+            "stop_time": self.stop_time,
+            "duration_sec": self.duration_sec(),
+            "workload_timeout": self.workload_timeout,
+            "truncated_by_timeout": self.truncated_by_timeout,
+            "boot_samples_excluded": self.boot_samples_excluded,
+            "post_window_samples_excluded": self.post_window_samples_excluded,
+            "stop_requested": self.stop_requested,
+            "stop_method": self.stop_method,
+            "warnings": self.warnings,
+            "method": self.method,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seconds_make_an_enabled_window() {
+        let w = WindowInfo::from_seconds(Some(1.0), Some(3.5));
+        let j = w.to_json();
+        assert_eq!(j["enabled"], json!(true));
+        assert_eq!(j["duration_sec"], json!(2.5));
+        assert_eq!(j["method"], json!("elapsed_ns_window"));
+        assert_eq!(
+            WindowInfo::from_seconds(None, None).to_json()["method"],
+            json!("disabled")
+        );
+    }
+}

@@ -1,0 +1,21 @@
+//! perfscope: a live terminal-UI profiler for QEMU guest kernels and Linux hosts.
+//!
+//! The data travels one way:
+//!
+//! ```text
+//! sources/ ──raw samples──▶ ingest (symbols/) ──▶ model/ ──▶ export/ (artifacts), views/ (TUI)
+//! ```
+//!
+//! - [`sources`] read raw data (qperf.bin files, folded stacks) and know nothing of views.
+//! - [`symbols`] turn addresses into function names (ELF/DWARF, symbol tables, kallsyms).
+//! - [`ingest`] glues the two: raw address samples plus a resolver become model samples.
+//! - [`model`] is plain data and pure functions: frames, stacks, the stack trie, windows,
+//!   hotspots, diffs.
+//! - [`export`] writes every artifact from the model; [`batch`] runs the headless commands.
+
+pub mod batch;
+pub mod export;
+pub mod ingest;
+pub mod model;
+pub mod sources;
+pub mod symbols;

@@ -1,0 +1,216 @@
+//! The perfscope command line: parses arguments and hands them to the library.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use perfscope::batch::{diff, report};
+use perfscope::export::artifacts::{FlamegraphKind, StackFormat};
+use perfscope::ingest::open::{Input, OpenOptions, SymbolSource, looks_folded};
+use perfscope::symbols::SymbolStyle;
+
+#[derive(Parser)]
+#[command(
+    name = "perfscope",
+    version,
+    about = "Live terminal-UI profiler for QEMU guest kernels and Linux hosts"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Write the full artifact set (folded, SVG, HTML, pprof, reports) for a recorded profile.
+    Report(ReportArgs),
+    /// Compare two profiles: top changed functions and a differential flamegraph.
+    Diff(DiffArgs),
+}
+
+#[derive(Args)]
+struct SymbolArgs {
+    /// Kernel ELF with symbols (and DWARF, for lines and inline frames).
+    #[arg(long, short = 'e', value_name = "ELF")]
+    elf: Option<PathBuf>,
+    /// A kallsyms file instead of an ELF (Linux guests).
+    #[arg(long, value_name = "FILE", conflicts_with = "elf")]
+    kallsyms: Option<PathBuf>,
+    /// How much of each name to show.
+    #[arg(long, value_enum, default_value_t = StyleArg::Full, ignore_case = true)]
+    symbol_style: StyleArg,
+    /// Keep only frames inside the kernel's text range (firmware and user addresses are dropped and counted).
+    #[arg(long)]
+    kernel_filter: bool,
+}
+
+#[derive(Args)]
+struct ReportArgs {
+    /// The qperf.bin to analyse.
+    #[arg(value_name = "QPERF_BIN", required_unless_present = "folded")]
+    input: Option<PathBuf>,
+    /// Analyse a folded-stacks file instead of a qperf.bin.
+    #[arg(long, value_name = "FILE", conflicts_with = "input")]
+    folded: Option<PathBuf>,
+    #[command(flatten)]
+    symbols: SymbolArgs,
+    /// Output root: artifacts go to <DIR>/perf/<arch>/latest/.
+    #[arg(long, short = 'o', value_name = "DIR")]
+    out: PathBuf,
+    /// Architecture name for the output path (default: from the ELF).
+    #[arg(long)]
+    arch: Option<String>,
+    #[arg(long, value_enum, default_value_t = FormatArg::All, ignore_case = true)]
+    format: FormatArg,
+    #[arg(long, value_enum, default_value_t = KindArg::Svg, ignore_case = true)]
+    flamegraph_kind: KindArg,
+    /// Also write *.focus.* artifacts for samples whose stack has a frame matching REGEX.
+    #[arg(long, value_name = "REGEX")]
+    focus: Option<String>,
+    /// Main window start, seconds on the sample clock (samples before are "boot").
+    #[arg(long, value_name = "S")]
+    start_sec: Option<f64>,
+    /// Main window end, seconds on the sample clock (samples from here on are "post").
+    #[arg(long, value_name = "S")]
+    stop_sec: Option<f64>,
+    /// Do not prune narrow frames from the flamegraphs.
+    #[arg(long)]
+    no_truncate: bool,
+    /// Flamegraph minimum frame width, percent of all samples.
+    #[arg(long, value_name = "P", default_value_t = 0.3)]
+    min_percent: f64,
+    /// Rows in the hotspot tables.
+    #[arg(long, value_name = "N", default_value_t = 80)]
+    top: usize,
+}
+
+#[derive(Args)]
+struct DiffArgs {
+    /// Baseline profile (folded file, or qperf.bin with --elf/--kallsyms).
+    baseline: PathBuf,
+    /// Comparison profile.
+    compare: PathBuf,
+    #[command(flatten)]
+    symbols: SymbolArgs,
+    /// Where diff.folded, diff.csv and flamegraph.diff.svg go.
+    #[arg(long, short = 'o', value_name = "DIR", default_value = "perfscope-diff")]
+    out: PathBuf,
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    top: usize,
+}
+
+#[derive(Copy, Clone, ValueEnum)]
+enum StyleArg {
+    Full,
+    Short,
+    Module,
+}
+
+#[derive(Copy, Clone, ValueEnum)]
+enum FormatArg {
+    Folded,
+    Svg,
+    Pprof,
+    All,
+}
+
+#[derive(Copy, Clone, ValueEnum)]
+enum KindArg {
+    Svg,
+    Html,
+    Folded,
+}
+
+impl SymbolArgs {
+    fn style(&self) -> SymbolStyle {
+        match self.symbol_style {
+            StyleArg::Full => SymbolStyle::Full,
+            StyleArg::Short => SymbolStyle::Short,
+            StyleArg::Module => SymbolStyle::Module,
+        }
+    }
+
+    fn source(&self) -> Option<SymbolSource> {
+        match (&self.elf, &self.kallsyms) {
+            (Some(elf), _) => Some(SymbolSource::Elf(elf.clone())),
+            (None, Some(k)) => Some(SymbolSource::Kallsyms(k.clone())),
+            (None, None) => None,
+        }
+    }
+
+    /// A folded file, or a qperf.bin (which needs symbols).
+    fn input(&self, path: PathBuf) -> anyhow::Result<Input> {
+        if looks_folded(&path).with_context(|| format!("cannot read {}", path.display()))? {
+            return Ok(Input::Folded { path });
+        }
+        match self.source() {
+            Some(symbols) => Ok(Input::Qperf { path, symbols }),
+            None => bail!(
+                "{} is a qperf.bin: pass the kernel ELF with --elf (or a kallsyms file with --kallsyms)",
+                path.display()
+            ),
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Report(a) => {
+            let input = match (a.folded.clone(), a.input.clone()) {
+                (Some(path), _) => Input::Folded { path },
+                (None, Some(path)) => a.symbols.input(path)?,
+                (None, None) => bail!("give a qperf.bin or --folded FILE"),
+            };
+            let mut o = report::ReportOptions::new(input, a.out.clone());
+            o.arch = a.arch.clone();
+            o.format = match a.format {
+                FormatArg::Folded => StackFormat::Folded,
+                FormatArg::Svg => StackFormat::Svg,
+                FormatArg::Pprof => StackFormat::Pprof,
+                FormatArg::All => StackFormat::All,
+            };
+            o.flamegraph_kind = match a.flamegraph_kind {
+                KindArg::Svg => FlamegraphKind::Svg,
+                KindArg::Html => FlamegraphKind::Html,
+                KindArg::Folded => FlamegraphKind::Folded,
+            };
+            o.symbol_style = a.symbols.style();
+            o.kernel_filter = a.symbols.kernel_filter;
+            o.focus = a.focus.clone();
+            o.start_sec = a.start_sec;
+            o.stop_sec = a.stop_sec;
+            o.no_truncate = a.no_truncate;
+            o.min_percent = a.min_percent;
+            o.top = a.top;
+            let set = report::run(&o)?;
+            print!("{}", report::summary(&set, 10));
+        }
+        Command::Diff(a) => {
+            let o = diff::DiffOptions {
+                baseline: a.symbols.input(a.baseline.clone())?,
+                compare: a.symbols.input(a.compare.clone())?,
+                out_dir: a.out.clone(),
+                top: a.top,
+                open: OpenOptions {
+                    style: a.symbols.style(),
+                    kernel_filter: a.symbols.kernel_filter,
+                },
+            };
+            let outcome = diff::run(&o)?;
+            print!("{}", diff::summary(&outcome, o.top));
+        }
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("perfscope: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,109 @@
+//! Interned frames: one [`FrameId`] per distinct function name.
+//!
+//! A frame is the unit a flamegraph merges on, so identity is the (styled) display name.
+//! The source file is kept for exports that carry it (pprof functions).
+
+use rustc_hash::FxHashMap;
+
+use super::hash::fnv1a;
+
+/// Index of an interned frame name in a [`FrameTable`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FrameId(pub u32);
+
+impl FrameId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Frame {
+    name: Box<str>,
+    file: Option<Box<str>>,
+    name_hash: u64,
+}
+
+/// The frame interner.
+#[derive(Debug, Default, Clone)]
+pub struct FrameTable {
+    frames: Vec<Frame>,
+    index: FxHashMap<Box<str>, FrameId>,
+}
+
+impl FrameTable {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Intern `name`; the first file seen for a name is the one kept.
+    pub fn intern(&mut self, name: &str, file: Option<&str>) -> FrameId {
+        if let Some(&id) = self.index.get(name) {
+            if let Some(file) = file {
+                let frame = &mut self.frames[id.index()];
+                if frame.file.is_none() {
+                    frame.file = Some(file.into());
+                }
+            }
+            return id;
+        }
+        let id = FrameId(u32::try_from(self.frames.len()).expect("more than 2^32 frames"));
+        self.frames.push(Frame {
+            name: name.into(),
+            file: file.map(Into::into),
+            name_hash: fnv1a(name.as_bytes()),
+        });
+        self.index.insert(name.into(), id);
+        id
+    }
+
+    pub fn get(&self, name: &str) -> Option<FrameId> {
+        self.index.get(name).copied()
+    }
+
+    pub fn name(&self, id: FrameId) -> &str {
+        &self.frames[id.index()].name
+    }
+
+    pub fn file(&self, id: FrameId) -> Option<&str> {
+        self.frames[id.index()].file.as_deref()
+    }
+
+    /// Stable FNV-1a hash of the name (colours, path hashes).
+    pub fn name_hash(&self, id: FrameId) -> u64 {
+        self.frames[id.index()].name_hash
+    }
+
+    pub fn len(&self) -> usize {
+        self.frames.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.frames.is_empty()
+    }
+
+    pub fn ids(&self) -> impl Iterator<Item = FrameId> + '_ {
+        (0..self.frames.len() as u32).map(FrameId)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interning_is_idempotent_and_keeps_first_file() {
+        let mut t = FrameTable::new();
+        let a = t.intern("mix_leaf", None);
+        let b = t.intern("hash_block", Some("kernel.c"));
+        let a2 = t.intern("mix_leaf", Some("kernel.c"));
+        let b2 = t.intern("hash_block", Some("other.c"));
+        assert_eq!(a, a2);
+        assert_eq!(b, b2);
+        assert_eq!(t.len(), 2);
+        assert_eq!(t.name(a), "mix_leaf");
+        assert_eq!(t.file(a), Some("kernel.c"));
+        assert_eq!(t.file(b), Some("kernel.c"));
+        assert_eq!(t.get("nope"), None);
+    }
+}

@@ -1,0 +1,31 @@
+//! The profile model: plain data and pure functions, no terminal and no I/O.
+//!
+//! A [`Profile`] holds interned [`frames`] (function names), [`location`]s (an address and
+//! its inline chain), [`stack`]s (paths of locations) and [`sample`]s that point at them.
+//! Everything a view or an export shows is derived from a profile through a
+//! [`selection`] (time window, focus, instance) into a [`trie`] and [`hotspots`].
+
+pub mod diff;
+pub mod focus;
+pub mod frames;
+pub mod hash;
+pub mod hotspots;
+pub mod location;
+pub mod profile;
+pub mod sample;
+pub mod selection;
+pub mod stack;
+pub mod trie;
+pub mod window;
+
+pub use diff::{FunctionDelta, ProfileDiff};
+pub use focus::Focus;
+pub use frames::{FrameId, FrameTable};
+pub use hotspots::{Hotspot, HotspotSort, Hotspots};
+pub use location::{Line, Location, LocationId, LocationTable};
+pub use profile::{Profile, ProfileInfo};
+pub use sample::{Callchain, Instance, InstanceId, InstanceKind, Sample, SampleMeta};
+pub use selection::Selection;
+pub use stack::{StackId, StackTable};
+pub use trie::{NodeId, StackTrie, TrieNode};
+pub use window::{Phase, PhaseMarkers, TimeWindow};

@@ -1,0 +1,5 @@
+//! Sources read raw profiling data and hand it on as plain records. A source knows nothing
+//! of symbols, views or exports.
+
+pub mod folded;
+pub mod qperf_file;

@@ -1,0 +1,269 @@
+//! An ELF image as a symbolizer: DWARF (addr2line, inline chains) first, then the bounded
+//! symbol table, plus what the image says about its address space — the kernel text range
+//! and the physical aliases of its load segments.
+//!
+//! Aliases come from the program headers (`p_paddr` ≠ `p_vaddr` of an executable
+//! `PT_LOAD`): code that runs before the MMU is on executes at the load (physical)
+//! address, and is mapped back exactly. The reference tools guess the alias by masking
+//! the low 32 bits, which gives plausible but wrong names to firmware addresses.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use object::{Object, ObjectSection, ObjectSymbol, SectionKind, SymbolKind};
+
+use super::demangle::{demangle, strip_rust_hash};
+use super::symtab::{Symbol, SymbolTable};
+use super::{AddressRange, Canonical, SymbolFrame, Symbolizer};
+
+/// Why an ELF could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ElfError {
+    #[error("cannot read {path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error(
+        "{path} is not an object file addr2line can read: {reason} (pass the unstripped kernel ELF, not the raw .bin image)"
+    )]
+    Parse { path: PathBuf, reason: String },
+}
+
+/// A physical range that executes as `virt_start + (address − phys_start)`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Alias {
+    pub phys: AddressRange,
+    pub virt_start: u64,
+}
+
+/// A loaded ELF.
+pub struct ElfImage {
+    path: PathBuf,
+    loader: addr2line::Loader,
+    symbols: SymbolTable,
+    kernel_text: Option<AddressRange>,
+    aliases: Vec<Alias>,
+    arch: Option<&'static str>,
+    has_dwarf: bool,
+}
+
+impl ElfImage {
+    pub fn open(path: &Path) -> Result<Self, ElfError> {
+        let io = |source| ElfError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let parse = |reason: String| ElfError::Parse {
+            path: path.to_path_buf(),
+            reason,
+        };
+        let file = File::open(path).map_err(io)?;
+        // SAFETY: the map is read-only and dropped at the end of this function; a file
+        // changed underneath gives wrong symbols, not unsoundness in safe code we call.
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
+        let object = object::File::parse(&*map).map_err(|e| parse(e.to_string()))?;
+
+        let exec_sections: Vec<AddressRange> = object
+            .sections()
+            .filter(|s| s.kind() == SectionKind::Text && s.size() > 0 && s.address() > 0)
+            .map(|s| AddressRange {
+                start: s.address(),
+                end: s.address() + s.size(),
+            })
+            .collect();
+        let kernel_text = kernel_text_range(&object);
+        let symbols = read_symbols(&object, &exec_sections);
+        let aliases = read_aliases(&object);
+        let arch = arch_name(object.architecture());
+        let has_dwarf = object.section_by_name(".debug_info").is_some();
+        drop(object);
+        drop(map);
+
+        let loader = addr2line::Loader::new(path).map_err(|e| parse(e.to_string()))?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            loader,
+            symbols,
+            kernel_text,
+            aliases,
+            arch,
+            has_dwarf,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// `riscv64`, `loongarch64`, `x86_64`, `aarch64`, when recognised.
+    pub fn arch(&self) -> Option<&'static str> {
+        self.arch
+    }
+
+    pub fn has_dwarf(&self) -> bool {
+        self.has_dwarf
+    }
+
+    pub fn aliases(&self) -> &[Alias] {
+        &self.aliases
+    }
+
+    pub fn symbol_count(&self) -> usize {
+        self.symbols.len()
+    }
+
+    fn dwarf_frames(&self, address: u64) -> Vec<SymbolFrame> {
+        let mut out = Vec::new();
+        let Ok(mut frames) = self.loader.find_frames(address) else {
+            return out;
+        };
+        while let Ok(Some(frame)) = frames.next() {
+            let Some(function) = frame.function else { continue };
+            let Ok(raw) = function.raw_name() else { continue };
+            let (file, line) = frame
+                .location
+                .map(|l| (l.file.map(str::to_string), l.line.unwrap_or(0)))
+                .unwrap_or((None, 0));
+            out.push(SymbolFrame {
+                name: demangle(&raw),
+                file,
+                line,
+                offset: None,
+            });
+        }
+        out
+    }
+}
+
+impl Symbolizer for ElfImage {
+    fn symbolize(&self, address: u64) -> Vec<SymbolFrame> {
+        let frames = self.dwarf_frames(address);
+        if !frames.is_empty() {
+            return frames;
+        }
+        match self.symbols.lookup(address) {
+            Some(hit) => vec![SymbolFrame {
+                name: demangle(hit.name),
+                file: None,
+                line: 0,
+                offset: Some(hit.offset),
+            }],
+            None => Vec::new(),
+        }
+    }
+
+    fn canonicalize(&self, address: u64) -> Canonical {
+        let linked =
+            self.symbols.lookup(address).is_some() || self.kernel_text.is_some_and(|t| t.contains(address));
+        if !linked {
+            for alias in &self.aliases {
+                if alias.phys.contains(address) {
+                    return Canonical {
+                        address: alias.virt_start + (address - alias.phys.start),
+                        aliased: true,
+                    };
+                }
+            }
+        }
+        Canonical {
+            address,
+            aliased: false,
+        }
+    }
+
+    fn kernel_text(&self) -> Option<AddressRange> {
+        self.kernel_text
+    }
+}
+
+/// The union of `.head.text` and `.text` (what xtask passes as the kernel filter), or of
+/// all code sections when neither exists.
+fn kernel_text_range(object: &object::File<'_>) -> Option<AddressRange> {
+    let named: Vec<AddressRange> = [".head.text", ".text"]
+        .iter()
+        .filter_map(|n| object.section_by_name(n))
+        .filter(|s| s.address() > 0 && s.size() > 0)
+        .map(|s| AddressRange {
+            start: s.address(),
+            end: s.address() + s.size(),
+        })
+        .collect();
+    let ranges = if named.is_empty() {
+        object
+            .sections()
+            .filter(|s| s.kind() == SectionKind::Text && s.address() > 0 && s.size() > 0)
+            .map(|s| AddressRange {
+                start: s.address(),
+                end: s.address() + s.size(),
+            })
+            .collect()
+    } else {
+        named
+    };
+    let start = ranges.iter().map(|r| r.start).min()?;
+    let end = ranges.iter().map(|r| r.end).max()?;
+    Some(AddressRange { start, end })
+}
+
+fn read_symbols(object: &object::File<'_>, exec_sections: &[AddressRange]) -> SymbolTable {
+    let mut symbols = Vec::new();
+    for s in object.symbols().chain(object.dynamic_symbols()) {
+        let kind = s.kind();
+        if !matches!(kind, SymbolKind::Text | SymbolKind::Data | SymbolKind::Unknown) || s.is_undefined() {
+            continue;
+        }
+        let Ok(name) = s.name() else { continue };
+        // Local assembler labels and mapping symbols are not functions.
+        if name.is_empty() || name.starts_with(".L") || name.starts_with('$') {
+            continue;
+        }
+        let in_code = exec_sections.iter().any(|r| r.contains(s.address()));
+        symbols.push(Symbol {
+            address: s.address(),
+            size: s.size(),
+            name: strip_rust_hash(name).into_owned(),
+            is_text: kind == SymbolKind::Text || (kind == SymbolKind::Unknown && in_code),
+            is_global: s.is_global(),
+        });
+    }
+    let sections = exec_sections.to_vec();
+    SymbolTable::new(symbols, move |addr| {
+        sections.iter().find(|r| r.contains(addr)).map(|r| r.end)
+    })
+}
+
+fn read_aliases(object: &object::File<'_>) -> Vec<Alias> {
+    let object::File::Elf64(elf) = object else {
+        return Vec::new();
+    };
+    use object::read::elf::ProgramHeader;
+    let endian = elf.endian();
+    elf.elf_program_headers()
+        .iter()
+        .filter(|ph| ph.p_type(endian) == object::elf::PT_LOAD)
+        .filter(|ph| ph.p_flags(endian).contains(object::elf::PF_X))
+        .filter_map(|ph| {
+            let phys = ph.p_paddr(endian);
+            let virt = ph.p_vaddr(endian);
+            let size = ph.p_memsz(endian);
+            (phys != virt && size > 0).then_some(Alias {
+                phys: AddressRange {
+                    start: phys,
+                    end: phys.saturating_add(size),
+                },
+                virt_start: virt,
+            })
+        })
+        .collect()
+}
+
+fn arch_name(arch: object::Architecture) -> Option<&'static str> {
+    use object::Architecture as A;
+    Some(match arch {
+        A::Riscv64 => "riscv64",
+        A::LoongArch64 => "loongarch64",
+        A::X86_64 => "x86_64",
+        A::Aarch64 => "aarch64",
+        A::Riscv32 => "riscv32",
+        A::I386 => "x86",
+        _ => return None,
+    })
+}

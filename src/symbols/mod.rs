@@ -1,0 +1,124 @@
+//! Symbols: turn code addresses into function names, source lines and inline chains.
+//!
+//! - [`elf`]: a kernel (or any) ELF — DWARF through addr2line, then its symbol table.
+//! - [`kallsyms`]: a Linux kallsyms file.
+//! - [`symtab`]: the bounded address → symbol table both fall back on.
+//! - [`demangle`] and [`style`]: how names are cleaned and shortened.
+//! - [`resolver`]: the per-address cache in front of a symbolizer, with the `ip − 1` rule
+//!   for return addresses and the kernel-text filter.
+
+pub mod demangle;
+pub mod elf;
+pub mod kallsyms;
+pub mod resolver;
+pub mod style;
+pub mod symtab;
+
+pub use elf::ElfImage;
+pub use resolver::{ResolveCounters, ResolvedFrame, Resolver, ResolverOptions};
+pub use style::SymbolStyle;
+
+/// A half-open address range `[start, end)`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct AddressRange {
+    pub start: u64,
+    pub end: u64,
+}
+
+impl AddressRange {
+    pub fn contains(&self, address: u64) -> bool {
+        self.start <= address && address < self.end
+    }
+}
+
+/// One function of an address's inline chain, as a symbolizer reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SymbolFrame {
+    /// Demangled name (not yet styled).
+    pub name: String,
+    pub file: Option<String>,
+    /// 0 when unknown.
+    pub line: u32,
+    /// Offset from the symbol start when the name came from a symbol table (shown as
+    /// `+0x…`); `None` for DWARF names.
+    pub offset: Option<u64>,
+}
+
+/// Where an address lands after mapping a physical alias onto linked addresses.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Canonical {
+    pub address: u64,
+    /// The address was in a physical alias of the image and was moved.
+    pub aliased: bool,
+}
+
+/// Something that can name addresses.
+pub trait Symbolizer: Send {
+    /// The inline chain at `address`, innermost first; empty when nothing is known.
+    fn symbolize(&self, address: u64) -> Vec<SymbolFrame>;
+
+    /// Map an address the sampler saw onto the address space of the symbols.
+    fn canonicalize(&self, address: u64) -> Canonical {
+        Canonical {
+            address,
+            aliased: false,
+        }
+    }
+
+    /// The kernel's text range, for `--kernel-filter`.
+    fn kernel_text(&self) -> Option<AddressRange> {
+        None
+    }
+}
+
+/// A kallsyms table as a symbolizer (names and offsets only: kallsyms has no lines).
+pub struct KallsymsSymbolizer {
+    table: symtab::SymbolTable,
+    text: Option<AddressRange>,
+}
+
+impl KallsymsSymbolizer {
+    pub fn new(table: symtab::SymbolTable, text: Option<AddressRange>) -> Self {
+        Self { table, text }
+    }
+
+    /// Read a kallsyms file; the kernel text is `_stext`/`_text` … `_etext` when present.
+    pub fn open(path: &std::path::Path) -> std::io::Result<(Self, kallsyms::KallsymsStats)> {
+        let text = std::fs::read_to_string(path)?;
+        let (table, stats) = kallsyms::parse(&text);
+        let find = |name: &str| {
+            text.lines().find_map(|l| {
+                let mut p = l.split_whitespace();
+                let addr = p.next()?;
+                p.next()?;
+                (p.next()? == name).then(|| u64::from_str_radix(addr, 16).ok())?
+            })
+        };
+        let start = find("_stext").or_else(|| find("_text"));
+        let range = match (start, find("_etext")) {
+            (Some(start), Some(end)) if end > start => Some(AddressRange { start, end }),
+            _ => None,
+        };
+        Ok((Self::new(table, range), stats))
+    }
+}
+
+impl Symbolizer for KallsymsSymbolizer {
+    fn symbolize(&self, address: u64) -> Vec<SymbolFrame> {
+        self.table
+            .lookup(address)
+            .map(|hit| {
+                vec![SymbolFrame {
+                    name: demangle::demangle(hit.name),
+                    file: None,
+                    line: 0,
+                    offset: Some(hit.offset),
+                }]
+            })
+            .unwrap_or_default()
+    }
+
+    fn kernel_text(&self) -> Option<AddressRange> {
+        self.text
+    }
+}

@@ -1,0 +1,272 @@
+//! The resolver: a per-address cache in front of a [`Symbolizer`], applying the rules
+//! every sampled address goes through.
+//!
+//! 1. `0` and `u64::MAX` are not addresses (unwinders use them as terminators): skipped.
+//! 2. A physical alias of the image is mapped onto its linked address.
+//! 3. With the kernel filter, an address outside the kernel text is dropped (counted).
+//! 4. A return address (any frame but the leaf) is looked up at `ip − 1`, so it lands on
+//!    the call instruction: the return address may already be the next function or line.
+//! 5. Names are styled; symbol-table names get `+0x<offset>`; nothing found gives `0x<ip>`.
+
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+
+use super::style::SymbolStyle;
+use super::{AddressRange, SymbolFrame, Symbolizer};
+
+/// A frame as it enters the model: styled name, file and line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResolvedFrame {
+    pub name: String,
+    pub file: Option<String>,
+    pub line: u32,
+}
+
+/// One resolved address: the inline chain (innermost first) at the address the sampler
+/// saw, after canonicalization.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResolvedAddress {
+    pub address: u64,
+    pub frames: Arc<[ResolvedFrame]>,
+    /// No symbol covered the address; the single frame is `0x…`.
+    pub unknown: bool,
+}
+
+/// Options of a resolver.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct ResolverOptions {
+    pub style: SymbolStyle,
+    /// Drop addresses outside the kernel text range.
+    pub kernel_filter: bool,
+}
+
+/// What the resolver did, for the resolve statistics.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct ResolveCounters {
+    /// Distinct lookup addresses symbolized (cache misses).
+    pub distinct_addresses: u64,
+    /// Lookups answered from the cache.
+    pub cache_hits: u64,
+    /// Distinct addresses no symbol covered.
+    pub unknown_addresses: u64,
+    /// Addresses dropped by the kernel filter (each occurrence).
+    pub filtered_addresses: u64,
+    /// Addresses moved from a physical alias (each occurrence).
+    pub aliased_addresses: u64,
+    /// `0` / `u64::MAX` entries skipped.
+    pub terminator_entries: u64,
+}
+
+/// Per-address cache and rules in front of a symbolizer.
+pub struct Resolver {
+    symbolizer: Box<dyn Symbolizer>,
+    options: ResolverOptions,
+    kernel_text: Option<AddressRange>,
+    cache: FxHashMap<u64, Option<Arc<[ResolvedFrame]>>>,
+    pub counters: ResolveCounters,
+}
+
+/// Why an entry of a trace produced no frame.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Skipped {
+    Terminator,
+    Filtered,
+}
+
+impl Resolver {
+    /// `kernel_filter` needs a text range: the symbolizer's own, or an explicit one.
+    pub fn new(
+        symbolizer: Box<dyn Symbolizer>,
+        options: ResolverOptions,
+        kernel_text_override: Option<AddressRange>,
+    ) -> Self {
+        let kernel_text = kernel_text_override.or_else(|| symbolizer.kernel_text());
+        Self {
+            symbolizer,
+            options,
+            kernel_text,
+            cache: FxHashMap::default(),
+            counters: ResolveCounters::default(),
+        }
+    }
+
+    pub fn options(&self) -> ResolverOptions {
+        self.options
+    }
+
+    /// The range the kernel filter keeps.
+    pub fn kernel_text(&self) -> Option<AddressRange> {
+        self.kernel_text
+    }
+
+    /// Resolve trace entry `index` (0 = the sampled leaf, others are return addresses).
+    pub fn resolve(&mut self, address: u64, index: usize) -> Result<ResolvedAddress, Skipped> {
+        if address == 0 || address == u64::MAX {
+            self.counters.terminator_entries += 1;
+            return Err(Skipped::Terminator);
+        }
+        let canonical = self.symbolizer.canonicalize(address);
+        if canonical.aliased {
+            self.counters.aliased_addresses += 1;
+        }
+        let address = canonical.address;
+        if self.options.kernel_filter
+            && let Some(text) = self.kernel_text
+            && !text.contains(address)
+        {
+            self.counters.filtered_addresses += 1;
+            return Err(Skipped::Filtered);
+        }
+        let lookup = if index == 0 { address } else { address - 1 };
+        let cached = match self.cache.get(&lookup) {
+            Some(hit) => {
+                self.counters.cache_hits += 1;
+                hit.clone()
+            }
+            None => {
+                let frames = self.symbolize(lookup);
+                self.counters.distinct_addresses += 1;
+                self.counters.unknown_addresses += u64::from(frames.is_none());
+                self.cache.insert(lookup, frames.clone());
+                frames
+            }
+        };
+        Ok(match cached {
+            Some(frames) => ResolvedAddress {
+                address,
+                frames,
+                unknown: false,
+            },
+            None => ResolvedAddress {
+                address,
+                frames: Arc::new([ResolvedFrame {
+                    name: format!("0x{address:x}"),
+                    file: None,
+                    line: 0,
+                }]),
+                unknown: true,
+            },
+        })
+    }
+
+    fn symbolize(&self, lookup: u64) -> Option<Arc<[ResolvedFrame]>> {
+        let frames = self.symbolizer.symbolize(lookup);
+        if frames.is_empty() {
+            return None;
+        }
+        Some(
+            frames
+                .into_iter()
+                .map(|f| self.style_frame(f))
+                .collect::<Vec<_>>()
+                .into(),
+        )
+    }
+
+    fn style_frame(&self, frame: SymbolFrame) -> ResolvedFrame {
+        let mut name = self.options.style.apply(&frame.name);
+        if let Some(offset) = frame.offset.filter(|&o| o > 0) {
+            name.push_str(&format!("+0x{offset:x}"));
+        }
+        ResolvedFrame {
+            name,
+            file: frame.file,
+            line: frame.line,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::symbols::Canonical;
+
+    /// Names every address `f<addr>` inside [0x1000, 0x2000), with an inline chain at 0x1800.
+    struct Fake;
+
+    impl Symbolizer for Fake {
+        fn symbolize(&self, address: u64) -> Vec<SymbolFrame> {
+            let frame = |name: String, offset| SymbolFrame {
+                name,
+                file: None,
+                line: 0,
+                offset,
+            };
+            match address {
+                0x1800 => vec![frame("inner".into(), None), frame("a::b::outer".into(), None)],
+                0x1000..0x2000 => vec![frame(format!("f{address:x}"), Some(4))],
+                _ => vec![],
+            }
+        }
+        fn canonicalize(&self, address: u64) -> Canonical {
+            if (0x10_1000..0x10_2000).contains(&address) {
+                Canonical {
+                    address: address - 0x10_0000,
+                    aliased: true,
+                }
+            } else {
+                Canonical {
+                    address,
+                    aliased: false,
+                }
+            }
+        }
+        fn kernel_text(&self) -> Option<AddressRange> {
+            Some(AddressRange {
+                start: 0x1000,
+                end: 0x2000,
+            })
+        }
+    }
+
+    fn names(r: &ResolvedAddress) -> Vec<&str> {
+        r.frames.iter().map(|f| f.name.as_str()).collect()
+    }
+
+    #[test]
+    fn return_addresses_are_looked_up_one_byte_earlier() {
+        let mut r = Resolver::new(Box::new(Fake), ResolverOptions::default(), None);
+        assert_eq!(names(&r.resolve(0x1801, 1).unwrap()), ["inner", "a::b::outer"]);
+        assert_eq!(names(&r.resolve(0x1800, 0).unwrap()), ["inner", "a::b::outer"]);
+        assert_eq!(names(&r.resolve(0x1801, 0).unwrap()), ["f1801+0x4"]);
+        assert_eq!(r.counters.cache_hits, 1);
+        assert_eq!(r.counters.distinct_addresses, 2);
+    }
+
+    #[test]
+    fn unknown_addresses_keep_their_value_and_terminators_are_skipped() {
+        let mut r = Resolver::new(Box::new(Fake), ResolverOptions::default(), None);
+        let unknown = r.resolve(0x8000_0000, 0).unwrap();
+        assert!(unknown.unknown);
+        assert_eq!(names(&unknown), ["0x80000000"]);
+        assert_eq!(r.resolve(0, 1), Err(Skipped::Terminator));
+        assert_eq!(r.resolve(u64::MAX, 1), Err(Skipped::Terminator));
+        assert_eq!(r.counters.terminator_entries, 2);
+    }
+
+    #[test]
+    fn kernel_filter_drops_outside_text_after_aliasing() {
+        let opts = ResolverOptions {
+            kernel_filter: true,
+            ..ResolverOptions::default()
+        };
+        let mut r = Resolver::new(Box::new(Fake), opts, None);
+        assert_eq!(r.resolve(0x8000_0000, 0), Err(Skipped::Filtered));
+        let aliased = r.resolve(0x10_1800, 0).unwrap();
+        assert_eq!(aliased.address, 0x1800);
+        assert_eq!(names(&aliased), ["inner", "a::b::outer"]);
+        assert_eq!(r.counters.filtered_addresses, 1);
+        assert_eq!(r.counters.aliased_addresses, 1);
+    }
+
+    #[test]
+    fn style_applies_before_the_offset() {
+        let opts = ResolverOptions {
+            style: SymbolStyle::Short,
+            ..ResolverOptions::default()
+        };
+        let mut r = Resolver::new(Box::new(Fake), opts, None);
+        assert_eq!(names(&r.resolve(0x1800, 0).unwrap()), ["inner", "outer"]);
+    }
+}
