@@ -67,4 +67,13 @@ mod tests {
             ["main;a 1", "main;a;x 2", "main;b 5"]
         );
     }
+
+    #[test]
+    fn semicolons_in_names_stay_inside_their_frame() {
+        let p = profile_from(&[(&["main", "<[u8; 32] as Debug>::fmt"], 2, None)]);
+        let t = StackTrie::from_selection(&p, &Selection::all().matcher(&p));
+        let lines = folded_lines(&t, &p.frames);
+        let back = crate::sources::folded::parse_line(&lines[0]).unwrap().unwrap();
+        assert_eq!(back.frames, ["main", "<[u8; 32] as Debug>::fmt"]);
+    }
 }

@@ -218,16 +218,8 @@ impl<'a> Report<'a> {
             i.facts.raw_records
         ));
         md.push_str(&format!(
-            "- input: `{}` ({}{}, {} records, {})\n",
-            i.input.path,
-            i.input.kind,
-            i.input
-                .format
-                .as_deref()
-                .map(|f| format!(" {f}"))
-                .unwrap_or_default(),
-            i.input.records,
-            i.input.end
+            "- input: `{}` ({}): {}\n",
+            i.input.path, i.input.kind, i.input.end
         ));
         if let Some(dir) = i.artifacts.iter().find(|(k, _)| k == "work_dir") {
             md.push_str(&format!("- artifacts: `{}`\n", dir.1.display()));

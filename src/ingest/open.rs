@@ -228,10 +228,14 @@ fn open_folded(path: &Path) -> anyhow::Result<Opened> {
             format: None,
             records,
             bytes_read: std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
-            end: match parsed.skipped_summary() {
-                Some(s) => s,
-                None => "clean end of file".into(),
-            },
+            end: format!(
+                "{} stacks, {} samples; {}",
+                parsed.lines.len(),
+                records,
+                parsed
+                    .skipped_summary()
+                    .unwrap_or_else(|| "clean end of file".into())
+            ),
             clean: parsed.skipped_count == 0,
             bytes_lost: 0,
         },
