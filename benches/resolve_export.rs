@@ -1,6 +1,13 @@
 //! Resolve and export 1,000,000 samples: decode a qperf.bin, symbolize every address
 //! against the test kernel's ELF (assets/), build the model and write the full artifact
-//! set. Also the stages alone, so a regression points at its stage.
+//! set. Two inputs:
+//!
+//! - `recorded`: the real recording in assets/ repeated to a million samples (a real
+//!   kernel's few hundred distinct stacks);
+//! - `distinct`: random stacks of depth 1–10 over every function, almost every sample its
+//!   own stack (890 000 distinct stacks, 2.7 million trie nodes) — the worst case.
+//!
+//! The stages alone are measured too, so a regression points at its stage.
 //!
 //! Peak memory is printed after the run (VmHWM of the bench process).
 
@@ -11,7 +18,7 @@ use object::{Object, ObjectSymbol, SymbolKind};
 
 use perfscope::batch::report::{self, ReportOptions};
 use perfscope::ingest::open::{Input, OpenOptions, SymbolSource, open};
-use perfscope::sources::qperf_file::{Callchain, QperfReader, QperfRecord, encode_v3};
+use perfscope::sources::qperf_file::{Callchain, QperfReader, QperfRecord, encode_v3, read_file};
 
 const SAMPLES: u64 = 1_000_000;
 
@@ -67,6 +74,21 @@ fn write_samples(path: &Path, n: u64) {
     std::fs::write(path, out).expect("write qperf.bin");
 }
 
+/// The recorded assets repeated until `n` samples, each copy later in time.
+fn write_recorded(path: &Path, n: u64) {
+    let asset = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/tinyk-riscv64.qperf.bin");
+    let (records, _) = read_file(&asset).expect("assets/tinyk-riscv64.qperf.bin");
+    let span = records.last().and_then(|r| r.elapsed_ns).unwrap_or(0) + 1;
+    let mut out = Vec::new();
+    for i in 0..n {
+        let mut r = records[(i % records.len() as u64) as usize].clone();
+        let copy = i / records.len() as u64;
+        r.elapsed_ns = r.elapsed_ns.map(|t| t + copy * span);
+        encode_v3(&r, &mut out);
+    }
+    std::fs::write(path, out).expect("write qperf.bin");
+}
+
 fn peak_rss_kib() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
@@ -75,44 +97,49 @@ fn peak_rss_kib() -> Option<u64> {
 
 fn bench(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let bin = dir.path().join("qperf.bin");
-    write_samples(&bin, SAMPLES);
-    let input = Input::Qperf {
-        path: bin.clone(),
-        symbols: SymbolSource::Elf(elf_path()),
-    };
-
-    let mut group = c.benchmark_group("1M samples");
-    group.sample_size(10);
-    group.throughput(Throughput::Elements(SAMPLES));
-    group.bench_function("decode", |b| {
-        b.iter(|| {
-            let mut reader = QperfReader::open(&bin).expect("open");
-            let mut n = 0u64;
-            while let Some(_r) = reader.next_record().expect("read") {
-                n += 1;
-            }
-            assert_eq!(n, SAMPLES);
-        })
-    });
-    group.bench_function("decode+resolve+model", |b| {
-        b.iter(|| {
-            let opened = open(&input, &OpenOptions::default(), &mut |_, _| {}).expect("open");
-            assert_eq!(opened.profile.samples().len() as u64, SAMPLES);
-        })
-    });
-    group.bench_function("decode+resolve+model+export all artifacts", |b| {
-        b.iter(|| {
-            let out = dir.path().join("out");
-            let mut o = ReportOptions::new(input.clone(), out);
-            o.start_sec = Some(100.0);
-            o.stop_sec = Some(900.0);
-            o.focus = Some("hash".into());
-            let set = report::run(&o).expect("report");
-            assert!(set.total_samples > 0);
-        })
-    });
-    group.finish();
+    for (name, write) in [
+        ("recorded", write_recorded as fn(&Path, u64)),
+        ("distinct", write_samples),
+    ] {
+        let bin = dir.path().join(format!("{name}.bin"));
+        write(&bin, SAMPLES);
+        let input = Input::Qperf {
+            path: bin.clone(),
+            symbols: SymbolSource::Elf(elf_path()),
+        };
+        let mut group = c.benchmark_group(format!("1M samples, {name}"));
+        group.sample_size(10);
+        group.throughput(Throughput::Elements(SAMPLES));
+        group.bench_function("decode", |b| {
+            b.iter(|| {
+                let mut reader = QperfReader::open(&bin).expect("open");
+                let mut n = 0u64;
+                while let Some(_r) = reader.next_record().expect("read") {
+                    n += 1;
+                }
+                assert_eq!(n, SAMPLES);
+            })
+        });
+        group.bench_function("decode+resolve+model", |b| {
+            b.iter(|| {
+                let opened = open(&input, &OpenOptions::default(), &mut |_, _| {}).expect("open");
+                assert_eq!(opened.profile.samples().len() as u64, SAMPLES);
+            })
+        });
+        group.bench_function("decode+resolve+model+export all artifacts", |b| {
+            b.iter(|| {
+                let out = dir.path().join("out");
+                let mut o = ReportOptions::new(input.clone(), out);
+                let span = 1e-9 * SAMPLES as f64 * 1_000_000.0;
+                o.start_sec = Some(span * 0.1);
+                o.stop_sec = Some(span * 0.9);
+                o.focus = Some("hash".into());
+                let set = report::run(&o).expect("report");
+                assert!(set.total_samples > 0);
+            })
+        });
+        group.finish();
+    }
     if let Some(kib) = peak_rss_kib() {
         eprintln!("peak RSS of the bench process: {:.1} MiB", kib as f64 / 1024.0);
     }

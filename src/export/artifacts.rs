@@ -124,21 +124,32 @@ pub fn write_all(source: ArtifactSource<'_>, options: &ArtifactOptions) -> Resul
         files.push(("pprof".into(), path));
     }
 
-    // Phases and focus.
+    // Phases and focus. The workload window is the main window (the markers bound both),
+    // so its files are copies, as the reference writes them.
     let mut variants = Vec::new();
     for phase in Phase::ALL {
-        if let Some(window) = options.markers.window(phase) {
-            let view = ExportView::new(profile, Selection::window(window));
-            let w = write_variant(
-                &view,
+        let Some(window) = options.markers.window(phase) else {
+            continue;
+        };
+        if window == main_window {
+            variants.push(copy_variant(
                 &layout,
+                &main_written.info,
                 Variant::Phase(phase),
-                options,
-                source.facts,
                 &mut files,
-            )?;
-            variants.push(w.info);
+            )?);
+            continue;
         }
+        let view = ExportView::new(profile, Selection::window(window));
+        let w = write_variant(
+            &view,
+            &layout,
+            Variant::Phase(phase),
+            options,
+            source.facts,
+            &mut files,
+        )?;
+        variants.push(w.info);
     }
     if let Some(focus) = &options.focus {
         let view = ExportView::new(
@@ -236,12 +247,19 @@ fn write_variant(
         Variant::Main => kind.to_string(),
         v => format!("{kind}_{}", v.name()),
     };
-    let lines = folded::folded_lines(&view.trie, &view.profile.frames);
+    let lines: Vec<&str> = view.folded().iter().map(|(_, l)| l.as_str()).collect();
     folded::write(&lines, &paths.folded)?;
     files.push((label("folded"), paths.folded.clone()));
 
     let mut svg_bytes = None;
     if options.wants_svg() && !lines.is_empty() {
+        // Frames narrower than the minimum width are not drawn: fold them into their
+        // parents before inferno sees them, so a huge profile stays cheap to render.
+        let min_total = (options.min_percent * view.total_weight() as f64 / 100.0).ceil() as u64;
+        let svg_lines: Vec<String> = folded::folded_stacks(&view.trie, &view.profile.frames, min_total)
+            .into_iter()
+            .map(|(_, l)| l)
+            .collect();
         let title = match variant {
             Variant::Main => options.title.clone(),
             v => format!("{} ({})", options.title, v.name()),
@@ -251,7 +269,7 @@ fn write_variant(
             min_percent: options.min_percent,
             ..SvgOptions::default()
         };
-        svg_bytes = Some(super::svg::write(&lines, &svg_options, &paths.svg)?);
+        svg_bytes = Some(super::svg::write(&svg_lines, &svg_options, &paths.svg)?);
         files.push((label("flamegraph"), paths.svg.clone()));
     }
 
@@ -273,6 +291,39 @@ fn write_variant(
         stats_json,
         svg_bytes,
         folded_lines: lines.len(),
+    })
+}
+
+/// Copy the main window's files under a variant's names.
+fn copy_variant(
+    layout: &OutputLayout,
+    main: &VariantInfo,
+    variant: Variant,
+    files: &mut Vec<(String, PathBuf)>,
+) -> Result<VariantInfo, ExportError> {
+    let from = layout.variant(Variant::Main);
+    let to = layout.variant(variant);
+    let name = variant.name();
+    let mut pairs = vec![
+        (format!("folded_{name}"), from.folded, to.folded.clone()),
+        (format!("resolve_stats_{name}"), from.stats, to.stats),
+        (format!("stack_depth_summary_{name}"), from.depth, to.depth),
+    ];
+    if main.svg.is_some() {
+        pairs.push((format!("flamegraph_{name}"), from.svg, to.svg.clone()));
+    }
+    for (label, src, dst) in pairs {
+        std::fs::copy(&src, &dst).map_err(|source| ExportError {
+            path: dst.clone(),
+            source,
+        })?;
+        files.push((label, dst));
+    }
+    Ok(VariantInfo {
+        name: name.to_string(),
+        samples: main.samples,
+        folded: to.folded,
+        svg: main.svg.as_ref().map(|_| to.svg),
     })
 }
 

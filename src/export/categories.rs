@@ -9,8 +9,9 @@
 
 use serde_json::{Value, json};
 
-use crate::model::NodeId;
-use crate::model::hotspots::percent;
+use rustc_hash::FxHashMap;
+
+use crate::model::hotspots::{percent, totals_by_key};
 
 use super::ExportView;
 use super::hotspots_csv::json_quote;
@@ -239,10 +240,48 @@ pub fn normalise(frame: &str) -> String {
 }
 
 /// Totals for every rule, sorted by samples (descending) then name.
+///
+/// Patterns never contain a newline, so "a pattern is a substring of the frames joined by
+/// newlines" is "a pattern is a substring of some frame": each distinct name is matched
+/// once, and a node inherits its parent's matches, so a stack is classified in O(1).
 pub fn category_totals(view: &ExportView<'_>, top: usize) -> Vec<CategoryTotal> {
     let trie = &view.trie;
     let frames = &view.profile.frames;
     let total = trie.total_weight();
+
+    // Distinct normalised names, and what each one matches on its own.
+    let mut names: Vec<String> = Vec::new();
+    let mut name_index: FxHashMap<String, u32> = FxHashMap::default();
+    let key_of: Vec<u32> = frames
+        .ids()
+        .map(|f| {
+            let n = normalise(frames.name(f));
+            *name_index.entry(n.clone()).or_insert_with(|| {
+                names.push(n);
+                names.len() as u32 - 1
+            })
+        })
+        .collect();
+    let group_bits = group_pattern_bits();
+    let rule_mask = |name: &str| -> u32 {
+        RULES
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.any.iter().any(|p| name.contains(p)))
+            .fold(0, |m, (i, _)| m | 1 << i)
+    };
+    let pattern_mask = |name: &str| -> u64 {
+        group_bits
+            .iter()
+            .filter(|(pattern, _)| name.contains(pattern))
+            .fold(0, |m, (_, bit)| m | bit)
+    };
+    let name_rules: Vec<u32> = names.iter().map(|n| rule_mask(n)).collect();
+    let name_patterns: Vec<u64> = names.iter().map(|n| pattern_mask(n)).collect();
+
+    // Parents come before children in a trie's ids, so one pass inherits the masks.
+    let mut node_rules = vec![0u32; trie.len()];
+    let mut node_patterns = vec![0u64; trie.len()];
     let mut totals: Vec<CategoryTotal> = RULES
         .iter()
         .map(|r| CategoryTotal {
@@ -254,36 +293,43 @@ pub fn category_totals(view: &ExportView<'_>, top: usize) -> Vec<CategoryTotal> 
             top_functions: Vec::new(),
         })
         .collect();
-    let mut functions: Vec<Vec<(String, u64)>> = vec![Vec::new(); RULES.len()];
-    for id in trie.ids().filter(|&id| id != NodeId::ROOT) {
-        let weight = trie.node(id).self_weight;
-        if weight == 0 {
+    for id in trie.ids() {
+        let node = trie.node(id);
+        let (Some(frame), Some(parent)) = (node.frame(), node.parent()) else {
+            continue;
+        };
+        let key = key_of[frame.index()] as usize;
+        let rules = node_rules[parent.index()] | name_rules[key];
+        let patterns = node_patterns[parent.index()] | name_patterns[key];
+        node_rules[id.index()] = rules;
+        node_patterns[id.index()] = patterns;
+        if node.self_weight == 0 {
             continue;
         }
-        let mut names: Vec<String> = trie
-            .path(id)
-            .into_iter()
-            .map(|f| normalise(frames.name(f)))
-            .collect();
-        let text = names.join("\n");
-        names.sort();
-        names.dedup();
         for (i, rule) in RULES.iter().enumerate() {
-            if !rule.matches(&text) {
-                continue;
-            }
-            totals[i].samples += weight;
-            totals[i].matched_stacks += 1;
-            for name in names.iter().filter(|n| rule.matches(n)) {
-                match functions[i].iter_mut().find(|(n, _)| n == name) {
-                    Some((_, w)) => *w += weight,
-                    None => functions[i].push((name.clone(), weight)),
-                }
+            let by_group = || {
+                rule.all_groups.iter().any(|g| {
+                    g.iter()
+                        .all(|p| group_bits.iter().any(|(q, bit)| q == p && patterns & bit != 0))
+                })
+            };
+            if rules & (1 << i) != 0 || by_group() {
+                totals[i].samples += node.self_weight;
+                totals[i].matched_stacks += 1;
             }
         }
     }
-    for (t, mut f) in totals.iter_mut().zip(functions) {
+
+    // A function that matches a rule itself puts every stack through it in the category.
+    let name_totals = totals_by_key(trie, &key_of, names.len());
+    for (t, rule) in totals.iter_mut().zip(RULES) {
         t.percent = percent(t.samples, total);
+        let mut f: Vec<(String, u64)> = names
+            .iter()
+            .zip(&name_totals)
+            .filter(|(n, w)| **w > 0 && rule.matches(n))
+            .map(|(n, w)| (n.clone(), *w))
+            .collect();
         f.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         t.top_functions = f
             .into_iter()
@@ -293,6 +339,21 @@ pub fn category_totals(view: &ExportView<'_>, top: usize) -> Vec<CategoryTotal> 
     }
     totals.sort_by(|a, b| b.samples.cmp(&a.samples).then_with(|| a.name.cmp(b.name)));
     totals
+}
+
+/// One bit per distinct pattern used in an all-of group.
+fn group_pattern_bits() -> Vec<(&'static str, u64)> {
+    let mut out: Vec<(&'static str, u64)> = Vec::new();
+    for rule in RULES {
+        for group in rule.all_groups {
+            for &p in *group {
+                if !out.iter().any(|(q, _)| *q == p) {
+                    out.push((p, 1u64 << out.len()));
+                }
+            }
+        }
+    }
+    out
 }
 
 pub const CSV_HEADER: &str = "category,axis,mode,samples,percent,matched_stacks,top_function";

@@ -1,47 +1,89 @@
-//! Folded stacks from the trie: one line per distinct call path that has self weight,
-//! sorted by frame names. Unlike the reference analyzer (one line per sample), identical
-//! stacks are merged, so the file is as small as the profile allows.
+//! Folded stacks from the trie: one line per distinct call path that has self weight, in
+//! name order. Unlike the reference analyzer (one line per sample), identical stacks are
+//! merged, so the file is as small as the profile allows.
 
 use std::path::Path;
 
 use crate::model::{FrameTable, NodeId, StackTrie};
-use crate::sources::folded::format_line;
+use crate::sources::folded::escape_frame;
 
 use super::{ExportError, write_file};
 
-/// Folded lines (`a;b;c 12`), root first, without newlines.
-pub fn folded_lines(trie: &StackTrie, frames: &FrameTable) -> Vec<String> {
-    let mut lines = Vec::new();
-    let mut path: Vec<&str> = Vec::new();
-    // Depth-first, children by name; `None` marks leaving a node.
-    let mut todo: Vec<Option<NodeId>> = trie
+/// Folded lines (`a;b;c 12`, root first, no newline) with the node each one ends at.
+///
+/// A child whose total weight is below `min_total` is not descended into: its weight is
+/// added to its parent's line instead. That is exactly what a flamegraph with a minimum
+/// frame width shows (the parent keeps its width, the thin child is not drawn), at a
+/// fraction of the lines. `min_total = 0` keeps every path.
+pub fn folded_stacks(trie: &StackTrie, frames: &FrameTable, min_total: u64) -> Vec<(NodeId, String)> {
+    let mut out = Vec::new();
+    let mut prefix = String::new();
+    let escaped: Vec<String> = frames
+        .ids()
+        .map(|f| escape_frame(frames.name(f)).into_owned())
+        .collect();
+    // (node, prefix length to restore when leaving it); `leave` entries undo the prefix.
+    enum Step {
+        Enter(NodeId),
+        Leave(usize),
+    }
+    let mut todo: Vec<Step> = trie
         .children_by_name(NodeId::ROOT, frames)
         .into_iter()
         .rev()
-        .map(Some)
+        .filter(|&c| trie.node(c).total_weight >= min_total.max(1))
+        .map(Step::Enter)
         .collect();
-    while let Some(item) = todo.pop() {
-        let Some(id) = item else {
-            path.pop();
-            continue;
+    while let Some(step) = todo.pop() {
+        let id = match step {
+            Step::Leave(len) => {
+                prefix.truncate(len);
+                continue;
+            }
+            Step::Enter(id) => id,
         };
         let node = trie.node(id);
         let Some(frame) = node.frame() else { continue };
-        path.push(frames.name(frame));
-        if node.self_weight > 0 {
-            lines.push(format_line(&path, node.self_weight));
+        let restore = prefix.len();
+        if !prefix.is_empty() {
+            prefix.push(';');
         }
-        todo.push(None);
-        todo.extend(trie.children_by_name(id, frames).into_iter().rev().map(Some));
+        prefix.push_str(&escaped[frame.index()]);
+        let children = trie.children_by_name(id, frames);
+        let pruned: u64 = children
+            .iter()
+            .map(|&c| trie.node(c).total_weight)
+            .filter(|&w| w < min_total)
+            .sum();
+        let weight = node.self_weight + pruned;
+        if weight > 0 {
+            out.push((id, format!("{prefix} {weight}")));
+        }
+        todo.push(Step::Leave(restore));
+        todo.extend(
+            children
+                .into_iter()
+                .rev()
+                .filter(|&c| trie.node(c).total_weight >= min_total.max(1))
+                .map(Step::Enter),
+        );
     }
-    lines
+    out
+}
+
+/// Just the lines of [`folded_stacks`] with every path kept.
+pub fn folded_lines(trie: &StackTrie, frames: &FrameTable) -> Vec<String> {
+    folded_stacks(trie, frames, 0)
+        .into_iter()
+        .map(|(_, l)| l)
+        .collect()
 }
 
 /// Write folded lines to `path`.
-pub fn write(lines: &[String], path: &Path) -> Result<(), ExportError> {
-    let mut text = String::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
+pub fn write<S: AsRef<str>>(lines: &[S], path: &Path) -> Result<(), ExportError> {
+    let mut text = String::with_capacity(lines.iter().map(|l| l.as_ref().len() + 1).sum());
     for line in lines {
-        text.push_str(line);
+        text.push_str(line.as_ref());
         text.push('\n');
     }
     write_file(path, text.as_bytes())
@@ -66,6 +108,26 @@ mod tests {
             folded_lines(&t, &p.frames),
             ["main;a 1", "main;a;x 2", "main;b 5"]
         );
+    }
+
+    #[test]
+    fn thin_children_fold_into_their_parent() {
+        let p = profile_from(&[
+            (&["main", "big"], 90, None),
+            (&["main", "tiny", "deeper"], 3, None),
+            (&["main", "small"], 7, None),
+        ]);
+        let t = StackTrie::from_selection(&p, &Selection::all().matcher(&p));
+        let lines: Vec<String> = folded_stacks(&t, &p.frames, 5)
+            .into_iter()
+            .map(|(_, l)| l)
+            .collect();
+        assert_eq!(lines, ["main 3", "main;big 90", "main;small 7"]);
+        let total: u64 = lines
+            .iter()
+            .map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap())
+            .sum();
+        assert_eq!(total, 100, "no weight is lost");
     }
 
     #[test]

@@ -18,10 +18,11 @@ pub mod svg;
 pub mod tables;
 pub mod window;
 
+use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 
 use crate::model::selection::SelectionMatcher;
-use crate::model::{Hotspots, Profile, Selection, StackTrie};
+use crate::model::{Hotspots, NodeId, Profile, Selection, StackTrie};
 
 /// A profile seen through a selection, with the trie and hotspots derived once.
 pub struct ExportView<'a> {
@@ -30,6 +31,7 @@ pub struct ExportView<'a> {
     pub matcher: SelectionMatcher,
     pub trie: StackTrie,
     pub hotspots: Hotspots,
+    folded: OnceCell<Vec<(NodeId, String)>>,
 }
 
 impl<'a> ExportView<'a> {
@@ -43,7 +45,15 @@ impl<'a> ExportView<'a> {
             matcher,
             trie,
             hotspots,
+            folded: OnceCell::new(),
         }
+    }
+
+    /// Every folded line with its node, in name order (computed once; the folded file,
+    /// the stack tables and the reports share it).
+    pub fn folded(&self) -> &[(NodeId, String)] {
+        self.folded
+            .get_or_init(|| folded::folded_stacks(&self.trie, &self.profile.frames, 0))
     }
 
     /// Total selected weight (samples, for qperf).

@@ -216,6 +216,24 @@ pub fn build(view: &ExportView<'_>) -> proto::Profile {
         0
     };
 
+    // One label per instance, interned once.
+    let labels: Vec<Option<proto::Label>> = profile
+        .instances()
+        .iter()
+        .map(|inst| {
+            let key = match inst.kind {
+                InstanceKind::Unknown => return None,
+                InstanceKind::Cpu => "cpu",
+                InstanceKind::Vcpu => "vcpu",
+                InstanceKind::Thread => "thread",
+            };
+            Some(proto::Label {
+                key: strings.id(key),
+                num: inst.id as i64,
+                ..proto::Label::default()
+            })
+        })
+        .collect();
     let mut used_locations: Vec<bool> = vec![false; profile.locations.len()];
     for &(stack, instance) in &keys {
         let weight = merged[&(stack, instance)] as i64;
@@ -232,19 +250,8 @@ pub fn build(view: &ExportView<'_>) -> proto::Profile {
         if let Some(period) = period_ns {
             sample.value.push(weight.saturating_mul(period));
         }
-        let inst = profile.instance_info(crate::model::InstanceId(instance));
-        let key = match inst.kind {
-            InstanceKind::Unknown => None,
-            InstanceKind::Cpu => Some("cpu"),
-            InstanceKind::Vcpu => Some("vcpu"),
-            InstanceKind::Thread => Some("thread"),
-        };
-        if let Some(key) = key {
-            sample.label.push(proto::Label {
-                key: strings.id(key),
-                num: inst.id as i64,
-                ..proto::Label::default()
-            });
+        if let Some(label) = &labels[instance as usize] {
+            sample.label.push(label.clone());
         }
         out.sample.push(sample);
     }
@@ -296,7 +303,9 @@ pub fn build(view: &ExportView<'_>) -> proto::Profile {
 /// Encode and gzip.
 pub fn encode(profile: &proto::Profile) -> Vec<u8> {
     let bytes = prost::Message::encode_to_vec(profile);
-    let mut gz = GzEncoder::new(Vec::new(), Compression::default());
+    // Fast compression: a profile of a million distinct stacks is tens of megabytes of
+    // protobuf, and level 6 costs seconds for a few percent of size.
+    let mut gz = GzEncoder::new(Vec::new(), Compression::fast());
     // Writing to a Vec cannot fail.
     gz.write_all(&bytes).expect("gzip into memory");
     gz.finish().expect("gzip into memory")

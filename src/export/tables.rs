@@ -1,7 +1,7 @@
 //! The ranked rows every report shares: top functions and top stacks of a view.
 
+use crate::model::HotspotSort;
 use crate::model::hotspots::percent;
-use crate::model::{HotspotSort, NodeId};
 
 use super::ExportView;
 
@@ -48,28 +48,30 @@ pub fn function_rows(view: &ExportView<'_>, top: usize) -> Vec<FunctionRow> {
         .collect()
 }
 
-/// The `top` call paths by the weight that ends on them (then by path).
+/// The `top` call paths by the weight that ends on them (ties in path order).
 pub fn stack_rows(view: &ExportView<'_>, top: usize) -> Vec<StackRow> {
-    let trie = &view.trie;
-    let frames = &view.profile.frames;
-    let mut rows: Vec<StackRow> = trie
-        .ids()
-        .filter(|&id| id != NodeId::ROOT && trie.node(id).self_weight > 0)
-        .map(|id| {
-            let names: Vec<&str> = trie.path(id).into_iter().map(|f| frames.name(f)).collect();
-            let line = crate::sources::folded::format_line(&names, 0);
-            let stack = line.trim_end_matches(" 0").to_string();
-            let weight = trie.node(id).self_weight;
+    let total = view.trie.total_weight();
+    let folded = view.folded();
+    let mut order: Vec<usize> = (0..folded.len()).collect();
+    // A stable sort keeps the name order among equal weights.
+    order.sort_by_key(|&i| std::cmp::Reverse(view.trie.node(folded[i].0).self_weight));
+    order
+        .into_iter()
+        .take(top)
+        .map(|i| {
+            let (node, line) = &folded[i];
+            let weight = view.trie.node(*node).self_weight;
+            let stack = line
+                .rsplit_once(' ')
+                .map_or(line.as_str(), |(s, _)| s)
+                .to_string();
             StackRow {
                 stack,
                 weight,
-                percent: percent(weight, trie.total_weight()),
+                percent: percent(weight, total),
             }
         })
-        .collect();
-    rows.sort_by(|a, b| b.weight.cmp(&a.weight).then_with(|| a.stack.cmp(&b.stack)));
-    rows.truncate(top);
-    rows
+        .collect()
 }
 
 /// Round to 4 decimals, as the reference harness rounds percentages.

@@ -82,6 +82,18 @@ impl FrameTable {
         self.frames.is_empty()
     }
 
+    /// For every frame id, its position in name order (for sorting paths by name without
+    /// comparing strings).
+    pub fn name_ranks(&self) -> Vec<u32> {
+        let mut order: Vec<u32> = (0..self.frames.len() as u32).collect();
+        order.sort_by(|&a, &b| self.frames[a as usize].name.cmp(&self.frames[b as usize].name));
+        let mut rank = vec![0u32; order.len()];
+        for (r, &id) in order.iter().enumerate() {
+            rank[id as usize] = r as u32;
+        }
+        rank
+    }
+
     pub fn ids(&self) -> impl Iterator<Item = FrameId> + '_ {
         (0..self.frames.len() as u32).map(FrameId)
     }

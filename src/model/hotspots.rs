@@ -44,33 +44,19 @@ impl Hotspots {
     pub fn from_trie(trie: &StackTrie, frames: &FrameTable) -> Self {
         let n = frames.len();
         let mut self_w = vec![0u64; n];
-        let mut total_w = vec![0u64; n];
         let mut occurrences = vec![0u64; n];
-        let mut on_path = vec![0u32; n];
         let mut total_occurrences = 0u64;
-
-        // Depth-first walk keeping a count of each frame on the current path: a node adds
-        // to its function's total only if the function is not already an ancestor, so a
-        // recursive sample counts once.
-        let mut stack: Vec<(NodeId, bool)> = trie.children(NodeId::ROOT).map(|c| (c, false)).collect();
-        while let Some((id, leaving)) = stack.pop() {
+        for id in trie.ids() {
             let node = trie.node(id);
-            let Some(frame) = node.frame() else { continue };
-            let f = frame.index();
-            if leaving {
-                on_path[f] -= 1;
-                continue;
+            if let Some(f) = node.frame() {
+                self_w[f.index()] += node.self_weight;
+                // Every sample through a node is one occurrence of its frame.
+                occurrences[f.index()] += node.total_weight;
+                total_occurrences += node.total_weight;
             }
-            if on_path[f] == 0 {
-                total_w[f] += node.total_weight;
-            }
-            self_w[f] += node.self_weight;
-            occurrences[f] += node.total_weight;
-            total_occurrences += node.total_weight;
-            on_path[f] += 1;
-            stack.push((id, true));
-            stack.extend(trie.children(id).map(|c| (c, false)));
         }
+        let identity: Vec<u32> = (0..n as u32).collect();
+        let total_w = totals_by_key(trie, &identity, n);
 
         let mut rows: Vec<Hotspot> = frames
             .ids()
@@ -107,6 +93,40 @@ impl Hotspots {
     pub fn get(&self, frame: FrameId) -> Option<&Hotspot> {
         self.rows.iter().find(|r| r.frame == frame)
     }
+}
+
+/// Weight of the samples whose stack contains each key, counted once per sample however
+/// often the key repeats on the stack (recursion). `key_of[frame]` maps a frame to its key
+/// (`u32::MAX` for none), so functions, or groups of names, can be counted alike.
+pub fn totals_by_key(trie: &StackTrie, key_of: &[u32], keys: usize) -> Vec<u64> {
+    let mut totals = vec![0u64; keys];
+    let mut on_path = vec![0u32; keys];
+    // Depth-first, counting each key on the current path: a node adds to its key's total
+    // only when the key is not already an ancestor.
+    let mut stack: Vec<(NodeId, bool)> = trie.children(NodeId::ROOT).map(|c| (c, false)).collect();
+    while let Some((id, leaving)) = stack.pop() {
+        let node = trie.node(id);
+        let Some(frame) = node.frame() else { continue };
+        let key = key_of[frame.index()];
+        if key == u32::MAX {
+            if !leaving {
+                stack.extend(trie.children(id).map(|c| (c, false)));
+            }
+            continue;
+        }
+        let k = key as usize;
+        if leaving {
+            on_path[k] -= 1;
+            continue;
+        }
+        if on_path[k] == 0 {
+            totals[k] += node.total_weight;
+        }
+        on_path[k] += 1;
+        stack.push((id, true));
+        stack.extend(trie.children(id).map(|c| (c, false)));
+    }
+    totals
 }
 
 pub fn percent(part: u64, whole: u64) -> f64 {

@@ -4,12 +4,15 @@
 //! the frame names along the path, so the same path has the same hash in every rebuild:
 //! a view can keep its selection or zoom across live updates with one map lookup.
 
+use std::cell::OnceCell;
+
 use rustc_hash::FxHashMap;
 
 use super::frames::{FrameId, FrameTable};
 use super::hash::{ROOT_PATH_HASH, child_path_hash};
 use super::profile::Profile;
 use super::selection::SelectionMatcher;
+use super::stack::StackId;
 
 /// Index of a node in a [`StackTrie`].
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -31,6 +34,7 @@ pub struct TrieNode {
     frame: FrameId,
     parent: u32,
     first_child: u32,
+    last_child: u32,
     next_sibling: u32,
     /// Number of frames from the root (the root is 0).
     pub depth: u32,
@@ -57,7 +61,8 @@ impl TrieNode {
 #[derive(Clone, Debug)]
 pub struct StackTrie {
     nodes: Vec<TrieNode>,
-    by_path: FxHashMap<u64, NodeId>,
+    /// Path hash → node, built on first use: a bulk build does not need it.
+    index: OnceCell<FxHashMap<u64, NodeId>>,
 }
 
 impl Default for StackTrie {
@@ -72,33 +77,64 @@ impl StackTrie {
             frame: FrameId(NONE),
             parent: NONE,
             first_child: NONE,
+            last_child: NONE,
             next_sibling: NONE,
             depth: 0,
             self_weight: 0,
             total_weight: 0,
             path_hash: ROOT_PATH_HASH,
         };
-        let mut by_path = FxHashMap::default();
-        by_path.insert(ROOT_PATH_HASH, NodeId::ROOT);
         Self {
             nodes: vec![root],
-            by_path,
+            index: OnceCell::new(),
         }
     }
 
-    /// Build from the samples a selection picks; identical stacks are summed first so each
-    /// distinct stack is walked once.
+    /// Build from the samples a selection picks.
+    ///
+    /// Identical stacks are summed, the distinct ones sorted by frame names and walked in
+    /// that order: a stack shares its prefix with the one before it and every node after
+    /// the shared prefix is new, so the build needs no lookups, and children come out in
+    /// name order (the merged order of flamegraphs).
     pub fn from_selection(profile: &Profile, matcher: &SelectionMatcher) -> Self {
         let mut per_stack = vec![0u64; profile.stacks.len()];
         for sample in matcher.samples(profile) {
             per_stack[sample.stack.index()] += sample.weight;
         }
-        let mut trie = Self::new();
+        let rank = profile.frames.name_ranks();
+        let mut flat: Vec<FrameId> = Vec::new();
+        let mut entries: Vec<(usize, usize, u64)> = Vec::new(); // (start, end, weight)
         for (index, &weight) in per_stack.iter().enumerate() {
             if weight > 0 {
-                let stack = super::stack::StackId(index as u32);
-                trie.insert(profile.stack_frames(stack), weight, &profile.frames);
+                let start = flat.len();
+                flat.extend(profile.stack_frames(StackId(index as u32)));
+                entries.push((start, flat.len(), weight));
             }
+        }
+        entries.sort_unstable_by(|a, b| {
+            let x = flat[a.0..a.1].iter().map(|f| rank[f.index()]);
+            let y = flat[b.0..b.1].iter().map(|f| rank[f.index()]);
+            x.cmp(y)
+        });
+
+        let mut trie = Self::new();
+        let mut path: Vec<NodeId> = Vec::new();
+        let mut previous: &[FrameId] = &[];
+        for &(start, end, weight) in &entries {
+            let frames = &flat[start..end];
+            let common = previous.iter().zip(frames).take_while(|(a, b)| a == b).count();
+            path.truncate(common);
+            for &frame in &frames[common..] {
+                let parent = path.last().copied().unwrap_or(NodeId::ROOT);
+                path.push(trie.push_child(parent, frame, &profile.frames));
+            }
+            trie.nodes[0].total_weight += weight;
+            for n in &path {
+                trie.nodes[n.index()].total_weight += weight;
+            }
+            let last = path.last().copied().unwrap_or(NodeId::ROOT);
+            trie.nodes[last.index()].self_weight += weight;
+            previous = frames;
         }
         trie
     }
@@ -122,7 +158,7 @@ impl StackTrie {
 
     fn child_or_insert(&mut self, parent: NodeId, frame: FrameId, frames: &FrameTable) -> NodeId {
         let hash = child_path_hash(self.nodes[parent.index()].path_hash, frames.name_hash(frame));
-        if let Some(&found) = self.by_path.get(&hash) {
+        if let Some(&found) = self.path_index().get(&hash) {
             let n = &self.nodes[found.index()];
             if n.parent == parent.0 && n.frame == frame {
                 return found;
@@ -135,22 +171,51 @@ impl StackTrie {
                 return c;
             }
         }
+        let id = self.push_child(parent, frame, frames);
+        if let Some(index) = self.index.get_mut() {
+            index.entry(hash).or_insert(id);
+        }
+        id
+    }
+
+    /// Append a new child (no check that it exists already).
+    fn push_child(&mut self, parent: NodeId, frame: FrameId, frames: &FrameTable) -> NodeId {
         let id = NodeId(u32::try_from(self.nodes.len()).expect("more than 2^32 trie nodes"));
-        let depth = self.nodes[parent.index()].depth + 1;
-        let next_sibling = self.nodes[parent.index()].first_child;
+        let p = &self.nodes[parent.index()];
+        let (depth, path_hash, last) = (
+            p.depth + 1,
+            child_path_hash(p.path_hash, frames.name_hash(frame)),
+            p.last_child,
+        );
         self.nodes.push(TrieNode {
             frame,
             parent: parent.0,
             first_child: NONE,
-            next_sibling,
+            last_child: NONE,
+            next_sibling: NONE,
             depth,
             self_weight: 0,
             total_weight: 0,
-            path_hash: hash,
+            path_hash,
         });
-        self.nodes[parent.index()].first_child = id.0;
-        self.by_path.entry(hash).or_insert(id);
+        if last == NONE {
+            self.nodes[parent.index()].first_child = id.0;
+        } else {
+            self.nodes[last as usize].next_sibling = id.0;
+        }
+        self.nodes[parent.index()].last_child = id.0;
         id
+    }
+
+    fn path_index(&self) -> &FxHashMap<u64, NodeId> {
+        self.index.get_or_init(|| {
+            let mut map = FxHashMap::default();
+            map.reserve(self.nodes.len());
+            for (i, n) in self.nodes.iter().enumerate() {
+                map.entry(n.path_hash).or_insert(NodeId(i as u32));
+            }
+            map
+        })
     }
 
     pub fn node(&self, id: NodeId) -> &TrieNode {
@@ -176,7 +241,7 @@ impl StackTrie {
         self.nodes.len() == 1
     }
 
-    /// Children in no particular order (most recently created first).
+    /// Children in creation order (name order after a bulk build).
     pub fn children(&self, id: NodeId) -> Children<'_> {
         Children {
             trie: self,
@@ -187,17 +252,16 @@ impl StackTrie {
     /// Children sorted by frame name: the merged, deterministic order of flamegraphs.
     pub fn children_by_name(&self, id: NodeId, frames: &FrameTable) -> Vec<NodeId> {
         let mut kids: Vec<NodeId> = self.children(id).collect();
-        kids.sort_by(|a, b| {
-            frames
-                .name(self.nodes[a.index()].frame)
-                .cmp(frames.name(self.nodes[b.index()].frame))
-        });
+        let name = |n: &NodeId| frames.name(self.nodes[n.index()].frame);
+        if !kids.windows(2).all(|w| name(&w[0]) <= name(&w[1])) {
+            kids.sort_by(|a, b| name(a).cmp(name(b)));
+        }
         kids
     }
 
     /// The node with this path hash, if the path exists.
     pub fn find_path(&self, path_hash: u64) -> Option<NodeId> {
-        self.by_path.get(&path_hash).copied()
+        self.path_index().get(&path_hash).copied()
     }
 
     /// Frames from the root to `id`.
@@ -278,6 +342,49 @@ mod tests {
         assert_eq!(weights, [("a".to_string(), 2, 5), ("c".to_string(), 5, 5)]);
         assert_eq!(name_path(&p, &t, kids[0]), ["main", "a"]);
         assert_eq!(t.node(kids[0]).depth, 2);
+    }
+
+    #[test]
+    fn bulk_build_and_live_inserts_agree() {
+        let p = profile_from(&[
+            (&["main", "b", "x"], 1, None),
+            (&["main", "a"], 2, None),
+            (&["main", "b"], 3, None),
+            (&["other"], 4, None),
+            (&["main", "a", "y"], 5, None),
+        ]);
+        let mut bulk = StackTrie::from_selection(&p, &Selection::all().matcher(&p));
+        let mut live = StackTrie::new();
+        for s in p.samples() {
+            live.insert(p.stack_frames(s.stack), s.weight, &p.frames);
+        }
+        assert_eq!(bulk.len(), live.len());
+        for id in live.ids() {
+            let n = live.node(id);
+            let m = bulk.node(bulk.find_path(n.path_hash).unwrap());
+            assert_eq!(
+                (n.self_weight, n.total_weight, n.depth),
+                (m.self_weight, m.total_weight, m.depth)
+            );
+        }
+        // Children of a bulk build come in name order.
+        let main = bulk.children(NodeId::ROOT).next().unwrap();
+        let names: Vec<&str> = bulk
+            .children(main)
+            .map(|c| p.frames.name(bulk.node(c).frame().unwrap()))
+            .collect();
+        assert_eq!(names, ["a", "b"]);
+        // A live insert into a bulk-built trie finds the existing path.
+        let before = bulk.len();
+        let leaf = bulk.insert(p.stack_frames(p.samples()[0].stack), 10, &p.frames);
+        assert_eq!(bulk.len(), before);
+        assert_eq!(bulk.node(leaf).self_weight, 11);
+        live.insert(
+            [p.frames.get("other").unwrap(), p.frames.get("a").unwrap()],
+            1,
+            &p.frames,
+        );
+        assert_eq!(live.len(), before + 1);
     }
 
     #[test]
