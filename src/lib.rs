@@ -14,8 +14,11 @@
 //! - [`export`] writes every artifact from the model; [`batch`] runs the headless commands.
 
 pub mod batch;
+pub mod config;
 pub mod export;
 pub mod ingest;
+pub mod live;
 pub mod model;
 pub mod sources;
 pub mod symbols;
+pub mod views;

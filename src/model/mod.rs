@@ -5,10 +5,12 @@
 //! Everything a view or an export shows is derived from a profile through a
 //! [`selection`] (time window, focus, instance) into a [`trie`] and [`hotspots`].
 
+pub mod console;
 pub mod diff;
 pub mod focus;
 pub mod frames;
 pub mod hash;
+pub mod histogram;
 pub mod hotspots;
 pub mod instances;
 pub mod location;
@@ -16,12 +18,15 @@ pub mod profile;
 pub mod sample;
 pub mod selection;
 pub mod stack;
+pub mod timeline;
 pub mod trie;
 pub mod window;
 
+pub use console::{ConsoleLine, ConsoleLog};
 pub use diff::{FunctionDelta, ProfileDiff};
 pub use focus::Focus;
 pub use frames::{FrameId, FrameTable};
+pub use histogram::LatencyHistogram;
 pub use hotspots::{Hotspot, HotspotSort, Hotspots};
 pub use instances::split_by_instance;
 pub use location::{Line, Location, LocationId, LocationTable};
@@ -29,5 +34,6 @@ pub use profile::{Profile, ProfileInfo};
 pub use sample::{Callchain, Instance, InstanceId, InstanceKind, Sample, SampleMeta};
 pub use selection::Selection;
 pub use stack::{StackId, StackTable};
-pub use trie::{NodeId, StackTrie, TrieNode};
+pub use timeline::Timeline;
+pub use trie::{NodeId, StackTrie, TrieNode, TrieOrder};
 pub use window::{Phase, PhaseMarkers, TimeWindow};

@@ -4,7 +4,7 @@
 //! the frame names along the path, so the same path has the same hash in every rebuild:
 //! a view can keep its selection or zoom across live updates with one map lookup.
 
-use std::cell::OnceCell;
+use std::sync::OnceLock;
 
 use rustc_hash::FxHashMap;
 
@@ -13,6 +13,16 @@ use super::hash::{ROOT_PATH_HASH, child_path_hash};
 use super::profile::Profile;
 use super::selection::SelectionMatcher;
 use super::stack::StackId;
+
+/// Which end of a stack the trie starts from.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub enum TrieOrder {
+    /// Root first: the call tree, the icicle flamegraph.
+    #[default]
+    RootFirst,
+    /// Leaf first: the inverted trie (bottom-up call tree, callers of a leaf).
+    LeafFirst,
+}
 
 /// Index of a node in a [`StackTrie`].
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -62,7 +72,7 @@ impl TrieNode {
 pub struct StackTrie {
     nodes: Vec<TrieNode>,
     /// Path hash → node, built on first use: a bulk build does not need it.
-    index: OnceCell<FxHashMap<u64, NodeId>>,
+    index: OnceLock<FxHashMap<u64, NodeId>>,
 }
 
 impl Default for StackTrie {
@@ -86,21 +96,27 @@ impl StackTrie {
         };
         Self {
             nodes: vec![root],
-            index: OnceCell::new(),
+            index: OnceLock::new(),
         }
     }
 
     /// Build from the samples a selection picks.
-    ///
-    /// Identical stacks are summed, the distinct ones sorted by frame names and walked in
-    /// that order: a stack shares its prefix with the one before it and every node after
-    /// the shared prefix is new, so the build needs no lookups, and children come out in
-    /// name order (the merged order of flamegraphs).
     pub fn from_selection(profile: &Profile, matcher: &SelectionMatcher) -> Self {
         let mut per_stack = vec![0u64; profile.stacks.len()];
         for sample in matcher.samples(profile) {
             per_stack[sample.stack.index()] += sample.weight;
         }
+        Self::from_stack_weights(profile, &per_stack, TrieOrder::RootFirst)
+    }
+
+    /// Build from a weight per interned stack (`per_stack[stack id]`; missing ids weigh 0).
+    ///
+    /// The distinct stacks are sorted by frame names and walked in that order: a stack
+    /// shares its prefix with the one before it and every node after the shared prefix is
+    /// new, so the build needs no lookups, and children come out in name order (the merged
+    /// order of flamegraphs). [`TrieOrder::LeafFirst`] builds the inverted trie, whose
+    /// first level is the leaf functions and whose children are their callers.
+    pub fn from_stack_weights(profile: &Profile, per_stack: &[u64], order: TrieOrder) -> Self {
         let rank = profile.frames.name_ranks();
         let mut flat: Vec<FrameId> = Vec::new();
         let mut entries: Vec<(usize, usize, u64)> = Vec::new(); // (start, end, weight)
@@ -108,6 +124,9 @@ impl StackTrie {
             if weight > 0 {
                 let start = flat.len();
                 flat.extend(profile.stack_frames(StackId(index as u32)));
+                if order == TrieOrder::LeafFirst {
+                    flat[start..].reverse();
+                }
                 entries.push((start, flat.len(), weight));
             }
         }

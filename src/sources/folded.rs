@@ -128,9 +128,12 @@ fn parse_stack(line: &str) -> Result<FoldedLine, LineError> {
     let count: u64 = count_text
         .parse()
         .map_err(|_| LineError::BadCount(count_text.chars().take(40).collect()))?;
+    // Frames are trimmed and blank ones dropped: whitespace at a frame's ends cannot
+    // survive a write/parse round trip (the count separator is a space), so it is not
+    // part of a name (the fuzzer found this).
     let frames: Vec<String> = stack
-        .trim_end()
         .split(';')
+        .map(str::trim)
         .filter(|f| !f.is_empty())
         .map(|f| unescape_frame(f).into_owned())
         .collect();
@@ -202,6 +205,15 @@ mod tests {
         assert_eq!(p.skipped[1].error, LineError::BadCount("x".into()));
         assert_eq!(p.skipped[2].error, LineError::NoFrames);
         assert!(p.skipped_summary().unwrap().contains("line 2"));
+    }
+
+    #[test]
+    fn blank_frames_are_dropped_and_names_trimmed() {
+        // Found by the folded_parse fuzzer: a whitespace-only frame did not round-trip.
+        let l = parse_line(" x 3;   ;  y   22").unwrap().unwrap();
+        assert_eq!(l.frames, ["x 3", "y"]);
+        assert_eq!(parse_line(&format_line(&l.frames, l.count)).unwrap().unwrap(), l);
+        assert_eq!(parse_line("   ;  4"), Err(LineError::NoFrames));
     }
 
     #[test]

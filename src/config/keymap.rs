@@ -1,0 +1,1 @@
+//! Keymaps: keys bound to actions, loaded from keymaps/*.toml (to be written).

@@ -1,0 +1,146 @@
+//! A snapshot: everything the views draw, derived from the model at one moment, immutable
+//! and shared (`Arc`) so the UI thread draws it while the model thread builds the next.
+
+use std::sync::Arc;
+
+use crate::model::hotspots::Hotspots;
+use crate::model::{
+    ConsoleLog, FrameTable, InstanceId, LatencyHistogram, PhaseMarkers, Profile, Selection, StackTrie,
+    Timeline, TrieOrder, split_by_instance,
+};
+
+/// How many slices the timeline keeps (views re-bin to their width).
+pub const TIMELINE_SLICES: usize = 2048;
+
+/// One instance's share of the selection (per-instance panes).
+#[derive(Clone, Debug)]
+pub struct InstanceSlice {
+    pub id: InstanceId,
+    /// "cpu 3", "vcpu 0", "1234 nginx".
+    pub label: String,
+    pub trie: Arc<StackTrie>,
+    pub hotspots: Arc<Hotspots>,
+}
+
+/// A named latency distribution, optionally of one instance (`--perins`).
+#[derive(Clone, Debug)]
+pub struct HistogramSeries {
+    /// What is measured: "read(0)", "rundelay nginx".
+    pub name: String,
+    pub instance: Option<String>,
+    pub histogram: LatencyHistogram,
+}
+
+/// Counters of the source for the status line.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SourceStats {
+    /// What is being looked at: a path, "qemu riscv64", "host cpu-clock".
+    pub source: String,
+    /// Samples received so far (all of them, not only the selected).
+    pub samples: u64,
+    /// Recent arrival rate; 0 for a finished file.
+    pub samples_per_sec: f64,
+    /// Records the kernel or the plugin reported lost.
+    pub lost: u64,
+    /// Samples dropped on our side (bad records, full queues).
+    pub dropped: u64,
+    /// No more data will come (a file fully read, QEMU exited).
+    pub finished: bool,
+    pub warnings: Vec<String>,
+}
+
+/// The live display mode (the model thread applies it when building a snapshot).
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum LiveMode {
+    /// Everything since the start (or the last reset).
+    Accumulate,
+    /// Only the last `seconds` of samples.
+    Sliding { seconds: f64 },
+    /// Every refresh multiplies older weights by `factor` (perf top uses 7/8).
+    Decay { factor: f64 },
+}
+
+impl LiveMode {
+    pub fn label(&self) -> String {
+        match self {
+            LiveMode::Accumulate => "accumulate".into(),
+            LiveMode::Sliding { seconds } => format!("sliding {seconds}s"),
+            LiveMode::Decay { factor } => format!("decay ×{factor}"),
+        }
+    }
+}
+
+/// Everything the views draw.
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    /// Increases with every published snapshot.
+    pub generation: u64,
+    pub frames: Arc<FrameTable>,
+    /// The selection, root first.
+    pub trie: Arc<StackTrie>,
+    /// The selection, leaf first — built only while a view asks for it (it costs as much
+    /// as the forward trie); `None` means "not built yet".
+    pub inverted: Option<Arc<StackTrie>>,
+    pub hotspots: Arc<Hotspots>,
+    /// The whole run (not only the window), `None` without timestamps.
+    pub timeline: Option<Arc<Timeline>>,
+    /// Per-instance split of the selection; empty until a view asks for it.
+    pub instances: Arc<Vec<InstanceSlice>>,
+    pub histograms: Arc<Vec<HistogramSeries>>,
+    pub console: Arc<ConsoleLog>,
+    /// What the snapshot selects (window, focus, instance).
+    pub selection: Selection,
+    pub markers: PhaseMarkers,
+    pub mode: LiveMode,
+    pub stats: SourceStats,
+}
+
+impl Snapshot {
+    /// Everything at once from a finished profile (tests, benchmarks, `open` of a file).
+    pub fn from_profile(profile: &Profile, selection: Selection, markers: PhaseMarkers) -> Snapshot {
+        let matcher = selection.matcher(profile);
+        let mut per_stack = vec![0u64; profile.stacks.len()];
+        for sample in matcher.samples(profile) {
+            per_stack[sample.stack.index()] += sample.weight;
+        }
+        let trie = StackTrie::from_stack_weights(profile, &per_stack, TrieOrder::RootFirst);
+        let inverted = StackTrie::from_stack_weights(profile, &per_stack, TrieOrder::LeafFirst);
+        let hotspots = Hotspots::from_trie(&trie, &profile.frames);
+        Snapshot {
+            generation: 1,
+            frames: Arc::new(profile.frames.clone()),
+            trie: Arc::new(trie),
+            inverted: Some(Arc::new(inverted)),
+            hotspots: Arc::new(hotspots),
+            timeline: Timeline::build(profile, TIMELINE_SLICES, markers).map(Arc::new),
+            instances: Arc::new(instance_slices(profile, &selection)),
+            histograms: Arc::new(Vec::new()),
+            console: Arc::new(ConsoleLog::new()),
+            selection,
+            markers,
+            mode: LiveMode::Accumulate,
+            stats: SourceStats {
+                source: profile.info.source.clone(),
+                samples: profile.samples().len() as u64,
+                finished: true,
+                ..SourceStats::default()
+            },
+        }
+    }
+}
+
+/// The per-instance split with labels and hotspots.
+pub fn instance_slices(profile: &Profile, selection: &Selection) -> Vec<InstanceSlice> {
+    split_by_instance(profile, selection)
+        .into_iter()
+        .map(|(id, trie)| {
+            let hotspots = Hotspots::from_trie(&trie, &profile.frames);
+            InstanceSlice {
+                id,
+                label: profile.instance_info(id).label.clone(),
+                trie: Arc::new(trie),
+                hotspots: Arc::new(hotspots),
+            }
+        })
+        .collect()
+}

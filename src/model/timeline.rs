@@ -1,0 +1,113 @@
+//! The timeline: sample weight per time slice over the whole run, with the phase markers,
+//! so a view can draw activity and let the user pick a window on it.
+
+use super::profile::Profile;
+use super::window::{PhaseMarkers, TimeWindow};
+
+/// Weight per fixed time slice, from the first sample to the last.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Timeline {
+    pub start_ns: u64,
+    /// Exclusive end: the last sample time plus one.
+    pub end_ns: u64,
+    pub slice_ns: u64,
+    pub weights: Vec<u64>,
+    pub markers: PhaseMarkers,
+}
+
+impl Timeline {
+    /// Bin every timestamped sample into at most `slices` slices. `None` when no sample has
+    /// a time (folded input): there is no timeline to draw.
+    pub fn build(profile: &Profile, slices: usize, markers: PhaseMarkers) -> Option<Timeline> {
+        let (first, last) = profile.time_range_ns()?;
+        let end_ns = last + 1;
+        let slices = slices.max(1) as u64;
+        let slice_ns = (end_ns - first).div_ceil(slices).max(1);
+        let count = (end_ns - first).div_ceil(slice_ns) as usize;
+        let mut weights = vec![0u64; count];
+        for s in profile.samples() {
+            if let Some(t) = s.time_ns {
+                weights[((t - first) / slice_ns) as usize] += s.weight;
+            }
+        }
+        Some(Timeline {
+            start_ns: first,
+            end_ns,
+            slice_ns,
+            weights,
+            markers,
+        })
+    }
+
+    pub fn duration_ns(&self) -> u64 {
+        self.end_ns - self.start_ns
+    }
+
+    /// Weights re-binned into `columns` equal columns (for a view of that width). Each
+    /// slice goes to the column its start falls in, so the sum is preserved.
+    pub fn columns(&self, columns: usize) -> Vec<u64> {
+        let columns = columns.max(1);
+        let mut out = vec![0u64; columns];
+        let n = self.weights.len().max(1);
+        for (i, &w) in self.weights.iter().enumerate() {
+            out[i * columns / n] += w;
+        }
+        out
+    }
+
+    /// The time at the left edge of `column` of `columns`.
+    pub fn time_at_column(&self, column: usize, columns: usize) -> u64 {
+        let columns = columns.max(1) as u128;
+        self.start_ns + (self.duration_ns() as u128 * column.min(columns as usize) as u128 / columns) as u64
+    }
+
+    /// The column of `columns` that `time_ns` falls in (clamped to the ends).
+    pub fn column_of(&self, time_ns: u64, columns: usize) -> usize {
+        let columns = columns.max(1);
+        let t = time_ns.clamp(self.start_ns, self.end_ns - 1) - self.start_ns;
+        ((t as u128 * columns as u128) / self.duration_ns() as u128) as usize
+    }
+
+    /// Total weight inside a window.
+    pub fn weight_in(&self, window: &TimeWindow) -> u64 {
+        self.weights
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| window.contains(Some(self.start_ns + *i as u64 * self.slice_ns)))
+            .map(|(_, w)| w)
+            .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::profile::test_support::profile_from;
+
+    #[test]
+    fn bins_preserve_weight_and_map_columns_back_to_time() {
+        let p = profile_from(&[
+            (&["a"], 1, Some(1_000)),
+            (&["a"], 2, Some(1_500)),
+            (&["b"], 4, Some(2_999)),
+        ]);
+        let t = Timeline::build(&p, 4, PhaseMarkers::default()).unwrap();
+        assert_eq!(t.start_ns, 1_000);
+        assert_eq!(t.end_ns, 3_000);
+        assert_eq!(t.slice_ns, 500);
+        assert_eq!(t.weights, [1, 2, 0, 4]);
+        assert_eq!(t.columns(2), [3, 4]);
+        assert_eq!(t.columns(1), [7]);
+        assert_eq!(t.time_at_column(1, 2), 2_000);
+        assert_eq!(t.column_of(2_000, 2), 1);
+        assert_eq!(t.column_of(0, 2), 0);
+        assert_eq!(t.column_of(u64::MAX, 2), 1);
+        assert_eq!(t.weight_in(&TimeWindow::new(Some(1_500), Some(2_500))), 2);
+    }
+
+    #[test]
+    fn untimed_profiles_have_no_timeline() {
+        let p = profile_from(&[(&["a"], 1, None)]);
+        assert!(Timeline::build(&p, 10, PhaseMarkers::default()).is_none());
+    }
+}
