@@ -86,6 +86,8 @@ pub struct Snapshot {
     pub timeline: Option<Arc<Timeline>>,
     /// Per-instance split of the selection; empty until a view asks for it.
     pub instances: Arc<Vec<InstanceSlice>>,
+    /// Every instance of the profile (for cycling one full-screen), cheap to keep.
+    pub instance_labels: Arc<Vec<(InstanceId, String)>>,
     pub histograms: Arc<Vec<HistogramSeries>>,
     pub console: Arc<ConsoleLog>,
     /// What the snapshot selects (window, focus, instance).
@@ -114,6 +116,7 @@ impl Snapshot {
             hotspots: Arc::new(hotspots),
             timeline: Timeline::build(profile, TIMELINE_SLICES, markers).map(Arc::new),
             instances: Arc::new(instance_slices(profile, &selection)),
+            instance_labels: Arc::new(instance_labels(profile)),
             histograms: Arc::new(Vec::new()),
             console: Arc::new(ConsoleLog::new()),
             selection,
@@ -127,6 +130,27 @@ impl Snapshot {
             },
         }
     }
+}
+
+impl Snapshot {
+    /// Nothing yet: what the views show while a source starts.
+    pub fn empty(source: &str) -> Snapshot {
+        let mut s = Snapshot::from_profile(&Profile::default(), Selection::all(), PhaseMarkers::default());
+        s.generation = 0;
+        s.stats.source = source.to_string();
+        s.stats.finished = false;
+        s
+    }
+}
+
+/// Every instance with its label, in id order.
+pub fn instance_labels(profile: &Profile) -> Vec<(InstanceId, String)> {
+    profile
+        .instances()
+        .iter()
+        .enumerate()
+        .map(|(i, inst)| (InstanceId(i as u32), inst.label.clone()))
+        .collect()
 }
 
 /// The per-instance split with labels and hotspots.

@@ -76,6 +76,35 @@ impl Hotspots {
         }
     }
 
+    /// Rows from per-frame weights kept elsewhere (a live aggregate): `self_w[frame]`,
+    /// `total_w[frame]` (once per sample), `occurrences[frame]`; frames beyond a vector's
+    /// length weigh 0.
+    pub fn from_frame_weights(
+        frames: &FrameTable,
+        self_w: &[u64],
+        total_w: &[u64],
+        occurrences: &[u64],
+        total_weight: u64,
+    ) -> Self {
+        let at = |v: &[u64], i: usize| v.get(i).copied().unwrap_or(0);
+        let mut rows: Vec<Hotspot> = frames
+            .ids()
+            .filter(|f| at(occurrences, f.index()) > 0)
+            .map(|frame| Hotspot {
+                frame,
+                self_weight: at(self_w, frame.index()),
+                total_weight: at(total_w, frame.index()),
+                occurrences: at(occurrences, frame.index()),
+            })
+            .collect();
+        sort_rows(&mut rows, HotspotSort::SelfWeight, frames);
+        Self {
+            rows,
+            total_weight,
+            total_occurrences: occurrences.iter().sum(),
+        }
+    }
+
     pub fn sort_by(&mut self, column: HotspotSort, frames: &FrameTable) {
         sort_rows(&mut self.rows, column, frames);
     }

@@ -62,6 +62,25 @@ impl Profile {
         &self.samples
     }
 
+    /// A copy with only the samples `keep(index, sample)` accepts (the tables are kept
+    /// whole, so ids stay valid): exports of a live view use it.
+    pub fn with_samples(&self, mut keep: impl FnMut(usize, &Sample) -> bool) -> Profile {
+        Profile {
+            info: self.info.clone(),
+            frames: self.frames.clone(),
+            locations: self.locations.clone(),
+            stacks: self.stacks.clone(),
+            instances: self.instances.clone(),
+            samples: self
+                .samples
+                .iter()
+                .enumerate()
+                .filter(|(i, s)| keep(*i, s))
+                .map(|(_, s)| *s)
+                .collect(),
+        }
+    }
+
     /// Frames of a stack, root first.
     pub fn stack_frames(&self, stack: StackId) -> impl Iterator<Item = FrameId> + '_ {
         self.stacks.frames(stack, &self.locations)

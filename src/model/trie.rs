@@ -109,21 +109,35 @@ impl StackTrie {
         Self::from_stack_weights(profile, &per_stack, TrieOrder::RootFirst)
     }
 
-    /// Build from a weight per interned stack (`per_stack[stack id]`; missing ids weigh 0).
+    /// [`from_stack_list`](Self::from_stack_list) over a dense weight per stack id.
+    pub fn from_stack_weights(profile: &Profile, per_stack: &[u64], order: TrieOrder) -> Self {
+        let list = per_stack
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| **w > 0)
+            .map(|(i, &w)| (StackId(i as u32), w));
+        Self::from_stack_list(profile, list, order)
+    }
+
+    /// Build from `(stack, weight)` pairs, each stack at most once.
     ///
     /// The distinct stacks are sorted by frame names and walked in that order: a stack
     /// shares its prefix with the one before it and every node after the shared prefix is
     /// new, so the build needs no lookups, and children come out in name order (the merged
     /// order of flamegraphs). [`TrieOrder::LeafFirst`] builds the inverted trie, whose
     /// first level is the leaf functions and whose children are their callers.
-    pub fn from_stack_weights(profile: &Profile, per_stack: &[u64], order: TrieOrder) -> Self {
+    pub fn from_stack_list(
+        profile: &Profile,
+        stacks: impl IntoIterator<Item = (StackId, u64)>,
+        order: TrieOrder,
+    ) -> Self {
         let rank = profile.frames.name_ranks();
         let mut flat: Vec<FrameId> = Vec::new();
         let mut entries: Vec<(usize, usize, u64)> = Vec::new(); // (start, end, weight)
-        for (index, &weight) in per_stack.iter().enumerate() {
+        for (stack, weight) in stacks {
             if weight > 0 {
                 let start = flat.len();
-                flat.extend(profile.stack_frames(StackId(index as u32)));
+                flat.extend(profile.stack_frames(stack));
                 if order == TrieOrder::LeafFirst {
                     flat[start..].reverse();
                 }
@@ -173,6 +187,17 @@ impl StackTrie {
         }
         self.nodes[node.index()].self_weight += weight;
         node
+    }
+
+    /// Add `weight` to an existing node's path: self at `leaf`, total at it and every
+    /// ancestor (a live update of a stack already in the trie needs no lookups).
+    pub fn add_to_path(&mut self, leaf: NodeId, weight: u64) {
+        self.nodes[leaf.index()].self_weight += weight;
+        let mut cur = leaf.0;
+        while cur != NONE {
+            self.nodes[cur as usize].total_weight += weight;
+            cur = self.nodes[cur as usize].parent;
+        }
     }
 
     fn child_or_insert(&mut self, parent: NodeId, frame: FrameId, frames: &FrameTable) -> NodeId {

@@ -73,6 +73,14 @@ pub trait View {
     /// A newer snapshot replaced the previous one: re-anchor state by path hash.
     fn snapshot_changed(&mut self, _ctx: &ViewContext) {}
 
+    /// Select this function (hotspots Enter jumps here); views without functions ignore it.
+    fn show_function(&mut self, _frame: FrameId, _ctx: &ViewContext) {}
+
+    /// The view draws the inverted trie right now (the model thread builds it only then).
+    fn wants_inverted(&self) -> bool {
+        false
+    }
+
     /// Extra text for the status line ("match 12.3% · 4/17").
     fn hint(&self) -> Option<String> {
         None

@@ -1,1 +1,179 @@
-//! (being written)
+//! The status line: where the data comes from, how fast it arrives, what was lost, which
+//! window and mode the views show, and how long a frame took — one line, most important
+//! first, so it survives 80 columns.
+
+use std::time::Duration;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+
+use crate::config::Theme;
+use crate::live::Snapshot;
+use crate::model::TimeWindow;
+
+use super::text::{display_width, truncate_end, truncate_middle};
+
+/// What the app adds to the snapshot's own facts.
+#[derive(Clone, Debug, Default)]
+pub struct StatusInfo {
+    pub frozen: bool,
+    pub refresh: Duration,
+    pub frame_time: Duration,
+    /// The full-screen instance, when one is cycled to.
+    pub instance: Option<String>,
+    /// The active view's hint (search matches, sort).
+    pub hint: Option<String>,
+    /// A message (export written, bad regex); shown instead of the hint.
+    pub message: Option<String>,
+}
+
+fn seconds(ns: u64) -> String {
+    format!("{:.3}s", ns as f64 / 1e9)
+}
+
+/// "all", "0.087s–1.646s", "≥0.087s".
+pub fn window_label(window: &TimeWindow) -> String {
+    match (window.start_ns, window.stop_ns) {
+        (None, None) => "all".into(),
+        (Some(a), Some(b)) => format!("{}–{}", seconds(a), seconds(b)),
+        (Some(a), None) => format!("≥{}", seconds(a)),
+        (None, Some(b)) => format!("<{}", seconds(b)),
+    }
+}
+
+/// Human count: 1234 → "1234", 1234567 → "1.23M".
+pub fn count_label(n: u64) -> String {
+    match n {
+        0..=99_999 => n.to_string(),
+        100_000..=9_999_999 => format!("{:.1}k", n as f64 / 1e3),
+        _ => format!("{:.2}M", n as f64 / 1e6),
+    }
+}
+
+/// The parts of the status line in priority order, each with its style.
+pub fn status_parts(snapshot: &Snapshot, info: &StatusInfo, theme: &Theme) -> Vec<(String, Style)> {
+    let stats = &snapshot.stats;
+    let mut parts = Vec::new();
+    let state = if info.frozen {
+        "FROZEN".to_string()
+    } else if !stats.finished {
+        if snapshot.generation == 0 { "loading" } else { "live" }.to_string()
+    } else {
+        "done".to_string()
+    };
+    parts.push((format!(" {state} "), theme.status_accent));
+    parts.push((
+        format!(
+            "{} samples{}",
+            count_label(stats.samples),
+            if stats.finished {
+                String::new()
+            } else {
+                format!(" · {:.0}/s", stats.samples_per_sec)
+            }
+        ),
+        theme.status,
+    ));
+    if stats.lost > 0 || stats.dropped > 0 {
+        parts.push((
+            format!("lost {} dropped {}", count_label(stats.lost), count_label(stats.dropped)),
+            theme.warning.patch(theme.status),
+        ));
+    }
+    let mut window = format!("win {}", window_label(&snapshot.selection.window));
+    if let Some(f) = &snapshot.selection.focus {
+        window.push_str(&format!(" · focus {}", f.pattern()));
+    }
+    if let Some(i) = &info.instance {
+        window.push_str(&format!(" · {i}"));
+    }
+    parts.push((window, theme.status));
+    parts.push((
+        format!("{} {}ms", snapshot.mode.label(), info.refresh.as_millis()),
+        theme.status,
+    ));
+    parts.push((format!("{:.1}ms", info.frame_time.as_secs_f64() * 1e3), theme.status));
+    parts.push((truncate_middle(&stats.source, 40).into_owned(), theme.status));
+    if let Some(m) = info.message.as_ref().or(info.hint.as_ref()) {
+        // The message matters most after the state: put it second.
+        parts.insert(1, (m.clone(), theme.status_accent));
+    }
+    parts
+}
+
+/// Draw the status line: parts separated by " │ " until the width runs out.
+pub fn render_status(area: Rect, buf: &mut Buffer, snapshot: &Snapshot, info: &StatusInfo, theme: &Theme) {
+    if area.width == 0 || area.height == 0 {
+        return;
+    }
+    buf.set_style(area, theme.status);
+    let mut x = area.x;
+    let end = area.x + area.width;
+    for (i, (text, style)) in status_parts(snapshot, info, theme).into_iter().enumerate() {
+        let sep = if i == 0 { "" } else { " │ " };
+        let room = (end - x) as usize;
+        let need = display_width(sep) + display_width(&text);
+        if need > room {
+            // The last part that fits partially is cut with an ellipsis; then stop.
+            if room > display_width(sep) + 3 {
+                let (nx, _) = buf.set_stringn(x, area.y, sep, room, theme.status);
+                let cut = truncate_end(&text, (end - nx) as usize);
+                buf.set_stringn(nx, area.y, &cut, (end - nx) as usize, style);
+            }
+            break;
+        }
+        let (nx, _) = buf.set_stringn(x, area.y, sep, room, theme.status);
+        let (nx, _) = buf.set_stringn(nx, area.y, &text, (end - nx) as usize, style);
+        x = nx;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::profile::test_support::profile_from;
+    use crate::model::{PhaseMarkers, Selection};
+
+    fn line(buf: &Buffer, y: u16) -> String {
+        (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect()
+    }
+
+    #[test]
+    fn shows_state_counts_window_mode_and_fits_80_columns() {
+        let p = profile_from(&[(&["a"], 3, Some(87_000_000)), (&["b"], 1, Some(1_646_000_000))]);
+        let mut snap = Snapshot::from_profile(
+            &p,
+            Selection::window(TimeWindow::new(Some(87_000_000), Some(1_646_000_000))),
+            PhaseMarkers::default(),
+        );
+        snap.stats.source = "assets/tinyk-riscv64.qperf.bin".into();
+        snap.stats.lost = 12;
+        let info = StatusInfo {
+            refresh: Duration::from_millis(1000),
+            frame_time: Duration::from_micros(2500),
+            ..StatusInfo::default()
+        };
+        let theme = Theme::default();
+        let mut buf = Buffer::empty(Rect::new(0, 0, 80, 1));
+        render_status(buf.area, &mut buf, &snap, &info, &theme);
+        assert_eq!(
+            line(&buf, 0),
+            " done  │ 2 samples │ lost 12 dropped 0 │ win 0.087s–1.646s │ accumulate 1000ms  "
+        );
+        let mut wide = Buffer::empty(Rect::new(0, 0, 120, 1));
+        render_status(wide.area, &mut wide, &snap, &info, &theme);
+        assert!(line(&wide, 0).contains("│ 2.5ms │ assets/tinyk-riscv64.qperf.bin"), "{}", line(&wide, 0));
+        assert_eq!(buf[(1, 0)].style().fg, theme.status_accent.fg);
+        let mut narrow = Buffer::empty(Rect::new(0, 0, 5, 1));
+        render_status(narrow.area, &mut narrow, &snap, &info, &theme);
+        assert_eq!(line(&narrow, 0), " don…");
+    }
+
+    #[test]
+    fn counts_are_short() {
+        assert_eq!(count_label(1503), "1503");
+        assert_eq!(count_label(250_000), "250.0k");
+        assert_eq!(count_label(12_345_678), "12.35M");
+    }
+}

@@ -1,0 +1,28 @@
+//! What sources fill and the model thread owns: the profile and everything around it that
+//! views and exports need (console, markers, counters, latency histograms, input facts).
+
+use crate::export::report::InputInfo;
+use crate::export::stats::SourceFacts;
+use crate::model::{ConsoleLog, PhaseMarkers, Profile};
+
+use super::snapshot::{HistogramSeries, SourceStats};
+
+/// The model of one session.
+#[derive(Default)]
+pub struct ModelState {
+    pub profile: Profile,
+    /// Facts about the input for the reports (format, records, filters).
+    pub facts: SourceFacts,
+    pub input: InputInfo,
+    /// The plugin's summary sidecar entries, when there is one.
+    pub plugin_summary: Vec<(String, String)>,
+    /// Warnings to carry into report.json and the status line.
+    pub warnings: Vec<String>,
+    pub console: ConsoleLog,
+    /// Start / stop markers on the sample clock.
+    pub markers: PhaseMarkers,
+    /// Source counters (source name, lost, dropped, finished); samples and the rate are
+    /// filled by the model thread.
+    pub stats: SourceStats,
+    pub histograms: Vec<HistogramSeries>,
+}
