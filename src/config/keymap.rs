@@ -77,6 +77,10 @@ pub enum KeymapError {
     UnknownBuiltin { name: String },
 }
 
+/// A keymap section for display: its context and each bound action with its keys as
+/// display strings ("Ctrl-c", "Enter").
+pub type SectionListing = (KeyContext, Vec<(Action, Vec<String>)>);
+
 /// Keys bound to actions, per context.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Keymap {
@@ -192,7 +196,7 @@ impl Keymap {
 
     /// Every section in `KeyContext::ALL` order (empty ones included), each with its
     /// bound actions in `Action::ALL` order and their keys as display strings.
-    pub fn sections(&self) -> Vec<(KeyContext, Vec<(Action, Vec<String>)>)> {
+    pub fn sections(&self) -> Vec<SectionListing> {
         KeyContext::ALL
             .iter()
             .map(|&context| (context, self.section_listing(context, |_| true)))
@@ -202,7 +206,7 @@ impl Keymap {
     /// The sections in help order for a focused `context`: its own section, then
     /// `[global]` without the keys the section shadows, then the other sections.
     /// Empty sections are left out.
-    pub fn help_sections(&self, focused: KeyContext) -> Vec<(KeyContext, Vec<(Action, Vec<String>)>)> {
+    pub fn help_sections(&self, focused: KeyContext) -> Vec<SectionListing> {
         let mut order = vec![focused];
         if focused != KeyContext::Global {
             order.push(KeyContext::Global);

@@ -133,11 +133,10 @@ fn depth_fits_every_role() {
     for (depth, theme) in [(ColorDepth::Ansi256, &t256), (ColorDepth::Ansi16, &t16)] {
         for (role, style) in theme.roles() {
             for color in [style.fg, style.bg].into_iter().flatten() {
-                let fits = match (depth, color) {
-                    (_, Color::Rgb(..)) => false,
-                    (ColorDepth::Ansi16, Color::Indexed(_)) => false,
-                    _ => true,
-                };
+                let fits = !matches!(
+                    (depth, color),
+                    (_, Color::Rgb(..)) | (ColorDepth::Ansi16, Color::Indexed(_))
+                );
                 assert!(fits, "{role}: {color:?} at {depth:?}");
             }
         }
