@@ -174,7 +174,9 @@ impl LatencyHistogram {
         }
         let p = if p.is_nan() { 0.0 } else { p.clamp(0.0, 100.0) };
         // Ranks are counted in f64 then clamped: exact for any count below 2^53.
-        let rank = ((p / 100.0) * self.count as f64).ceil().clamp(1.0, self.count as f64) as u64;
+        let rank = ((p / 100.0) * self.count as f64)
+            .ceil()
+            .clamp(1.0, self.count as f64) as u64;
         if rank == 1 {
             return Some(self.min);
         }
@@ -202,10 +204,14 @@ impl LatencyHistogram {
             .enumerate()
             .filter_map(|(g, block)| block.as_ref().map(|b| (g, b)))
             .flat_map(|(g, block)| {
-                block.iter().enumerate().filter(|(_, n)| **n > 0).map(move |(s, &n)| {
-                    let (low, high) = bucket_bounds(g, s);
-                    (low, high, n)
-                })
+                block
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, n)| **n > 0)
+                    .map(move |(s, &n)| {
+                        let (low, high) = bucket_bounds(g, s);
+                        (low, high, n)
+                    })
             })
     }
 
@@ -268,14 +274,7 @@ mod tests {
         assert_eq!(h.max(), Some(63));
         assert_eq!(
             h.buckets().collect::<Vec<_>>(),
-            [
-                (0, 1, 1),
-                (1, 2, 1),
-                (2, 3, 1),
-                (3, 4, 1),
-                (5, 6, 1),
-                (63, 64, 1)
-            ]
+            [(0, 1, 1), (1, 2, 1), (2, 3, 1), (3, 4, 1), (5, 6, 1), (63, 64, 1)]
         );
         assert_eq!(h.percentile(50.0), Some(2));
         assert_eq!(h.percentile(60.0), Some(3));
