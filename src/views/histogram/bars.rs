@@ -99,9 +99,14 @@ pub mod testing {
         let area = buf.area;
         (area.top()..area.bottom())
             .map(|y| {
-                let row: String = (area.left()..area.right())
-                    .map(|x| buf[(x, y)].symbol())
-                    .collect();
+                let mut row = String::new();
+                let mut x = area.left();
+                while x < area.right() {
+                    let symbol = buf[(x, y)].symbol();
+                    row.push_str(symbol);
+                    // A wide character covers the next cell: skip what it hides.
+                    x += crate::views::text::display_width(symbol).max(1) as u16;
+                }
                 row.trim_end().to_string()
             })
             .collect()
