@@ -62,7 +62,7 @@ fn bucket_bounds(group: usize, sub: usize) -> (u64, u64) {
     }
     let shift = (group - 1) as u32;
     let low = ((SUB_BUCKETS + sub) as u64) << shift;
-    let high = low.checked_add(1u64 << shift).unwrap_or(u64::MAX);
+    let high = low.saturating_add(1u64 << shift);
     (low, high)
 }
 
@@ -117,6 +117,7 @@ impl LatencyHistogram {
     }
 
     fn block_mut(&mut self, group: usize) -> &mut [u64; SUB_BUCKETS] {
+        debug_assert!(group < GROUPS);
         if self.groups.len() <= group {
             self.groups.resize_with(group + 1, || None);
         }
@@ -173,10 +174,16 @@ impl LatencyHistogram {
             return None;
         }
         let p = if p.is_nan() { 0.0 } else { p.clamp(0.0, 100.0) };
-        // Ranks are counted in f64 then clamped: exact for any count below 2^53.
-        let rank = ((p / 100.0) * self.count as f64)
-            .ceil()
-            .clamp(1.0, self.count as f64) as u64;
+        // p × count / 100 in f64 lands a hair above a whole rank for p like 99.9
+        // (999.0000000000001 for 1000 values): such a hair is rounding, not a next rank.
+        let exact = p * self.count as f64 / 100.0;
+        let nearest = exact.round();
+        let rank = if (exact - nearest).abs() <= 1e-9 * nearest.max(1.0) {
+            nearest
+        } else {
+            exact.ceil()
+        };
+        let rank = rank.clamp(1.0, self.count as f64) as u64;
         if rank == 1 {
             return Some(self.min);
         }
@@ -244,9 +251,22 @@ mod tests {
 
     /// Nearest-rank percentile of sorted values: the ground truth.
     fn true_percentile(sorted: &[u64], p: f64) -> u64 {
-        let n = sorted.len() as f64;
-        let rank = ((p / 100.0) * n).ceil().clamp(1.0, n) as usize;
+        // In integers (per hundred thousand) so the ground truth has no rounding of its own.
+        let p_e5 = (p * 1000.0).round() as usize;
+        let rank = (p_e5 * sorted.len()).div_ceil(100_000).max(1);
         sorted[rank - 1]
+    }
+
+    #[test]
+    fn whole_ranks_are_not_pushed_up_by_float_rounding() {
+        let mut h = LatencyHistogram::new();
+        for v in 1..=1000 {
+            h.record(v);
+        }
+        // Rank 999 of 1000 is 999, in bucket [992, 1000): its middle, not the max (1000).
+        assert_eq!(h.percentile(99.9), Some(996));
+        assert_eq!(h.percentile(50.0), Some(502)); // 500 is in [500, 504)
+        assert_eq!(h.percentile(100.0), Some(1000));
     }
 
     /// A deterministic spread over nine decades (xorshift, log-uniform-ish).

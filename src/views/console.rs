@@ -274,11 +274,9 @@ impl View for ConsoleView {
             Action::Down => self.scroll_by(1, rows),
             Action::PageUp => self.scroll_by(-page, rows),
             Action::PageDown => self.scroll_by(page, rows),
-            Action::Top => {
-                if self.max_top(rows) > 0 {
-                    self.pause(rows);
-                    self.top = 0;
-                }
+            Action::Top if self.max_top(rows) > 0 => {
+                self.pause(rows);
+                self.top = 0;
             }
             Action::Bottom => {
                 self.follow = true;

@@ -9,7 +9,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 
-use crate::config::{Action, KeyContext, Theme};
+use crate::config::{Action, KeyContext};
 use crate::model::{PhaseMarkers, TimeWindow, Timeline};
 use crate::views::histogram::bars::{centered_hint, frame, scaled_eighths, vertical_cell};
 use crate::views::text::{display_width, truncate_end};
@@ -156,8 +156,8 @@ impl View for TimelineView {
         }
         if self.columns != n {
             // Keep the cursor near the same time when the width changes.
-            if self.columns != 0 {
-                self.cursor = self.cursor * n / self.columns;
+            if let Some(rescaled) = (self.cursor * n).checked_div(self.columns) {
+                self.cursor = rescaled;
             }
             self.columns = n;
         }
