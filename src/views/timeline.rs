@@ -221,8 +221,9 @@ impl View for TimelineView {
         }
 
         if has_axis {
-            let decimals_probe = seconds(timeline.end_ns, 0).len() + 4;
-            let step = (decimals_probe + 2).max(10);
+            // Room for the widest label (tick, whole seconds of the end, ".ddd") plus a gap.
+            let label_width = seconds(timeline.end_ns, 0).len() + 4;
+            let step = (label_width + 2).max(10);
             let decimals = decimals_for(timeline.duration_ns() as f64 * step as f64 / n as f64);
             for c in (0..n).step_by(step) {
                 let label = format!("╵{}", seconds(timeline.time_at_column(c, n), decimals));
