@@ -1,1 +1,284 @@
-//! (being written)
+//! The histogram view: the latency series of the snapshot (syscalls, run delay, event
+//! pairs) in a list, and for the selected one a summary (count, min, avg, p50, p95, p99,
+//! p99.9, max) above one horizontal bar per power-of-two range, perf-prof style.
+//!
+//! The view owns only its selection and scroll offsets; the numbers come from
+//! [`LatencyHistogram`](crate::model::LatencyHistogram) in the snapshot.
+
+pub mod bars;
+pub mod units;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+
+use crate::config::{Action, KeyContext, Theme};
+use crate::live::snapshot::HistogramSeries;
+use crate::model::LatencyHistogram;
+use crate::views::text::{display_width, truncate_middle};
+use crate::views::{Effect, View, ViewContext};
+
+use bars::{centered_hint, frame, horizontal_bar, scaled_eighths};
+use units::{format_duration_ns, format_ns};
+
+const EMPTY_HINT: &str =
+    "no latency data: run `perfscope syscalls` / `rundelay` / `multi-trace` (host sources)";
+
+/// Below this inner width the series list goes on top instead of on the left.
+const SIDE_LIST_MIN_WIDTH: u16 = 60;
+
+/// Latency histograms of the snapshot.
+#[derive(Debug, Default)]
+pub struct HistogramView {
+    selected: usize,
+    /// Name and instance of the selected series: the list may reorder between snapshots.
+    selected_key: Option<(String, Option<String>)>,
+    list_top: usize,
+    bar_offset: usize,
+    /// Where the list was drawn (for clicks) and how many bar rows fit (for paging).
+    list_area: Rect,
+    bar_rows: usize,
+}
+
+/// The list label of a series: "read(0) · cpu 3".
+fn series_label(series: &HistogramSeries) -> String {
+    match &series.instance {
+        Some(instance) => format!("{} · {instance}", series.name),
+        None => series.name.clone(),
+    }
+}
+
+/// The summary as (label, value) pairs.
+fn summary_items(h: &LatencyHistogram) -> Vec<(&'static str, String)> {
+    let p = |q: f64| h.percentile(q).map(format_ns).unwrap_or_else(|| "-".into());
+    vec![
+        ("count", h.count().to_string()),
+        ("min", h.min().map(format_ns).unwrap_or_else(|| "-".into())),
+        (
+            "avg",
+            h.mean().map(format_duration_ns).unwrap_or_else(|| "-".into()),
+        ),
+        ("p50", p(50.0)),
+        ("p95", p(95.0)),
+        ("p99", p(99.0)),
+        ("p99.9", p(99.9)),
+        ("max", h.max().map(format_ns).unwrap_or_else(|| "-".into())),
+    ]
+}
+
+/// "[ 16.4us, 32.8us)": bounds right-aligned so the column lines up.
+pub fn range_label(low_ns: u64, high_ns: u64) -> String {
+    format!("[{:>6}, {:>6})", format_ns(low_ns), format_ns(high_ns))
+}
+
+impl HistogramView {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The index of the selected series, clamped to the snapshot.
+    fn current(&self, series: &[HistogramSeries]) -> Option<usize> {
+        if series.is_empty() {
+            None
+        } else {
+            Some(self.selected.min(series.len() - 1))
+        }
+    }
+
+    fn select(&mut self, index: usize, series: &[HistogramSeries]) {
+        let Some(last) = series.len().checked_sub(1) else {
+            return;
+        };
+        let index = index.min(last);
+        if index != self.selected {
+            self.bar_offset = 0;
+        }
+        self.selected = index;
+        self.selected_key = Some((series[index].name.clone(), series[index].instance.clone()));
+    }
+
+    fn render_list(&mut self, area: Rect, buf: &mut Buffer, series: &[HistogramSeries], theme: &Theme) {
+        self.list_area = area;
+        let rows = area.height as usize;
+        if rows == 0 || area.width == 0 {
+            return;
+        }
+        let selected = self.selected.min(series.len() - 1);
+        if selected < self.list_top {
+            self.list_top = selected;
+        } else if selected >= self.list_top + rows {
+            self.list_top = selected + 1 - rows;
+        }
+        self.list_top = self.list_top.min(series.len().saturating_sub(rows));
+        for (row, (i, s)) in series
+            .iter()
+            .enumerate()
+            .skip(self.list_top)
+            .take(rows)
+            .enumerate()
+        {
+            let y = area.y + row as u16;
+            let style = if i == selected { theme.selected } else { theme.text };
+            buf.set_style(Rect::new(area.x, y, area.width, 1), style);
+            let label = series_label(s);
+            let label = truncate_middle(&label, area.width as usize);
+            buf.set_stringn(area.x, y, &label, area.width as usize, style);
+        }
+    }
+
+    fn render_detail(&mut self, area: Rect, buf: &mut Buffer, h: &LatencyHistogram, theme: &Theme) {
+        if area.width == 0 || area.height == 0 {
+            self.bar_rows = 0;
+            return;
+        }
+        let width = area.width as usize;
+        // The summary flows over as many lines as the width needs.
+        let mut y = area.y;
+        let mut x = 0usize;
+        for (label, value) in summary_items(h) {
+            let item_width = display_width(label) + 1 + display_width(&value);
+            if x > 0 && x + 2 + item_width > width {
+                y += 1;
+                x = 0;
+                if y >= area.bottom() {
+                    break;
+                }
+            }
+            if x > 0 {
+                x += 2;
+            }
+            let (after_label, _) = buf.set_stringn(
+                area.x + x as u16,
+                y,
+                format!("{label} "),
+                width.saturating_sub(x),
+                theme.dim,
+            );
+            let used = (after_label - area.x) as usize;
+            buf.set_stringn(after_label, y, &value, width.saturating_sub(used), theme.text);
+            x += item_width;
+        }
+        let first_bar_y = y.saturating_add(1);
+        let rows = area.bottom().saturating_sub(first_bar_y) as usize;
+        self.bar_rows = rows;
+        let buckets = h.log2_buckets();
+        self.bar_offset = self.bar_offset.min(buckets.len().saturating_sub(rows));
+        let max = buckets.iter().map(|b| b.2).max().unwrap_or(0);
+        let count_width = max.to_string().len().max(5);
+        for (row, &(low, high, count)) in buckets.iter().skip(self.bar_offset).take(rows).enumerate() {
+            let y = first_bar_y + row as u16;
+            let label = range_label(low, high);
+            let head = format!("{label} {count:>count_width$} ");
+            let (bar_x, _) = buf.set_stringn(area.x, y, &head, width, theme.text);
+            let bar_cells = area.right().saturating_sub(bar_x) as usize;
+            let eighths = scaled_eighths(count, max, bar_cells);
+            buf.set_stringn(bar_x, y, horizontal_bar(eighths), bar_cells, theme.bar);
+        }
+    }
+}
+
+impl View for HistogramView {
+    fn key_context(&self) -> KeyContext {
+        KeyContext::Histogram
+    }
+
+    fn render(&mut self, area: Rect, buf: &mut Buffer, ctx: &ViewContext) {
+        let theme = ctx.theme;
+        let series = ctx.snapshot.histograms.as_slice();
+        let inner = frame(area, buf, theme, ctx.focused, " latency histograms ");
+        let Some(selected) = self.current(series) else {
+            self.list_area = Rect::default();
+            centered_hint(inner, buf, EMPTY_HINT, theme.dim);
+            return;
+        };
+        if inner.width == 0 || inner.height == 0 {
+            return;
+        }
+        let (list, detail) = if inner.width >= SIDE_LIST_MIN_WIDTH {
+            let longest = series
+                .iter()
+                .map(|s| display_width(&series_label(s)))
+                .max()
+                .unwrap_or(0) as u16;
+            let list_width = longest.clamp(12, inner.width / 3);
+            let separator_x = inner.x + list_width;
+            for y in inner.y..inner.bottom() {
+                buf.set_string(separator_x, y, "│", theme.border);
+            }
+            (
+                Rect::new(inner.x, inner.y, list_width, inner.height),
+                Rect::new(
+                    separator_x + 1,
+                    inner.y,
+                    inner.right() - separator_x - 1,
+                    inner.height,
+                ),
+            )
+        } else {
+            let list_rows = (series.len() as u16).min((inner.height / 4).max(1));
+            (
+                Rect::new(inner.x, inner.y, inner.width, list_rows),
+                Rect::new(
+                    inner.x,
+                    inner.y + list_rows,
+                    inner.width,
+                    inner.height - list_rows,
+                ),
+            )
+        };
+        self.render_list(list, buf, series, theme);
+        self.render_detail(detail, buf, &series[selected].histogram, theme);
+    }
+
+    fn handle(&mut self, action: Action, ctx: &ViewContext) -> Effect {
+        let series = ctx.snapshot.histograms.as_slice();
+        let Some(current) = self.current(series) else {
+            return Effect::None;
+        };
+        let page = self.bar_rows.max(1);
+        match action {
+            Action::Up => self.select(current.saturating_sub(1), series),
+            Action::Down => self.select(current + 1, series),
+            Action::Top => self.select(0, series),
+            Action::Bottom => self.select(usize::MAX, series),
+            Action::PageDown => self.bar_offset += page,
+            Action::PageUp => self.bar_offset = self.bar_offset.saturating_sub(page),
+            _ => {}
+        }
+        Effect::None
+    }
+
+    fn click(&mut self, column: u16, row: u16, _double: bool, ctx: &ViewContext) -> Effect {
+        let a = self.list_area;
+        if column >= a.x && column < a.right() && row >= a.y && row < a.bottom() {
+            let index = self.list_top + (row - a.y) as usize;
+            let series = ctx.snapshot.histograms.as_slice();
+            if index < series.len() {
+                self.select(index, series);
+            }
+        }
+        Effect::None
+    }
+
+    fn scroll(&mut self, lines: i32, ctx: &ViewContext) {
+        let series = ctx.snapshot.histograms.as_slice();
+        if let Some(current) = self.current(series) {
+            let target = current as i64 + lines as i64;
+            self.select(target.max(0) as usize, series);
+        }
+    }
+
+    fn snapshot_changed(&mut self, ctx: &ViewContext) {
+        let series = ctx.snapshot.histograms.as_slice();
+        let found = self.selected_key.as_ref().and_then(|(name, instance)| {
+            series
+                .iter()
+                .position(|s| &s.name == name && &s.instance == instance)
+        });
+        if let Some(i) = found {
+            self.selected = i;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

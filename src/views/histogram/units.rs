@@ -1,0 +1,61 @@
+//! Durations for people: nanoseconds as "771ns", "1.04us", "74.8us", "3.85ms", "1.20s"
+//! with three significant digits, the unit chosen so the number stays below 1000.
+
+const UNITS: [&str; 4] = ["ns", "us", "ms", "s"];
+
+/// Three significant digits (fewer decimals as the number grows).
+fn three_digits(v: f64) -> String {
+    if v < 9.995 {
+        format!("{v:.2}")
+    } else if v < 99.95 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+/// `ns` nanoseconds in the largest unit that keeps the number below 1000 (seconds grow
+/// without bound). Whole nanoseconds below 1000 print exactly.
+pub fn format_duration_ns(ns: f64) -> String {
+    if !ns.is_finite() || ns < 0.0 {
+        return "-".into();
+    }
+    if ns < 999.5 && ns.fract() == 0.0 {
+        return format!("{ns:.0}ns");
+    }
+    let mut value = ns;
+    let mut unit = 0;
+    // 999.5 rounds to "1000" at three digits: such a value belongs to the next unit.
+    while value >= 999.5 && unit < UNITS.len() - 1 {
+        value /= 1000.0;
+        unit += 1;
+    }
+    format!("{}{}", three_digits(value), UNITS[unit])
+}
+
+/// Whole nanoseconds (the usual case).
+pub fn format_ns(ns: u64) -> String {
+    format_duration_ns(ns as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_pick_a_unit_and_three_digits() {
+        assert_eq!(format_ns(0), "0ns");
+        assert_eq!(format_ns(771), "771ns");
+        assert_eq!(format_ns(999), "999ns");
+        assert_eq!(format_ns(1_000), "1.00us");
+        assert_eq!(format_ns(1_043), "1.04us");
+        assert_eq!(format_ns(16_384), "16.4us");
+        assert_eq!(format_ns(74_843), "74.8us");
+        assert_eq!(format_ns(999_700), "1.00ms");
+        assert_eq!(format_ns(3_852_393), "3.85ms");
+        assert_eq!(format_ns(1_200_000_000), "1.20s");
+        assert_eq!(format_ns(7_200_000_000_000), "7200s");
+        assert_eq!(format_duration_ns(12.5), "12.5ns");
+        assert_eq!(format_duration_ns(f64::NAN), "-");
+    }
+}
