@@ -27,8 +27,10 @@ pub type Item = TreeItem<'static, u64>;
 
 /// Width of the expand marker the widget draws before each line ("▶ ").
 const MARKER_WIDTH: u16 = 2;
-/// Columns drop until the name at depth 0 has this much room.
+/// Optional columns drop until the name at depth 0 has this much room.
 const MIN_NAME_WIDTH: u16 = 16;
+/// The total % column, the last to go, stays while the name has this much.
+const MIN_NAME_WIDTH_LAST: u16 = 8;
 const PERCENT_WIDTH: u16 = 6;
 /// Wide enough for "samples"-sized headers ("total", "self").
 const MIN_SAMPLES_WIDTH: u16 = 6;
@@ -81,7 +83,12 @@ impl Columns {
             Column::SelfPercent,
             Column::TotalPercent,
         ] {
-            if tree_width.saturating_sub(MARKER_WIDTH + width(&columns)) >= MIN_NAME_WIDTH {
+            let min_name = if drop == Column::TotalPercent {
+                MIN_NAME_WIDTH_LAST
+            } else {
+                MIN_NAME_WIDTH
+            };
+            if tree_width.saturating_sub(MARKER_WIDTH + width(&columns)) >= min_name {
                 break;
             }
             columns.retain(|(c, _)| *c != drop);

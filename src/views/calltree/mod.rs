@@ -67,8 +67,11 @@ pub struct CallTreeView {
     /// Bumped by every change of the open set, the caps or the search.
     version: u64,
     search: Option<Regex>,
+    /// Bumped by every new search pattern.
+    search_version: u64,
     matches: Option<MatchIndex>,
-    /// `(generation, trie identity, version)` the matches were computed for.
+    /// `(generation, trie identity, search version)` the matches were computed for: a
+    /// walk over every node, so opening and closing nodes must not redo it.
     matches_key: Option<(u64, usize, u64)>,
     tree_area: Rect,
 }
@@ -168,7 +171,7 @@ impl CallTreeView {
         };
         self.initialize(&trie, snapshot);
         let trie_id = Arc::as_ptr(&trie) as usize;
-        let matches_key = (snapshot.generation, trie_id, self.version);
+        let matches_key = (snapshot.generation, trie_id, self.search_version);
         if self.matches_key != Some(matches_key) {
             self.matches = self
                 .search
@@ -405,8 +408,11 @@ impl View for CallTreeView {
                 self.changed();
             }
             Action::Activate => self.activate(snapshot),
-            Action::NextMatch => return self.step_match(snapshot, true),
-            Action::PrevMatch => return self.step_match(snapshot, false),
+            Action::NextMatch | Action::PrevMatch => {
+                let effect = self.step_match(snapshot, action == Action::NextMatch);
+                self.ensure_items(snapshot, ctx.theme, self.width());
+                return effect;
+            }
             Action::ClearSearch => return self.search(None, ctx),
             _ => return Effect::None,
         }
@@ -416,6 +422,7 @@ impl View for CallTreeView {
 
     fn search(&mut self, pattern: Option<&Regex>, ctx: &ViewContext) -> Effect {
         self.search = pattern.cloned();
+        self.search_version += 1;
         self.changed();
         self.ensure_items(ctx.snapshot, ctx.theme, self.width());
         Effect::None
@@ -451,6 +458,7 @@ impl View for CallTreeView {
     fn hint(&self) -> Option<String> {
         let direction = if self.bottom_up { "bottom-up" } else { "top-down" };
         Some(match (&self.search, &self.matches) {
+            (Some(_), Some(m)) if m.count == 1 => format!("{direction} · 1 match"),
             (Some(_), Some(m)) => format!("{direction} · {} matches", m.count),
             _ => direction.to_string(),
         })

@@ -25,7 +25,7 @@ impl MatchIndex {
         let mut count = 0;
         // Node ids put parents before children, so one backward pass carries every
         // match up to its ancestors.
-        for id in trie.ids().collect::<Vec<_>>().into_iter().rev() {
+        for id in (0..trie.len() as u32).rev().map(NodeId) {
             let node = trie.node(id);
             let own = node
                 .frame()

@@ -159,8 +159,9 @@ pub fn draw_header(
 pub fn bar(fraction: f64, width: u16) -> String {
     let eighths = (fraction.clamp(0.0, 1.0) * f64::from(width) * 8.0).round() as usize;
     let mut s = "█".repeat(eighths / 8);
-    if eighths % 8 > 0 {
-        s.push(EIGHTHS[eighths % 8 - 1]);
+    let rest = eighths % 8;
+    if rest > 0 {
+        s.push(EIGHTHS[rest - 1]);
     }
     s
 }

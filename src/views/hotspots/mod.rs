@@ -218,10 +218,11 @@ impl View for HotspotsView {
             return;
         }
         self.scroll_to_selection(body.height as usize);
+        let max_self = hotspots.rows.iter().map(|r| r.self_weight).max();
         let row_ctx = |selected| RowContext {
             frames: &snapshot.frames,
             total_weight: hotspots.total_weight,
-            max_self: hotspots.rows.iter().map(|r| r.self_weight).max().unwrap_or(0),
+            max_self: max_self.unwrap_or(0),
             selected,
             theme,
         };

@@ -404,3 +404,20 @@ fn empty_snapshot_says_so() {
     v.handle(Action::Down, &c);
     v.scroll(1, &c);
 }
+
+#[test]
+fn bars_use_eighth_blocks_and_columns_fill_the_width() {
+    assert_eq!(draw::bar(1.0, 4), "████");
+    assert_eq!(draw::bar(0.5, 4), "██");
+    assert_eq!(draw::bar(1.0 / 32.0, 4), "▏");
+    assert_eq!(draw::bar(0.0, 4), "");
+    assert_eq!(draw::bar(2.0, 2), "██", "clamped");
+    for width in [0u16, 5, 10, 24, 40, 78, 200] {
+        let layout = draw::ColumnLayout::fit(width, 123_456_789, SortColumn::SelfWeight);
+        let end = layout.columns.last().map_or(0, |&(_, x, w)| x + w);
+        assert!(end <= width.max(1) || width == 0, "width {width}: {layout:?}");
+        if width >= 40 {
+            assert_eq!(end, width, "the name column takes the rest");
+        }
+    }
+}
