@@ -26,7 +26,7 @@ use self::search::MatchIndex;
 use super::{Effect, View, ViewContext};
 use crate::config::{Action, KeyContext, Theme};
 use crate::live::Snapshot;
-use crate::model::{NodeId, StackTrie};
+use crate::model::{FrameId, NodeId, StackTrie};
 use crate::views::text::truncate_end;
 
 /// Levels of the hottest path opened when a tree is first shown (perf report does this).
@@ -89,6 +89,14 @@ impl CallTreeView {
     /// The selected line: path hashes from the first level down (empty for none).
     pub fn selected_path(&self) -> &[u64] {
         self.pane().tree.selected()
+    }
+
+    /// The function of the selected line (for a status line showing its full name);
+    /// `None` on "… more" or without a tree.
+    pub fn selected_frame(&self, snapshot: &Snapshot) -> Option<FrameId> {
+        let trie = self.trie(snapshot)?;
+        let &hash = self.selected_path().last()?;
+        trie.node(trie.find_path(hash)?).frame()
     }
 
     /// Is the node with this identifier path open.

@@ -303,6 +303,7 @@ fn next_match_opens_ancestors_and_wraps() {
     assert!(!v.is_open(&path(&["main", "io"])));
     assert_eq!(v.handle(Action::NextMatch, &c), Effect::None);
     assert_eq!(v.selected_path(), path(&["main", "io", "read"]));
+    assert_eq!(v.selected_frame(&s), s.frames.get("read"));
     assert!(v.is_open(&path(&["main", "io"])));
     let screen = lines(&render(&mut v, &c, 80, 12));
     assert!(screen[7].starts_with("│      read "), "{screen:?}");
