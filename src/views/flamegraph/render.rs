@@ -384,7 +384,13 @@ impl View for FlameGraphView {
             _ => None,
         };
         if let Some(m) = movement {
-            let lay = self.nav_layout(trie, frames);
+            let lay = if m == Move::Deepest {
+                // Layout stops at the first empty row, so this costs the real depth only.
+                let zoom = self.state.zoom(trie);
+                layout(trie, frames, zoom, self.graph.width, u16::MAX)
+            } else {
+                self.nav_layout(trie, frames)
+            };
             self.state.move_selection(trie, &lay, m);
             return Effect::None;
         }
