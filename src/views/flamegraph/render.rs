@@ -227,10 +227,13 @@ fn detail_line<'a>(
         rest.push_str(&format!(" · focus /{pattern}/"));
     }
     let name = node.frame().map_or(ROOT_LABEL, |f| frames.name(f));
-    // The name yields to the numbers, but keeps a readable stub.
-    let budget = usize::from(width).saturating_sub(display_width(&rest)).max(12);
+    // The name yields to the numbers but keeps a readable stub; the numbers are cut last.
+    let width = usize::from(width);
+    let budget = width.saturating_sub(display_width(&rest)).max(12);
+    let name = truncate_middle(name, budget.min(width)).into_owned();
+    let rest = truncate_end(&rest, width.saturating_sub(display_width(&name))).into_owned();
     Line::from(vec![
-        Span::styled(truncate_middle(name, budget).into_owned(), theme.title),
+        Span::styled(name, theme.title),
         Span::styled(rest, theme.text),
     ])
 }
