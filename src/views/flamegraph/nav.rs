@@ -72,9 +72,19 @@ fn widest_child(layout: &FlameLayout, depth: usize, index: usize) -> Option<Node
 }
 
 impl FlameState {
-    /// Move the selection; false when there is nowhere to go.
+    /// Move the selection; false when there is nowhere to go. A selection too narrow for a cell (reached by a search) moves from the ancestor
+    /// that shows it.
     pub fn move_selection(&mut self, trie: &StackTrie, layout: &FlameLayout, m: Move) -> bool {
-        match target(trie, layout, self.selected(trie), m) {
+        let mut from = self.selected(trie);
+        if m != Move::Parent {
+            while layout.find(trie, from).is_none() && Some(from) != layout.zoom() {
+                match trie.node(from).parent() {
+                    Some(p) => from = p,
+                    None => break,
+                }
+            }
+        }
+        match target(trie, layout, from, m) {
             Some(node) => {
                 self.select(trie, node);
                 true

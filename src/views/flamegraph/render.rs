@@ -136,13 +136,12 @@ fn draw(
             let cell_area = Rect::new(x, y, text_width, 1);
             match (cell.kind, cell.node) {
                 (CellKind::Merged { count, .. }, _) => {
-                    let label = format!("+{count}");
-                    fill(
-                        buf,
-                        cell_area,
-                        &truncate_end(&label, usize::from(text_width)),
-                        theme.dim,
-                    );
+                    // One column says "more here" with the plus, not an ellipsis.
+                    let label = match text_width {
+                        1 => "+".to_string(),
+                        w => truncate_end(&format!("+{count}"), usize::from(w)).into_owned(),
+                    };
+                    fill(buf, cell_area, &label, theme.dim);
                 }
                 (CellKind::Frame, Some(node)) => {
                     let frame = trie.node(node).frame();
@@ -239,11 +238,11 @@ fn detail_line<'a>(
 }
 
 /// 1234567 → "1,234,567".
-fn group_thousands(n: u64) -> String {
+pub(super) fn group_thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(ch);
@@ -442,7 +441,7 @@ impl View for FlameGraphView {
         };
         self.state.set_search(pattern, trie, &ctx.snapshot.frames);
         match (pattern, self.state.search()) {
-            (Some(p), Some(s)) if s.nodes().is_empty() => {
+            (Some(p), Some(s)) if s.count() == 0 => {
                 Effect::Message(format!("no frame matches /{}/", p.as_str()))
             }
             _ => Effect::None,

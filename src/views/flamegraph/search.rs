@@ -16,8 +16,11 @@ pub struct SearchMatches {
     regex: Regex,
     /// For every frame id, whether its name matches.
     frame_mask: Vec<bool>,
-    /// Matching nodes by (depth, x in the unzoomed graph).
+    /// Matching nodes by depth, then by id; by (depth, x in the unzoomed graph) once
+    /// `ordered` (sorting waits for the first step: a live search is redone per snapshot,
+    /// and most are only looked at, never stepped through).
     nodes: Vec<NodeId>,
+    ordered: bool,
     /// Weight of samples whose stack contains a match, each sample once.
     matched_weight: u64,
     total_weight: u64,
@@ -38,25 +41,30 @@ impl SearchMatches {
         // Node ids run parents before children, so one forward pass knows for every node
         // whether a matching ancestor already counted its samples.
         let mut covered = vec![false; trie.len()];
-        let mut nodes = Vec::new();
+        // Bucketing by depth during the scan gives (depth, id) order without a sort.
+        let mut by_depth: Vec<Vec<NodeId>> = Vec::new();
         let mut matched_weight = 0u64;
         for id in trie.ids() {
             let node = trie.node(id);
             let inherited = node.parent().is_some_and(|p| covered[p.index()]);
             let hit = is_match(id);
             if hit {
-                nodes.push(id);
+                let depth = node.depth as usize;
+                if by_depth.len() <= depth {
+                    by_depth.resize_with(depth + 1, Vec::new);
+                }
+                by_depth[depth].push(id);
                 if !inherited {
                     matched_weight += node.total_weight;
                 }
             }
             covered[id.index()] = inherited || hit;
         }
-        sort_by_depth_then_x(trie, frames, &mut nodes);
         SearchMatches {
             regex,
             frame_mask,
-            nodes,
+            nodes: by_depth.concat(),
+            ordered: false,
             matched_weight,
             total_weight: trie.total_weight(),
             cursor: None,
@@ -67,6 +75,10 @@ impl SearchMatches {
     /// The same pattern over a newer trie; the cursor follows its node by path hash.
     pub fn rebuild(&self, trie: &StackTrie, frames: &FrameTable) -> Self {
         let mut fresh = Self::new(self.regex.clone(), trie, frames);
+        if self.cursor_path.is_none() {
+            return fresh;
+        }
+        fresh.order(trie, frames);
         fresh.cursor = self
             .cursor_path
             .and_then(|h| fresh.nodes.iter().position(|&n| trie.node(n).path_hash == h));
@@ -83,9 +95,22 @@ impl SearchMatches {
         self.frame_mask.get(frame.index()).copied().unwrap_or(false)
     }
 
+    /// How many nodes match.
+    pub fn count(&self) -> usize {
+        self.nodes.len()
+    }
+
     /// Matching nodes by depth, then left to right.
-    pub fn nodes(&self) -> &[NodeId] {
+    pub fn ordered_nodes(&mut self, trie: &StackTrie, frames: &FrameTable) -> &[NodeId] {
+        self.order(trie, frames);
         &self.nodes
+    }
+
+    fn order(&mut self, trie: &StackTrie, frames: &FrameTable) {
+        if !self.ordered {
+            order_by_x(trie, frames, &mut self.nodes);
+            self.ordered = true;
+        }
     }
 
     /// Share of the samples whose stack contains a match, in percent (0 without samples).
@@ -119,6 +144,7 @@ impl SearchMatches {
         if n == 0 {
             return None;
         }
+        self.order(trie, frames);
         let next = match self.cursor.filter(|&c| self.nodes[c] == from) {
             Some(c) if forward => (c + 1) % n,
             Some(c) => (c + n - 1) % n,
@@ -161,11 +187,10 @@ fn depth_x_order(trie: &StackTrie, frames: &FrameTable, a: NodeId, b: NodeId) ->
     Ordering::Equal
 }
 
-/// Bulk-built tries number nodes in name-order preorder, so sorting by (depth, id) is
-/// already the x order; the check confirms it and the exact sort runs only when it fails
-/// (a trie grown by live inserts).
-fn sort_by_depth_then_x(trie: &StackTrie, frames: &FrameTable, nodes: &mut [NodeId]) {
-    nodes.sort_unstable_by_key(|&n| (trie.node(n).depth, n));
+/// `nodes` come by (depth, id). Bulk-built tries number nodes in name-order preorder, so
+/// that is already the x order; the check confirms it and the exact sort runs only when it
+/// fails (a trie grown by live inserts).
+fn order_by_x(trie: &StackTrie, frames: &FrameTable, nodes: &mut [NodeId]) {
     let ordered = nodes
         .windows(2)
         .all(|w| depth_x_order(trie, frames, w[0], w[1]) != Ordering::Greater);
@@ -198,13 +223,13 @@ mod tests {
         ]);
         let t = StackTrie::from_selection(&p, &Selection::all().matcher(&p));
         let s = SearchMatches::new(Regex::new("^work$").unwrap(), &t, &p.frames);
-        assert_eq!(s.nodes().len(), 2);
+        assert_eq!(s.count(), 2);
         assert_eq!(s.matched_weight(), 5);
         assert!((s.percent() - 50.0).abs() < 1e-9);
         assert!(s.matches_frame(p.frames.get("work").unwrap()));
         assert!(!s.matches_frame(p.frames.get("idle").unwrap()));
         let none = SearchMatches::new(Regex::new("nothing").unwrap(), &t, &p.frames);
-        assert_eq!((none.nodes().len(), none.percent()), (0, 0.0));
+        assert_eq!((none.count(), none.percent()), (0, 0.0));
     }
 
     #[test]
@@ -217,7 +242,11 @@ mod tests {
         ]);
         let t = StackTrie::from_selection(&p, &Selection::all().matcher(&p));
         let mut s = SearchMatches::new(Regex::new("hit").unwrap(), &t, &p.frames);
-        let order: Vec<String> = s.nodes().iter().map(|&n| name(&p, &t, n)).collect();
+        let order: Vec<String> = s
+            .ordered_nodes(&t, &p.frames)
+            .iter()
+            .map(|&n| name(&p, &t, n))
+            .collect();
         assert_eq!(order, ["main;hit", "other;hit", "main;a;hit", "main;b;hit"]);
         let mut seen = Vec::new();
         let mut at = NodeId::ROOT;
@@ -229,7 +258,8 @@ mod tests {
         assert_eq!(seen[3], "main;b;hit");
         assert_eq!(seen[4], "main;hit", "wraps around");
         assert_eq!(s.position(), Some(1));
-        let back = s.step(false, s.nodes()[0], &t, &p.frames).unwrap();
+        let first = s.ordered_nodes(&t, &p.frames)[0];
+        let back = s.step(false, first, &t, &p.frames).unwrap();
         assert_eq!(name(&p, &t, back), "main;b;hit");
         assert_eq!(s.position(), Some(4));
     }
@@ -247,9 +277,9 @@ mod tests {
         let mut t = StackTrie::new();
         t.insert([main, z, hit], 1, &frames);
         t.insert([main, a, hit], 1, &frames);
-        let s = SearchMatches::new(Regex::new("hit").unwrap(), &t, &frames);
+        let mut s = SearchMatches::new(Regex::new("hit").unwrap(), &t, &frames);
         let parents: Vec<&str> = s
-            .nodes()
+            .ordered_nodes(&t, &frames)
             .iter()
             .map(|&n| {
                 let parent = t.node(n).parent().unwrap();

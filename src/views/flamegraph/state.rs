@@ -296,7 +296,7 @@ impl FlameState {
     /// "match 12.3% · 4/17" while searching.
     pub fn hint(&self) -> Option<String> {
         let s = self.search.as_ref()?;
-        let n = s.nodes().len();
+        let n = s.count();
         Some(match s.position() {
             Some(at) => format!("match {:.1}% · {at}/{n}", s.percent()),
             None => format!("match {:.1}% · {n} frames", s.percent()),

@@ -365,3 +365,23 @@ fn mouse_selects_zooms_and_scrolls() {
     rendered(&mut v, &c, 20, 6);
     assert_eq!(v.state().scroll(), 6);
 }
+
+#[test]
+fn a_match_too_narrow_for_a_cell_is_zoomed_into_view() {
+    let s = snapshot(&[
+        (&["main", "big"], 998, None),
+        (&["main", "tiny1", "x"], 1, None),
+        (&["main", "tiny2"], 1, None),
+    ]);
+    let theme = Theme::default();
+    let c = ctx(&s, &theme);
+    let mut v = FlameGraphView::new();
+    rendered(&mut v, &c, 80, 24);
+    v.search(Some(&Regex::new("^tiny1$").unwrap()), &c);
+    press_all(&mut v, &[Action::NextMatch], &c);
+    // Under main the pair shares one "+2" column, so the match itself is zoomed.
+    assert_eq!(selected(&v, &s), "main;tiny1");
+    assert_eq!(zoomed(&v, &s), "main;tiny1");
+    press_all(&mut v, &[Action::Down], &c);
+    assert_eq!(selected(&v, &s), "main;tiny1;x");
+}

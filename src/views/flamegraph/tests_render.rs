@@ -112,8 +112,8 @@ fn merged_cells_read_plus_n_in_dim() {
     let c = ctx(&s, &theme);
     let mut v = FlameGraphView::new();
     let buf = draw(&mut v, &c, 20, 5);
-    // 4 children of 0.2 columns each share one column at x 19: "+4" cut to "…".
-    assert_eq!(lines(&buf)[2], "big                …");
+    // 4 children of 0.2 columns each share one column at x 19, shown as "+".
+    assert_eq!(lines(&buf)[2], "big                +");
     assert_eq!(buf[(19, 2)].fg, theme.dim.fg.unwrap());
     let buf = draw(&mut v, &c, 60, 5);
     assert_eq!(lines(&buf)[2], format!("big{}+4", " ".repeat(55)));
@@ -171,4 +171,13 @@ fn panes_draw_another_trie_with_their_own_state() {
             "main · total 80 (80.0%) · sel…",
         ]
     );
+}
+
+#[test]
+fn big_counts_are_grouped() {
+    use super::render::group_thousands;
+    assert_eq!(group_thousands(0), "0");
+    assert_eq!(group_thousands(999), "999");
+    assert_eq!(group_thousands(1000), "1,000");
+    assert_eq!(group_thousands(1_234_567), "1,234,567");
 }
