@@ -1,0 +1,66 @@
+//! The flamegraph view: an icicle of the stack trie (root on top, one row per depth),
+//! or of the inverted trie (leaf functions on top, their callers below).
+//!
+//! - `layout` — pure cell geometry (largest-remainder widths, "+N" merges);
+//! - `state` — selection, zoom, orientation, search and scroll, held by path hash;
+//! - `nav` — keyboard movement over the laid-out cells;
+//! - `search` — regex matches, their order and the match coverage;
+//! - `render` — drawing (also for per-instance panes) and the [`View`] implementation.
+//!
+//! It reads only the [`Snapshot`](crate::live::Snapshot) it is given.
+
+mod layout;
+mod nav;
+mod render;
+mod search;
+mod state;
+
+#[cfg(test)]
+mod tests_keys;
+#[cfg(test)]
+mod tests_render;
+
+use ratatui::layout::Rect;
+
+pub use layout::{Cell, CellKind, FlameLayout, largest_remainder, layout};
+pub use nav::Move;
+pub use render::{render_flamegraph, render_flamegraph_with_focus};
+pub use search::SearchMatches;
+pub use state::{FlameState, active_trie};
+
+/// The full-screen flamegraph.
+#[derive(Clone, Debug)]
+pub struct FlameGraphView {
+    state: FlameState,
+    /// Where the graph rows were last drawn (mouse hit-test, page size, layout width).
+    graph: Rect,
+    /// Where the breadcrumb line was last drawn (a click there zooms out).
+    breadcrumb: Option<Rect>,
+}
+
+impl Default for FlameGraphView {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl FlameGraphView {
+    pub fn new() -> Self {
+        FlameGraphView {
+            state: FlameState::new(),
+            // Until the first draw, assume an 80×24 terminal minus the detail line.
+            graph: Rect::new(0, 0, 80, 23),
+            breadcrumb: None,
+        }
+    }
+
+    pub fn state(&self) -> &FlameState {
+        &self.state
+    }
+
+    /// Whether the view shows (or waits for) the inverted trie: the app builds
+    /// `Snapshot::inverted` while this is true.
+    pub fn wants_inverted(&self) -> bool {
+        self.state.is_inverted()
+    }
+}
