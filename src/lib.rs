@@ -13,6 +13,7 @@
 //!   hotspots, diffs.
 //! - [`export`] writes every artifact from the model; [`batch`] runs the headless commands.
 
+pub mod app;
 pub mod batch;
 pub mod config;
 pub mod export;

@@ -1,14 +1,24 @@
 //! The perfscope command line: parses arguments and hands them to the library.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use perfscope::app::launch::run_tui;
+use perfscope::app::{AppConfig, ViewKind};
 use perfscope::batch::{diff, report};
+use perfscope::config::keymap::{config_dir, resolve_keymap};
+use perfscope::config::theme::{detect_color_depth, resolve_theme};
+use perfscope::export::artifacts::markers_from_secs;
 use perfscope::export::artifacts::{FlamegraphKind, StackFormat};
 use perfscope::ingest::open::{Input, OpenOptions, SymbolSource, looks_folded};
+use perfscope::live::LiveMode;
+use perfscope::live::export::ExportRequest;
+use perfscope::live::source::FileSource;
+use perfscope::model::{Focus, Selection};
 use perfscope::symbols::SymbolStyle;
 
 #[derive(Parser)]
@@ -28,6 +38,101 @@ enum Command {
     Report(ReportArgs),
     /// Compare two profiles: top changed functions and a differential flamegraph.
     Diff(DiffArgs),
+    /// Explore a recorded profile in the terminal UI (qperf.bin with --elf, or folded).
+    Open(OpenArgs),
+}
+
+#[derive(Args)]
+struct TuiArgs {
+    /// Keymap: "default", "vim" or a TOML file (default: <config dir>/keymap.toml, else built-in).
+    #[arg(long, value_name = "NAME|FILE")]
+    keymap: Option<String>,
+    /// Theme: "dark", "light", "mono" or a TOML file (default: <config dir>/theme.toml, else dark).
+    #[arg(long, value_name = "NAME|FILE")]
+    theme: Option<String>,
+    /// Do not capture the mouse (keeps the terminal's own text selection).
+    #[arg(long)]
+    no_mouse: bool,
+    /// Milliseconds between live refreshes.
+    #[arg(long, value_name = "MS", default_value_t = 1000)]
+    refresh_ms: u64,
+    /// Live mode at start.
+    #[arg(long, value_enum, default_value_t = ModeArg::Accumulate, ignore_case = true)]
+    mode: ModeArg,
+    /// Seconds the sliding mode keeps.
+    #[arg(long, value_name = "S", default_value_t = 10.0)]
+    sliding_seconds: f64,
+    /// Factor the decay mode multiplies older weights by at each refresh (perf top: 0.875).
+    #[arg(long, value_name = "F", default_value_t = 0.875)]
+    decay: f64,
+    /// The view shown first.
+    #[arg(long, value_enum, default_value_t = ViewKind::Flamegraph, ignore_case = true)]
+    view: ViewKind,
+}
+
+#[derive(Args)]
+struct OpenArgs {
+    /// qperf.bin (needs --elf or --kallsyms) or folded file.
+    input: PathBuf,
+    #[command(flatten)]
+    symbols: SymbolArgs,
+    /// A console log to show in the console pane.
+    #[arg(long, value_name = "FILE")]
+    console: Option<PathBuf>,
+    #[command(flatten)]
+    window: WindowArgs,
+    /// Where the export key writes: <DIR>/perf/<arch>/latest/.
+    #[arg(long, short = 'o', value_name = "DIR", default_value = "perfscope-out")]
+    out: PathBuf,
+    /// Architecture name for the export path (default: from the ELF).
+    #[arg(long)]
+    arch: Option<String>,
+    #[command(flatten)]
+    tui: TuiArgs,
+}
+
+#[derive(Copy, Clone, ValueEnum)]
+enum ModeArg {
+    Accumulate,
+    Sliding,
+    Decay,
+}
+
+impl TuiArgs {
+    /// The app configuration these flags (and the config directory) describe.
+    fn config(&self, export: ExportRequest, selection: Selection) -> anyhow::Result<AppConfig> {
+        let dir = config_dir();
+        let keymap = resolve_keymap(self.keymap.as_deref().map(Path::new), dir.as_deref())?;
+        let depth = detect_color_depth(|k| std::env::var(k).ok());
+        let theme = resolve_theme(self.theme.as_deref(), dir.as_deref(), depth)?;
+        if !(0.0..=1.0).contains(&self.decay) {
+            bail!("--decay must be between 0 and 1 (got {})", self.decay);
+        }
+        if !(self.sliding_seconds > 0.0) {
+            bail!(
+                "--sliding-seconds must be positive (got {})",
+                self.sliding_seconds
+            );
+        }
+        Ok(AppConfig {
+            keymap,
+            theme,
+            mouse: !self.no_mouse,
+            export,
+            refresh: Duration::from_millis(self.refresh_ms.max(50)),
+            sliding_seconds: self.sliding_seconds,
+            decay_factor: self.decay,
+            selection,
+            mode: match self.mode {
+                ModeArg::Accumulate => LiveMode::Accumulate,
+                ModeArg::Sliding => LiveMode::Sliding {
+                    seconds: self.sliding_seconds,
+                },
+                ModeArg::Decay => LiveMode::Decay { factor: self.decay },
+            },
+            initial_view: self.view,
+        })
+    }
 }
 
 #[derive(Args)]
@@ -44,6 +149,21 @@ struct SymbolArgs {
     /// Keep only frames inside the kernel's text range (firmware and user addresses are dropped and counted).
     #[arg(long)]
     kernel_filter: bool,
+}
+
+/// Which samples count: a focus and the marker window.
+#[derive(Args)]
+struct WindowArgs {
+    /// Focus on samples whose stack has a frame matching REGEX (report: extra *.focus.*
+    /// artifacts; TUI: the initial focus, changed later with the focus key).
+    #[arg(long, value_name = "REGEX")]
+    focus: Option<String>,
+    /// Main window start, seconds on the sample clock (samples before are "boot").
+    #[arg(long, value_name = "S")]
+    start_sec: Option<f64>,
+    /// Main window end, seconds on the sample clock (samples from here on are "post").
+    #[arg(long, value_name = "S")]
+    stop_sec: Option<f64>,
 }
 
 #[derive(Args)]
@@ -66,15 +186,8 @@ struct ReportArgs {
     format: FormatArg,
     #[arg(long, value_enum, default_value_t = KindArg::Svg, ignore_case = true)]
     flamegraph_kind: KindArg,
-    /// Also write *.focus.* artifacts for samples whose stack has a frame matching REGEX.
-    #[arg(long, value_name = "REGEX")]
-    focus: Option<String>,
-    /// Main window start, seconds on the sample clock (samples before are "boot").
-    #[arg(long, value_name = "S")]
-    start_sec: Option<f64>,
-    /// Main window end, seconds on the sample clock (samples from here on are "post").
-    #[arg(long, value_name = "S")]
-    stop_sec: Option<f64>,
+    #[command(flatten)]
+    window: WindowArgs,
     /// Do not prune narrow frames from the flamegraphs.
     #[arg(long)]
     no_truncate: bool,
@@ -178,9 +291,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             };
             o.symbol_style = a.symbols.style();
             o.kernel_filter = a.symbols.kernel_filter;
-            o.focus = a.focus.clone();
-            o.start_sec = a.start_sec;
-            o.stop_sec = a.stop_sec;
+            o.focus = a.window.focus.clone();
+            o.start_sec = a.window.start_sec;
+            o.stop_sec = a.window.stop_sec;
             o.no_truncate = a.no_truncate;
             o.min_percent = a.min_percent;
             o.top = a.top;
@@ -200,6 +313,39 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             };
             let outcome = diff::run(&o)?;
             print!("{}", diff::summary(&outcome, o.top));
+        }
+        Command::Open(a) => {
+            if a.input.extension().is_some_and(|e| e == "db") {
+                bail!(
+                    "{} looks like a session database; SQLite sessions come with `--record` (the host source)",
+                    a.input.display()
+                );
+            }
+            let input = a.symbols.input(a.input.clone())?;
+            let focus = a
+                .window
+                .focus
+                .as_deref()
+                .map(Focus::new)
+                .transpose()
+                .context("--focus is not a valid regular expression")?;
+            let markers = markers_from_secs(a.window.start_sec, a.window.stop_sec);
+            let selection = Selection::all().with_focus(focus);
+            let export = ExportRequest {
+                out_dir: a.out.clone(),
+                arch: a.arch.clone(),
+            };
+            let config = a.tui.config(export, selection)?;
+            let source = FileSource::new(
+                input,
+                OpenOptions {
+                    style: a.symbols.style(),
+                    kernel_filter: a.symbols.kernel_filter,
+                },
+                a.console.clone(),
+                markers,
+            );
+            run_tui(config, Box::new(source), &a.input.display().to_string())?;
         }
     }
     Ok(())

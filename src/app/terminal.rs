@@ -23,7 +23,11 @@ pub fn restore_terminal(mouse: bool) {
     if mouse {
         let _ = execute!(io::stdout(), DisableMouseCapture);
     }
-    let _ = execute!(io::stdout(), LeaveAlternateScreen, ratatui::crossterm::cursor::Show);
+    let _ = execute!(
+        io::stdout(),
+        LeaveAlternateScreen,
+        ratatui::crossterm::cursor::Show
+    );
 }
 
 impl TerminalGuard {

@@ -37,7 +37,9 @@ impl Aggregate {
         self.per_stack[index] += weight;
         match self.leaf_of_stack[index] {
             NO_NODE => {
-                let leaf = self.trie.insert(profile.stack_frames(stack), weight, &profile.frames);
+                let leaf = self
+                    .trie
+                    .insert(profile.stack_frames(stack), weight, &profile.frames);
                 self.leaf_of_stack[index] = leaf.0;
             }
             leaf => self.trie.add_to_path(NodeId(leaf), weight),

@@ -153,10 +153,14 @@ impl SnapshotBuilder {
             }
         };
 
-        let inverted = self
-            .wants
-            .inverted
-            .then(|| Arc::new(StackTrie::from_stack_weights(profile, &per_stack, TrieOrder::LeafFirst)));
+        let inverted = self.wants.inverted.then(|| {
+            let t = StackTrie::from_stack_weights(profile, &per_stack, TrieOrder::LeafFirst);
+            t.build_index();
+            Arc::new(t)
+        });
+        // Views re-find their selection by path hash at every snapshot: build the index
+        // here, off the UI thread (a clone of the aggregate's trie already has it).
+        trie.build_index();
         let instances = if self.wants.instances {
             self.instance_slices(profile, &matcher, base)
         } else {
@@ -197,16 +201,29 @@ impl SnapshotBuilder {
     }
 
     /// One pass over the samples, one trie per instance that has selected samples.
-    fn instance_slices(&self, profile: &Profile, matcher: &SelectionMatcher, base: usize) -> Vec<InstanceSlice> {
+    fn instance_slices(
+        &self,
+        profile: &Profile,
+        matcher: &SelectionMatcher,
+        base: usize,
+    ) -> Vec<InstanceSlice> {
         let mut by_instance: FxHashMap<InstanceId, FxHashMap<StackId, u64>> = FxHashMap::default();
         for s in profile.samples()[base..].iter().filter(|s| matcher.selects(s)) {
-            *by_instance.entry(s.instance).or_default().entry(s.stack).or_default() += s.weight;
+            *by_instance
+                .entry(s.instance)
+                .or_default()
+                .entry(s.stack)
+                .or_default() += s.weight;
         }
         let mut ids: Vec<InstanceId> = by_instance.keys().copied().collect();
         ids.sort();
         ids.into_iter()
             .map(|id| {
-                let trie = StackTrie::from_stack_list(profile, by_instance[&id].iter().map(|(&s, &w)| (s, w)), TrieOrder::RootFirst);
+                let trie = StackTrie::from_stack_list(
+                    profile,
+                    by_instance[&id].iter().map(|(&s, &w)| (s, w)),
+                    TrieOrder::RootFirst,
+                );
                 let hotspots = Hotspots::from_trie(&trie, &profile.frames);
                 InstanceSlice {
                     id,

@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
-use crate::export::artifacts::{self, ArtifactOptions, ArtifactSet, ArtifactSource, FlamegraphKind, StackFormat};
+use crate::export::artifacts::{
+    self, ArtifactOptions, ArtifactSet, ArtifactSource, FlamegraphKind, StackFormat,
+};
 use crate::export::window::WindowInfo;
 use crate::model::PhaseMarkers;
 

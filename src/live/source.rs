@@ -71,7 +71,8 @@ impl Source for FileSource {
         state.stats.source = state.input.path.clone();
         state.stats.finished = true;
         if let Some(path) = &self.console {
-            let text = std::fs::read(path).with_context(|| format!("cannot read console log {}", path.display()))?;
+            let text =
+                std::fs::read(path).with_context(|| format!("cannot read console log {}", path.display()))?;
             state.console.push_bytes(None, &text);
         }
         Ok(SourcePoll::Finished)

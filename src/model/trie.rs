@@ -303,6 +303,12 @@ impl StackTrie {
         kids
     }
 
+    /// Build the path-hash index now (on the thread that can afford it) rather than at
+    /// the first [`find_path`](Self::find_path).
+    pub fn build_index(&self) {
+        self.path_index();
+    }
+
     /// The node with this path hash, if the path exists.
     pub fn find_path(&self, path_hash: u64) -> Option<NodeId> {
         self.path_index().get(&path_hash).copied()

@@ -1,1 +1,307 @@
-//! (being written)
+//! Per-instance panes: the hotspot table or the flamegraph of each CPU / vCPU / thread
+//! side by side, a compact one-line-per-instance grid when there are too many for panes,
+//! and Enter to show one instance full-screen.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::widgets::{Block, Borders, Widget};
+
+use crate::app::ViewKind;
+use crate::config::{Action, KeyContext};
+use crate::live::InstanceSlice;
+use crate::model::hotspots::percent;
+
+use super::flamegraph::{FlameState, render_flamegraph};
+use super::text::{display_width, truncate_middle};
+use super::{Effect, View, ViewContext};
+
+/// Smallest pane worth drawing, in cells.
+const MIN_PANE_WIDTH: u16 = 28;
+const MIN_PANE_HEIGHT: u16 = 6;
+/// Width of one entry of the compact grid.
+const COMPACT_WIDTH: u16 = 40;
+
+/// The grid of instances.
+pub struct InstancesView {
+    base: ViewKind,
+    selected: usize,
+    /// Pane rectangles of the last draw, in instance order (for clicks).
+    panes: Vec<Rect>,
+    /// Columns of the last layout (for Up/Down).
+    columns: usize,
+    scroll: usize,
+}
+
+impl Default for InstancesView {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// How the panes are arranged.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum GridLayout {
+    /// `columns × rows` panes, each at least the minimum size.
+    Panes { columns: usize, rows: usize },
+    /// One line per instance in `columns` columns.
+    Compact { columns: usize },
+}
+
+/// Pick the layout: the pane grid with the biggest panes that still fit, else compact.
+pub fn grid_layout(instances: usize, area: Rect) -> GridLayout {
+    let n = instances.max(1);
+    let mut best: Option<(usize, usize, u32)> = None;
+    for columns in 1..=n {
+        let rows = n.div_ceil(columns);
+        let w = area.width / columns as u16;
+        let h = area.height / rows as u16;
+        if w >= MIN_PANE_WIDTH && h >= MIN_PANE_HEIGHT {
+            // Terminal cells are about twice as tall as wide: weigh height double.
+            let score = u32::from(w).min(u32::from(h) * 2);
+            if best.is_none_or(|(_, _, s)| score > s) {
+                best = Some((columns, rows, score));
+            }
+        }
+    }
+    match best {
+        Some((columns, rows, _)) => GridLayout::Panes { columns, rows },
+        None => GridLayout::Compact {
+            columns: (area.width / COMPACT_WIDTH).max(1) as usize,
+        },
+    }
+}
+
+impl InstancesView {
+    pub fn new() -> Self {
+        Self {
+            base: ViewKind::Hotspots,
+            selected: 0,
+            panes: Vec::new(),
+            columns: 1,
+            scroll: 0,
+        }
+    }
+
+    /// Which view each pane shows (the view the split was asked from).
+    pub fn set_base(&mut self, base: ViewKind) {
+        self.base = base;
+    }
+
+    pub fn selected(&self) -> usize {
+        self.selected
+    }
+
+    fn pane(
+        &self,
+        slice: &InstanceSlice,
+        total: u64,
+        area: Rect,
+        buf: &mut Buffer,
+        ctx: &ViewContext,
+        selected: bool,
+    ) {
+        let theme = ctx.theme;
+        let title = format!(
+            " {} · {} ({:.1}%) ",
+            slice.label,
+            slice.trie.total_weight(),
+            percent(slice.trie.total_weight(), total)
+        );
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(if selected {
+                theme.border_focused
+            } else {
+                theme.border
+            })
+            .title(truncate_middle(&title, area.width.saturating_sub(2) as usize).into_owned())
+            .title_style(if selected { theme.title } else { theme.dim });
+        let inner = block.inner(area);
+        block.render(area, buf);
+        match self.base {
+            ViewKind::Flamegraph => {
+                let state = FlameState::default();
+                render_flamegraph(&slice.trie, &ctx.snapshot.frames, &state, inner, buf, theme);
+            }
+            _ => {
+                for (row, h) in slice.hotspots.rows.iter().take(inner.height as usize).enumerate() {
+                    let y = inner.y + row as u16;
+                    let pct = format!("{:5.1}% ", slice.hotspots.percent(h.self_weight));
+                    let (x, _) = buf.set_stringn(inner.x, y, &pct, inner.width as usize, theme.dim);
+                    let room = (inner.x + inner.width).saturating_sub(x) as usize;
+                    let name = truncate_middle(ctx.snapshot.frames.name(h.frame), room);
+                    buf.set_stringn(x, y, &name, room, theme.text);
+                }
+            }
+        }
+    }
+
+    fn compact(
+        &mut self,
+        slices: &[InstanceSlice],
+        total: u64,
+        area: Rect,
+        buf: &mut Buffer,
+        ctx: &ViewContext,
+        columns: usize,
+    ) {
+        let theme = ctx.theme;
+        let rows = area.height.max(1) as usize;
+        // Keep the selected entry on screen.
+        let per_screen = rows * columns;
+        if self.selected < self.scroll {
+            self.scroll = self.selected / columns * columns;
+        } else if self.selected >= self.scroll + per_screen {
+            self.scroll = (self.selected / columns + 1).saturating_sub(rows) * columns;
+        }
+        let width = area.width / columns as u16;
+        for (i, slice) in slices.iter().enumerate().skip(self.scroll).take(per_screen) {
+            let k = i - self.scroll;
+            let (r, c) = (k / columns, k % columns);
+            let rect = Rect::new(
+                area.x + c as u16 * width,
+                area.y + r as u16,
+                width.saturating_sub(1),
+                1,
+            );
+            self.panes[i] = rect;
+            let top = slice
+                .hotspots
+                .rows
+                .first()
+                .map(|h| ctx.snapshot.frames.name(h.frame))
+                .unwrap_or("");
+            let head = format!(
+                "{:<10} {:5.1}% ",
+                slice.label,
+                percent(slice.trie.total_weight(), total)
+            );
+            let style = if i == self.selected {
+                theme.selected
+            } else {
+                theme.text
+            };
+            let (x, _) = buf.set_stringn(
+                rect.x,
+                rect.y,
+                truncate_middle(&head, rect.width as usize),
+                rect.width as usize,
+                style,
+            );
+            let room = (rect.x + rect.width).saturating_sub(x) as usize;
+            if room > 0 && display_width(top) > 0 {
+                buf.set_stringn(
+                    x,
+                    rect.y,
+                    truncate_middle(top, room),
+                    room,
+                    if i == self.selected {
+                        theme.selected
+                    } else {
+                        theme.dim
+                    },
+                );
+            }
+        }
+    }
+}
+
+impl View for InstancesView {
+    fn key_context(&self) -> KeyContext {
+        KeyContext::Instances
+    }
+
+    fn render(&mut self, area: Rect, buf: &mut Buffer, ctx: &ViewContext) {
+        let slices = ctx.snapshot.instances.clone();
+        self.panes = vec![Rect::default(); slices.len()];
+        if area.width == 0 || area.height == 0 {
+            return;
+        }
+        if slices.is_empty() {
+            let text = if ctx.snapshot.instance_labels.len() > 1 {
+                "splitting per instance…"
+            } else {
+                "one instance only: nothing to split (CPU, vCPU or thread)"
+            };
+            buf.set_stringn(
+                area.x + 1,
+                area.y,
+                text,
+                area.width.saturating_sub(1) as usize,
+                ctx.theme.dim,
+            );
+            return;
+        }
+        self.selected = self.selected.min(slices.len() - 1);
+        let total = ctx.snapshot.trie.total_weight();
+        match grid_layout(slices.len(), area) {
+            GridLayout::Panes { columns, rows } => {
+                self.columns = columns;
+                let w = area.width / columns as u16;
+                let h = area.height / rows as u16;
+                for (i, slice) in slices.iter().enumerate() {
+                    let (r, c) = (i / columns, i % columns);
+                    // The last column and row take the rounding remainder.
+                    let x = area.x + c as u16 * w;
+                    let y = area.y + r as u16 * h;
+                    let width = if c + 1 == columns {
+                        area.x + area.width - x
+                    } else {
+                        w
+                    };
+                    let height = if r + 1 == rows {
+                        area.y + area.height - y
+                    } else {
+                        h
+                    };
+                    let rect = Rect::new(x, y, width, height);
+                    self.panes[i] = rect;
+                    self.pane(slice, total, rect, buf, ctx, i == self.selected);
+                }
+            }
+            GridLayout::Compact { columns } => {
+                self.columns = columns;
+                self.compact(&slices, total, area, buf, ctx, columns);
+            }
+        }
+    }
+
+    fn handle(&mut self, action: Action, ctx: &ViewContext) -> Effect {
+        let n = ctx.snapshot.instances.len();
+        if n == 0 {
+            return Effect::None;
+        }
+        let cols = self.columns.max(1);
+        match action {
+            Action::Left | Action::PrevSibling => self.selected = self.selected.saturating_sub(1),
+            Action::Right | Action::NextSibling => self.selected = (self.selected + 1).min(n - 1),
+            Action::Up => self.selected = self.selected.saturating_sub(cols),
+            Action::Down => self.selected = (self.selected + cols).min(n - 1),
+            Action::Top => self.selected = 0,
+            Action::Bottom => self.selected = n - 1,
+            Action::Activate | Action::ZoomIn => {
+                return Effect::ShowInstance(ctx.snapshot.instances[self.selected].id);
+            }
+            _ => {}
+        }
+        Effect::None
+    }
+
+    fn click(&mut self, column: u16, row: u16, double: bool, ctx: &ViewContext) -> Effect {
+        let hit = self
+            .panes
+            .iter()
+            .position(|r| column >= r.x && column < r.x + r.width && row >= r.y && row < r.y + r.height);
+        if let Some(i) = hit {
+            self.selected = i;
+            if double {
+                return self.handle(Action::Activate, ctx);
+            }
+        }
+        Effect::None
+    }
+
+    fn hint(&self) -> Option<String> {
+        Some("per instance · Enter shows one full-screen".into())
+    }
+}

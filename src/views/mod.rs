@@ -42,6 +42,8 @@ pub enum Effect {
     SetFocus(Option<String>),
     /// Look only at this time window (`TimeWindow::ALL` for the whole run).
     SetWindow(TimeWindow),
+    /// Show this instance full-screen (the per-instance grid's Enter).
+    ShowInstance(crate::model::InstanceId),
     /// Show a one-line message in the status line.
     Message(String),
 }

@@ -58,7 +58,12 @@ pub fn status_parts(snapshot: &Snapshot, info: &StatusInfo, theme: &Theme) -> Ve
     let state = if info.frozen {
         "FROZEN".to_string()
     } else if !stats.finished {
-        if snapshot.generation == 0 { "loading" } else { "live" }.to_string()
+        if snapshot.generation == 0 {
+            "loading"
+        } else {
+            "live"
+        }
+        .to_string()
     } else {
         "done".to_string()
     };
@@ -77,7 +82,11 @@ pub fn status_parts(snapshot: &Snapshot, info: &StatusInfo, theme: &Theme) -> Ve
     ));
     if stats.lost > 0 || stats.dropped > 0 {
         parts.push((
-            format!("lost {} dropped {}", count_label(stats.lost), count_label(stats.dropped)),
+            format!(
+                "lost {} dropped {}",
+                count_label(stats.lost),
+                count_label(stats.dropped)
+            ),
             theme.warning.patch(theme.status),
         ));
     }
@@ -93,7 +102,10 @@ pub fn status_parts(snapshot: &Snapshot, info: &StatusInfo, theme: &Theme) -> Ve
         format!("{} {}ms", snapshot.mode.label(), info.refresh.as_millis()),
         theme.status,
     ));
-    parts.push((format!("{:.1}ms", info.frame_time.as_secs_f64() * 1e3), theme.status));
+    parts.push((
+        format!("{:.1}ms", info.frame_time.as_secs_f64() * 1e3),
+        theme.status,
+    ));
     parts.push((truncate_middle(&stats.source, 40).into_owned(), theme.status));
     if let Some(m) = info.message.as_ref().or(info.hint.as_ref()) {
         // The message matters most after the state: put it second.
@@ -163,7 +175,11 @@ mod tests {
         );
         let mut wide = Buffer::empty(Rect::new(0, 0, 120, 1));
         render_status(wide.area, &mut wide, &snap, &info, &theme);
-        assert!(line(&wide, 0).contains("│ 2.5ms │ assets/tinyk-riscv64.qperf.bin"), "{}", line(&wide, 0));
+        assert!(
+            line(&wide, 0).contains("│ 2.5ms │ assets/tinyk-riscv64.qperf.bin"),
+            "{}",
+            line(&wide, 0)
+        );
         assert_eq!(buf[(1, 0)].style().fg, theme.status_accent.fg);
         let mut narrow = Buffer::empty(Rect::new(0, 0, 5, 1));
         render_status(narrow.area, &mut narrow, &snap, &info, &theme);

@@ -2,3 +2,4 @@
 #![allow(dead_code)] // each test binary uses a different part
 
 pub mod guest;
+pub mod tmux;

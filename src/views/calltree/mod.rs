@@ -463,6 +463,10 @@ impl View for CallTreeView {
         self.ensure_items(ctx.snapshot, ctx.theme, self.width());
     }
 
+    fn wants_inverted(&self) -> bool {
+        self.is_bottom_up()
+    }
+
     fn hint(&self) -> Option<String> {
         let direction = if self.bottom_up { "bottom-up" } else { "top-down" };
         Some(match (&self.search, &self.matches) {

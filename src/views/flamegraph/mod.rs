@@ -57,10 +57,4 @@ impl FlameGraphView {
     pub fn state(&self) -> &FlameState {
         &self.state
     }
-
-    /// Whether the view shows (or waits for) the inverted trie: the app builds
-    /// `Snapshot::inverted` while this is true.
-    pub fn wants_inverted(&self) -> bool {
-        self.state.is_inverted()
-    }
 }

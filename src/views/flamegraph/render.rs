@@ -15,7 +15,7 @@ use regex::Regex;
 use super::FlameGraphView;
 use super::layout::{CellKind, FlameLayout, layout};
 use super::nav::Move;
-use super::state::{FlameState, active_trie};
+use super::state::{FlameState, active_trie, is_within};
 use crate::config::{Action, KeyContext, Theme};
 use crate::model::hash::fnv1a;
 use crate::model::{FrameTable, NodeId, StackTrie};
@@ -489,6 +489,28 @@ impl View for FlameGraphView {
 
     fn snapshot_changed(&mut self, ctx: &ViewContext) {
         self.state.snapshot_changed(ctx.snapshot);
+    }
+
+    fn wants_inverted(&self) -> bool {
+        self.state.is_inverted()
+    }
+
+    /// Select the widest node of `frame` (the shallowest among equals), zooming out if it
+    /// lies outside the zoomed subtree: where hotspots' Enter lands.
+    fn show_function(&mut self, frame: crate::model::FrameId, ctx: &ViewContext) {
+        let Some(trie) = active_trie(ctx.snapshot, self.state.is_inverted()) else {
+            return;
+        };
+        let best = trie
+            .ids()
+            .filter(|&id| trie.node(id).frame() == Some(frame))
+            .max_by_key(|&id| (trie.node(id).total_weight, std::cmp::Reverse(trie.node(id).depth)));
+        if let Some(node) = best {
+            if !is_within(trie, node, self.state.zoom(trie)) {
+                self.state.reset_zoom();
+            }
+            self.state.select(trie, node);
+        }
     }
 
     fn hint(&self) -> Option<String> {

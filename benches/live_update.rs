@@ -1,0 +1,64 @@
+//! A live update on a huge profile: 1,000,000 distinct stacks are already aggregated, a
+//! batch of 10,000 new samples arrives (half on known stacks, half new) and the model
+//! thread builds the next snapshot — what each refresh of a live session costs.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+
+use perfscope::live::LiveMode;
+use perfscope::live::build::SnapshotBuilder;
+use perfscope::live::state::ModelState;
+use perfscope::model::{InstanceId, Selection};
+
+use support::{Rng, distinct_profile, function_names, push, random_stack};
+
+const BASE_SAMPLES: usize = 1_000_000;
+const BATCH: usize = 10_000;
+
+fn live_update(c: &mut Criterion) {
+    let mut state = ModelState {
+        profile: distinct_profile(BASE_SAMPLES),
+        ..ModelState::default()
+    };
+    let names = function_names(4096);
+    let mut rng = Rng::new(7);
+    let mut builder = SnapshotBuilder::new(Selection::all(), LiveMode::Accumulate);
+    let first = builder.build(&state);
+    eprintln!(
+        "live_update: {} samples, {} distinct stacks, {} trie nodes",
+        state.profile.samples().len(),
+        state.profile.stacks.len(),
+        first.trie.len()
+    );
+    let mut group = c.benchmark_group("live_update");
+    group.sample_size(10);
+    group.bench_function("accumulate_10k_batch_1M_distinct", |b| {
+        b.iter_custom(|iters| {
+            let mut spent = Duration::ZERO;
+            for _ in 0..iters {
+                // Arrival of the batch (the source's work, not timed).
+                let n = state.profile.samples().len() as u64;
+                for i in 0..BATCH {
+                    let stack = if i % 2 == 0 {
+                        state.profile.samples()[(rng.next() % n) as usize].stack
+                    } else {
+                        random_stack(&mut state.profile, &names, &mut rng)
+                    };
+                    push(&mut state.profile, stack, n + i as u64, InstanceId(0));
+                }
+                let t = Instant::now();
+                let snapshot = builder.build(&state);
+                spent += t.elapsed();
+                drop(snapshot);
+            }
+            spent
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, live_update);
+criterion_main!(benches);

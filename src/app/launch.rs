@@ -1,0 +1,30 @@
+//! Start the TUI on the real terminal: input and signal threads, the model thread over a
+//! source, the loop, and the terminal restored however the loop ends.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::channel;
+
+use anyhow::Context;
+
+use crate::live::source::Source;
+
+use super::event::{spawn_input_thread, spawn_signal_thread};
+use super::terminal::TerminalGuard;
+use super::{App, AppConfig};
+
+/// Run the TUI until the user quits or a signal arrives.
+pub fn run_tui(config: AppConfig, source: Box<dyn Source>, source_name: &str) -> anyhow::Result<()> {
+    let mouse = config.mouse;
+    let (tx, rx) = channel();
+    spawn_signal_thread(tx.clone()).context("cannot install signal handlers")?;
+    let mut guard = TerminalGuard::enter(mouse).context("cannot start the terminal UI")?;
+    let stop = Arc::new(AtomicBool::new(false));
+    spawn_input_thread(tx.clone(), stop.clone());
+    let mut app = App::new(config, source, source_name, tx);
+    let result = app.run(&mut guard.terminal, &rx);
+    stop.store(true, Ordering::Relaxed);
+    drop(app);
+    drop(guard);
+    result
+}

@@ -1,0 +1,644 @@
+//! The app loop: terminal input, model snapshots and signals come in as [`AppEvent`]s;
+//! keys become [`Action`]s through the keymap; actions change the app or the focused
+//! view, or become commands for the model thread; the screen is redrawn only when
+//! something changed (the dirty flag). Generic over the ratatui `Backend`, so tests
+//! drive the real app on a `TestBackend`.
+
+pub mod event;
+pub mod input_line;
+pub mod launch;
+pub mod terminal;
+pub mod view_kind;
+
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, Sender};
+use std::time::{Duration, Instant};
+
+use ratatui::Terminal;
+use ratatui::backend::Backend;
+use ratatui::buffer::Buffer;
+use ratatui::crossterm::event::{KeyEvent, MouseButton, MouseEvent, MouseEventKind};
+use ratatui::layout::Rect;
+use regex::Regex;
+
+use crate::config::keymap::Keymap;
+use crate::config::{Action, KeyContext, Theme};
+use crate::live::build::Wants;
+use crate::live::export::ExportRequest;
+use crate::live::source::Source;
+use crate::live::worker::{Command, ModelEvent, ModelHandle, ModelOptions, spawn};
+use crate::live::{LiveMode, Snapshot};
+use crate::model::{Focus, Selection};
+use crate::views::calltree::CallTreeView;
+use crate::views::console::ConsoleView;
+use crate::views::flamegraph::FlameGraphView;
+use crate::views::help::{HelpInput, HelpOverlay};
+use crate::views::histogram::HistogramView;
+use crate::views::hotspots::HotspotsView;
+use crate::views::instances::InstancesView;
+use crate::views::status::{StatusInfo, render_status};
+use crate::views::text::truncate_end;
+use crate::views::{Effect, View, ViewContext};
+
+pub use event::AppEvent;
+use input_line::{InputLine, InputOutcome};
+pub use view_kind::ViewKind;
+
+/// Two clicks this close are a double click.
+const DOUBLE_CLICK: Duration = Duration::from_millis(400);
+/// Refresh intervals the +/- keys step through.
+const REFRESH_STEPS_MS: [u64; 7] = [100, 250, 500, 1000, 2000, 5000, 10000];
+
+/// How the app is set up (from the command line and config files).
+pub struct AppConfig {
+    pub keymap: Keymap,
+    pub theme: Theme,
+    pub mouse: bool,
+    pub export: ExportRequest,
+    pub refresh: Duration,
+    /// Seconds the sliding mode keeps.
+    pub sliding_seconds: f64,
+    /// The decay mode's factor per refresh.
+    pub decay_factor: f64,
+    pub selection: Selection,
+    pub mode: LiveMode,
+    /// The view shown first.
+    pub initial_view: ViewKind,
+}
+
+/// Screen areas of the last draw (mouse hits are resolved against them).
+#[derive(Copy, Clone, Debug, Default)]
+struct Areas {
+    tabs: Rect,
+    main: Rect,
+    status: Rect,
+}
+
+/// The application state.
+pub struct App {
+    config: AppConfig,
+    model: ModelHandle,
+    pub snapshot: Arc<Snapshot>,
+    views: Vec<Box<dyn View>>,
+    pub active: ViewKind,
+    instances: InstancesView,
+    pub show_instances: bool,
+    help: Option<HelpOverlay>,
+    input: Option<InputLine>,
+    /// The last search pattern, per view (so `n` works after Enter and switching back).
+    search: Vec<Option<Regex>>,
+    pub message: Option<String>,
+    pub selection: Selection,
+    pub mode: LiveMode,
+    pub frozen: bool,
+    pub refresh: Duration,
+    last_click: Option<(Instant, u16, u16)>,
+    frame_time: Duration,
+    areas: Areas,
+    wants: Wants,
+    /// Paths of the last export (tests and the status message read it).
+    pub last_export: Option<std::path::PathBuf>,
+    pub dirty: bool,
+    pub quit: bool,
+}
+
+impl App {
+    /// Start the model thread over `source`; its events arrive on `events`.
+    pub fn new(
+        config: AppConfig,
+        source: Box<dyn Source>,
+        source_name: &str,
+        events: Sender<AppEvent>,
+    ) -> App {
+        let model = spawn(
+            source,
+            ModelOptions {
+                selection: config.selection.clone(),
+                mode: config.mode,
+                refresh: config.refresh,
+            },
+            move |e| {
+                let _ = events.send(AppEvent::Model(e));
+            },
+        );
+        let views: Vec<Box<dyn View>> = vec![
+            Box::new(HotspotsView::new()),
+            Box::new(FlameGraphView::new()),
+            Box::new(CallTreeView::new()),
+            Box::new(HistogramView::new()),
+            Box::new(crate::views::timeline::TimelineView::new()),
+            Box::new(ConsoleView::new()),
+        ];
+        let mut app = App {
+            selection: config.selection.clone(),
+            mode: config.mode,
+            refresh: config.refresh,
+            active: config.initial_view,
+            config,
+            model,
+            snapshot: Arc::new(Snapshot::empty(source_name)),
+            views,
+            instances: InstancesView::new(),
+            show_instances: false,
+            help: None,
+            input: None,
+            search: vec![None; ViewKind::ALL.len()],
+            message: None,
+            frozen: false,
+            last_click: None,
+            frame_time: Duration::ZERO,
+            areas: Areas::default(),
+            wants: Wants::default(),
+            last_export: None,
+            dirty: true,
+            quit: false,
+        };
+        app.update_wants();
+        app
+    }
+
+    /// Run `f` on the active view with a context (the borrow dance in one place).
+    fn with_view<R>(&mut self, f: impl FnOnce(&mut dyn View, &ViewContext) -> R) -> R {
+        let ctx = ViewContext {
+            snapshot: &self.snapshot,
+            theme: &self.config.theme,
+            focused: true,
+        };
+        f(self.views[self.active.index()].as_mut(), &ctx)
+    }
+
+    fn key_context(&self) -> KeyContext {
+        if self.show_instances && self.active.splits_per_instance() {
+            KeyContext::Instances
+        } else {
+            self.views[self.active.index()].key_context()
+        }
+    }
+
+    /// React to one event.
+    pub fn handle(&mut self, event: AppEvent) {
+        match event {
+            AppEvent::Key(key) => self.key(&key),
+            AppEvent::Mouse(m) => self.mouse(&m),
+            AppEvent::Resize => self.dirty = true,
+            AppEvent::Model(ModelEvent::Snapshot(s)) => self.new_snapshot(s),
+            AppEvent::Model(ModelEvent::Exported(result)) => {
+                self.message = Some(match result {
+                    Ok(set) => {
+                        let dir = set
+                            .files
+                            .iter()
+                            .find(|(l, _)| l == "work_dir")
+                            .map(|(_, p)| p.clone())
+                            .unwrap_or_else(|| self.config.export.out_dir.clone());
+                        let text = format!("exported {} files to {}", set.files.len(), dir.display());
+                        self.last_export = Some(dir);
+                        text
+                    }
+                    Err(e) => format!("export failed: {e}"),
+                });
+                self.dirty = true;
+            }
+            AppEvent::Model(ModelEvent::SourceFailed(e)) => {
+                self.message = Some(format!("source stopped: {e} (what was recorded is kept)"));
+                self.dirty = true;
+            }
+            AppEvent::Terminate(_) => self.quit = true,
+        }
+    }
+
+    fn new_snapshot(&mut self, snapshot: Arc<Snapshot>) {
+        self.snapshot = snapshot;
+        let ctx = ViewContext {
+            snapshot: &self.snapshot,
+            theme: &self.config.theme,
+            focused: true,
+        };
+        for v in &mut self.views {
+            v.snapshot_changed(&ctx);
+        }
+        self.instances.snapshot_changed(&ctx);
+        self.dirty = true;
+    }
+
+    fn key(&mut self, key: &KeyEvent) {
+        self.dirty = true;
+        if let Some(input) = &mut self.input {
+            match input.key(key) {
+                InputOutcome::Edited => {
+                    let text = input.text.clone();
+                    self.apply_search(&text, false);
+                }
+                InputOutcome::Submitted(text) => {
+                    self.input = None;
+                    self.apply_search(&text, true);
+                }
+                InputOutcome::Cancelled => {
+                    self.input = None;
+                    self.message = None;
+                }
+                InputOutcome::Unchanged => {}
+            }
+            return;
+        }
+        let context = self.key_context();
+        let Some(action) = self.config.keymap.lookup(context, key) else {
+            return;
+        };
+        if let Some(help) = &mut self.help {
+            match help.handle(action) {
+                HelpInput::Close => self.help = None,
+                HelpInput::Scrolled => {}
+                HelpInput::Ignored => {
+                    if action == Action::Quit {
+                        self.quit = true;
+                    }
+                }
+            }
+            return;
+        }
+        self.action(action);
+    }
+
+    /// Carry out an action: the app's own, or the focused view's.
+    pub fn action(&mut self, action: Action) {
+        self.dirty = true;
+        self.message = None;
+        if let Some(kind) = ViewKind::shown_by(action) {
+            self.switch_to(kind);
+            return;
+        }
+        match action {
+            Action::Quit => self.quit = true,
+            Action::Help => self.help = Some(HelpOverlay::new()),
+            Action::NextView => self.switch_to(self.active.next()),
+            Action::PrevView => self.switch_to(self.active.prev()),
+            Action::ToggleInstances => {
+                self.show_instances = !self.show_instances;
+                if self.show_instances && !self.active.splits_per_instance() {
+                    self.switch_to(ViewKind::Hotspots);
+                }
+                self.update_wants();
+            }
+            Action::NextInstance => self.cycle_instance(1),
+            Action::PrevInstance => self.cycle_instance(-1),
+            Action::Export => {
+                self.model.send(Command::Export(self.config.export.clone()));
+                self.message = Some(format!("exporting to {} …", self.config.export.out_dir.display()));
+            }
+            Action::ModeAccumulate => self.set_mode(LiveMode::Accumulate),
+            Action::ModeSliding => self.set_mode(LiveMode::Sliding {
+                seconds: self.config.sliding_seconds,
+            }),
+            Action::ModeDecay => self.set_mode(LiveMode::Decay {
+                factor: self.config.decay_factor,
+            }),
+            Action::ToggleFreeze => {
+                self.frozen = !self.frozen;
+                self.model.send(Command::Freeze(self.frozen));
+            }
+            Action::Reset => {
+                self.model.send(Command::Reset);
+                self.message = Some("reset: counting from now (the recording keeps everything)".into());
+            }
+            Action::RefreshFaster => self.step_refresh(-1),
+            Action::RefreshSlower => self.step_refresh(1),
+            Action::Search => {
+                let current = self.search[self.active.index()]
+                    .as_ref()
+                    .map(|r| r.as_str().to_string())
+                    .unwrap_or_default();
+                self.input = Some(InputLine::new("/", &current));
+            }
+            Action::ClearSearch => self.apply_search("", true),
+            _ if self.show_instances && self.active.splits_per_instance() => {
+                let ctx = ViewContext {
+                    snapshot: &self.snapshot,
+                    theme: &self.config.theme,
+                    focused: true,
+                };
+                let effect = self.instances.handle(action, &ctx);
+                self.effect(effect);
+            }
+            _ => {
+                let effect = self.with_view(|v, ctx| v.handle(action, ctx));
+                self.effect(effect);
+            }
+        }
+    }
+
+    fn effect(&mut self, effect: Effect) {
+        match effect {
+            Effect::None => {}
+            Effect::ShowFunction(frame) => {
+                self.switch_to(ViewKind::Flamegraph);
+                self.with_view(|v, ctx| v.show_function(frame, ctx));
+            }
+            Effect::SetFocus(pattern) => {
+                let focus = match pattern.as_deref().map(Focus::new).transpose() {
+                    Ok(f) => f,
+                    Err(e) => {
+                        self.message = Some(format!("bad focus pattern: {e}"));
+                        return;
+                    }
+                };
+                self.message = Some(match &focus {
+                    Some(f) => format!("focus {} (F drops it)", f.pattern()),
+                    None => "focus dropped".into(),
+                });
+                self.selection.focus = focus;
+                self.model.send(Command::Select(self.selection.clone()));
+            }
+            Effect::SetWindow(window) => {
+                self.selection.window = window;
+                self.model.send(Command::Select(self.selection.clone()));
+            }
+            Effect::ShowInstance(id) => {
+                self.selection.instance = Some(id);
+                self.show_instances = false;
+                self.update_wants();
+                let label = self.snapshot.instance_labels.iter().find(|(i, _)| *i == id);
+                self.message = label.map(|(_, l)| format!("instance {l} (] / [ cycle, again to all)"));
+                self.model.send(Command::Select(self.selection.clone()));
+            }
+            Effect::Message(m) => self.message = Some(m),
+        }
+    }
+
+    fn apply_search(&mut self, text: &str, submitted: bool) {
+        let pattern = if text.is_empty() {
+            None
+        } else {
+            match Regex::new(text) {
+                Ok(r) => Some(r),
+                Err(_) => {
+                    // While typing, a half-written pattern is normal: keep the last good one.
+                    if submitted {
+                        self.message = Some(format!("not a valid regex: {text}"));
+                    }
+                    return;
+                }
+            }
+        };
+        let index = self.active.index();
+        self.search[index] = pattern.clone();
+        let effect = self.with_view(|v, ctx| v.search(pattern.as_ref(), ctx));
+        self.effect(effect);
+    }
+
+    fn switch_to(&mut self, kind: ViewKind) {
+        self.active = kind;
+        if !kind.splits_per_instance() {
+            self.show_instances = false;
+        }
+        self.update_wants();
+    }
+
+    fn set_mode(&mut self, mode: LiveMode) {
+        self.mode = mode;
+        self.model.send(Command::Mode(mode));
+        self.message = Some(format!("mode: {}", mode.label()));
+    }
+
+    fn step_refresh(&mut self, direction: i32) {
+        let ms = self.refresh.as_millis() as u64;
+        let i = REFRESH_STEPS_MS
+            .iter()
+            .position(|&s| s >= ms)
+            .unwrap_or(REFRESH_STEPS_MS.len() - 1);
+        let j = (i as i32 + direction).clamp(0, REFRESH_STEPS_MS.len() as i32 - 1) as usize;
+        self.refresh = Duration::from_millis(REFRESH_STEPS_MS[j]);
+        self.model.send(Command::RefreshInterval(self.refresh));
+        self.message = Some(format!("refresh every {} ms", REFRESH_STEPS_MS[j]));
+    }
+
+    /// All instances → the first → … → the last → all again.
+    fn cycle_instance(&mut self, direction: i32) {
+        let labels = self.snapshot.instance_labels.clone();
+        if labels.len() < 2 {
+            self.message = Some("only one instance in this profile".into());
+            return;
+        }
+        let n = labels.len() as i32;
+        // Position -1 stands for "all".
+        let current = self
+            .selection
+            .instance
+            .and_then(|id| labels.iter().position(|(i, _)| *i == id))
+            .map_or(-1, |p| p as i32);
+        let next = (current + 1 + direction).rem_euclid(n + 1) - 1;
+        self.selection.instance = (next >= 0).then(|| labels[next as usize].0);
+        self.show_instances = false;
+        self.message = Some(match self.selection.instance {
+            Some(_) => format!("instance {}", labels[next as usize].1),
+            None => "all instances".into(),
+        });
+        self.model.send(Command::Select(self.selection.clone()));
+    }
+
+    fn update_wants(&mut self) {
+        let wants = Wants {
+            inverted: self.views[self.active.index()].wants_inverted(),
+            instances: self.show_instances,
+        };
+        if wants != self.wants {
+            self.wants = wants;
+            self.model.send(Command::Wants(wants));
+        }
+    }
+
+    fn mouse(&mut self, m: &MouseEvent) {
+        if !self.config.mouse {
+            return;
+        }
+        let (col, row) = (m.column, m.row);
+        match m.kind {
+            MouseEventKind::Down(MouseButton::Left) => {
+                self.dirty = true;
+                if contains(self.areas.tabs, col, row) {
+                    if let Some(kind) = self.tab_at(col) {
+                        self.switch_to(kind);
+                    }
+                    return;
+                }
+                let double = self
+                    .last_click
+                    .is_some_and(|(t, c, r)| t.elapsed() < DOUBLE_CLICK && c == col && r == row);
+                self.last_click = Some((Instant::now(), col, row));
+                let effect = if self.show_instances && self.active.splits_per_instance() {
+                    let ctx = ViewContext {
+                        snapshot: &self.snapshot,
+                        theme: &self.config.theme,
+                        focused: true,
+                    };
+                    self.instances.click(col, row, double, &ctx)
+                } else {
+                    self.with_view(|v, ctx| v.click(col, row, double, ctx))
+                };
+                self.effect(effect);
+            }
+            MouseEventKind::ScrollDown | MouseEventKind::ScrollUp => {
+                self.dirty = true;
+                let lines = if m.kind == MouseEventKind::ScrollDown {
+                    3
+                } else {
+                    -3
+                };
+                self.with_view(|v, ctx| v.scroll(lines, ctx));
+            }
+            _ => {}
+        }
+        self.update_wants();
+    }
+
+    /// Tab titles with their x ranges, as drawn.
+    fn tab_spans(&self) -> Vec<(ViewKind, u16, u16)> {
+        let mut x = self.areas.tabs.x;
+        ViewKind::ALL
+            .iter()
+            .enumerate()
+            .map(|(i, k)| {
+                let w = format!(" {} {} ", i + 1, k.title()).chars().count() as u16;
+                let span = (*k, x, x + w);
+                x += w;
+                span
+            })
+            .collect()
+    }
+
+    fn tab_at(&self, col: u16) -> Option<ViewKind> {
+        self.tab_spans()
+            .into_iter()
+            .find(|(_, a, b)| (*a..*b).contains(&col))
+            .map(|(k, _, _)| k)
+    }
+
+    /// Draw everything into `buf` (the terminal's frame buffer, or a test's).
+    pub fn render(&mut self, area: Rect, buf: &mut Buffer) {
+        let started = Instant::now();
+        let theme = self.config.theme.clone();
+        buf.set_style(area, theme.text);
+        if area.height < 3 || area.width < 10 {
+            buf.set_stringn(
+                area.x,
+                area.y,
+                "perfscope: terminal too small",
+                area.width as usize,
+                theme.warning,
+            );
+            return;
+        }
+        self.areas = Areas {
+            tabs: Rect::new(area.x, area.y, area.width, 1),
+            main: Rect::new(area.x, area.y + 1, area.width, area.height - 2),
+            status: Rect::new(area.x, area.y + area.height - 1, area.width, 1),
+        };
+        // Tabs.
+        for (i, (kind, a, b)) in self.tab_spans().into_iter().enumerate() {
+            if a >= area.x + area.width {
+                break;
+            }
+            let style = if kind == self.active {
+                theme.selected
+            } else {
+                theme.dim
+            };
+            let text = format!(" {} {} ", i + 1, kind.title());
+            buf.set_stringn(a, area.y, &text, (b.min(area.x + area.width) - a) as usize, style);
+        }
+        // The main view.
+        let ctx = ViewContext {
+            snapshot: &self.snapshot,
+            theme: &theme,
+            focused: true,
+        };
+        let main = self.areas.main;
+        if self.show_instances && self.active.splits_per_instance() {
+            self.instances.set_base(self.active);
+            self.instances.render(main, buf, &ctx);
+        } else {
+            self.views[self.active.index()].render(main, buf, &ctx);
+        }
+        let help_context = self.key_context();
+        if let Some(help) = &mut self.help {
+            help.render(main, buf, &self.config.keymap, &theme, help_context);
+        }
+        // Status or input line.
+        let status = self.areas.status;
+        if let Some(input) = &self.input {
+            buf.set_style(status, theme.status);
+            let text = format!("{}{}", input.prompt, input.text);
+            let shown = truncate_end(&text, status.width.saturating_sub(1) as usize);
+            let (x, _) = buf.set_stringn(status.x, status.y, &shown, status.width as usize, theme.status);
+            if x < status.x + status.width {
+                buf[(x, status.y)].set_style(theme.selected);
+            }
+        } else {
+            let hint = if self.show_instances && self.active.splits_per_instance() {
+                self.instances.hint()
+            } else {
+                self.views[self.active.index()].hint()
+            };
+            let info = StatusInfo {
+                frozen: self.frozen,
+                refresh: self.refresh,
+                frame_time: self.frame_time,
+                instance: self.selection.instance.and_then(|id| {
+                    self.snapshot
+                        .instance_labels
+                        .iter()
+                        .find(|(i, _)| *i == id)
+                        .map(|(_, l)| l.clone())
+                }),
+                hint,
+                message: self.message.clone(),
+            };
+            render_status(status, buf, &self.snapshot, &info, &theme);
+        }
+        self.frame_time = started.elapsed();
+    }
+
+    /// Draw if something changed.
+    pub fn draw<B: Backend>(&mut self, terminal: &mut Terminal<B>) -> Result<(), B::Error> {
+        if !self.dirty {
+            return Ok(());
+        }
+        terminal.draw(|frame| {
+            let area = frame.area();
+            self.render(area, frame.buffer_mut());
+        })?;
+        self.dirty = false;
+        Ok(())
+    }
+
+    /// The loop: wait for an event, handle it and everything queued behind it, draw.
+    pub fn run<B: Backend>(
+        &mut self,
+        terminal: &mut Terminal<B>,
+        events: &Receiver<AppEvent>,
+    ) -> anyhow::Result<()>
+    where
+        B::Error: Send + Sync + 'static,
+    {
+        self.draw(terminal)?;
+        while !self.quit {
+            let Ok(first) = events.recv() else { break };
+            self.handle(first);
+            // Drain the queue: many snapshots or keys behind each other cost one draw.
+            while let Ok(next) = events.try_recv() {
+                self.handle(next);
+                if self.quit {
+                    break;
+                }
+            }
+            self.update_wants();
+            self.draw(terminal)?;
+        }
+        self.model.send(Command::Shutdown);
+        Ok(())
+    }
+}
+
+fn contains(r: Rect, col: u16, row: u16) -> bool {
+    col >= r.x && col < r.x + r.width && row >= r.y && row < r.y + r.height
+}

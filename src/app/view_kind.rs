@@ -1,0 +1,67 @@
+//! The views the app switches between, in tab order.
+
+use crate::config::Action;
+
+/// One full-screen view.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+pub enum ViewKind {
+    Hotspots,
+    Flamegraph,
+    CallTree,
+    Histogram,
+    Timeline,
+    Console,
+}
+
+impl ViewKind {
+    pub const ALL: [ViewKind; 6] = [
+        ViewKind::Hotspots,
+        ViewKind::Flamegraph,
+        ViewKind::CallTree,
+        ViewKind::Histogram,
+        ViewKind::Timeline,
+        ViewKind::Console,
+    ];
+
+    pub fn index(self) -> usize {
+        Self::ALL.iter().position(|k| *k == self).unwrap_or(0)
+    }
+
+    /// The tab title.
+    pub fn title(self) -> &'static str {
+        match self {
+            ViewKind::Hotspots => "Hotspots",
+            ViewKind::Flamegraph => "Flamegraph",
+            ViewKind::CallTree => "Call tree",
+            ViewKind::Histogram => "Latency",
+            ViewKind::Timeline => "Timeline",
+            ViewKind::Console => "Console",
+        }
+    }
+
+    /// The view an action shows, if it is a "show" action.
+    pub fn shown_by(action: Action) -> Option<ViewKind> {
+        Some(match action {
+            Action::ShowHotspots => ViewKind::Hotspots,
+            Action::ShowFlamegraph => ViewKind::Flamegraph,
+            Action::ShowCallTree => ViewKind::CallTree,
+            Action::ShowHistogram => ViewKind::Histogram,
+            Action::ShowTimeline => ViewKind::Timeline,
+            Action::ShowConsole => ViewKind::Console,
+            _ => return None,
+        })
+    }
+
+    pub fn next(self) -> ViewKind {
+        Self::ALL[(self.index() + 1) % Self::ALL.len()]
+    }
+
+    pub fn prev(self) -> ViewKind {
+        Self::ALL[(self.index() + Self::ALL.len() - 1) % Self::ALL.len()]
+    }
+
+    /// Whether the per-instance split applies to this view.
+    pub fn splits_per_instance(self) -> bool {
+        matches!(self, ViewKind::Hotspots | ViewKind::Flamegraph)
+    }
+}

@@ -1,0 +1,104 @@
+//! Drive the real binary in a real terminal: a detached tmux session we send keys to and
+//! read the screen of. tmux must be installed (scripts/install-test-deps.sh does it); a
+//! missing tmux fails the test loudly instead of skipping it.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// A tmux session running one command; killed on drop.
+pub struct TmuxSession {
+    pub name: String,
+}
+
+fn tmux(args: &[&str]) -> std::process::Output {
+    Command::new("tmux")
+        .args(args)
+        .output()
+        .expect("tmux is not installed: run ./scripts/install-test-deps.sh (apt-get install tmux)")
+}
+
+impl TmuxSession {
+    /// Start `command` (a shell command line) in a `width`×`height` terminal.
+    pub fn start(name: &str, width: u16, height: u16, cwd: &Path, command: &str) -> TmuxSession {
+        let name = format!("{name}-{}", std::process::id());
+        let _ = tmux(&["kill-session", "-t", &name]);
+        let out = tmux(&[
+            "new-session",
+            "-d",
+            "-s",
+            &name,
+            "-x",
+            &width.to_string(),
+            "-y",
+            &height.to_string(),
+            "-c",
+            &cwd.display().to_string(),
+            "-e",
+            "TERM=xterm-256color",
+            "-e",
+            "COLORTERM=truecolor",
+            command,
+        ]);
+        assert!(
+            out.status.success(),
+            "tmux new-session failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // Keep the pane after the command exits so a crash message can still be read.
+        let _ = tmux(&["set-option", "-t", &name, "remain-on-exit", "on"]);
+        TmuxSession { name }
+    }
+
+    /// The visible screen as text.
+    pub fn screen(&self) -> String {
+        let out = tmux(&["capture-pane", "-p", "-t", &self.name]);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Send keys in tmux's syntax ("Enter", "Escape", "C-c") or literal text with `literal`.
+    pub fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", &self.name];
+        args.extend_from_slice(keys);
+        let out = tmux(&args);
+        assert!(out.status.success(), "tmux send-keys failed");
+    }
+
+    pub fn literal(&self, text: &str) {
+        let out = tmux(&["send-keys", "-t", &self.name, "-l", text]);
+        assert!(out.status.success(), "tmux send-keys -l failed");
+    }
+
+    /// Wait until the screen satisfies `pred`; panics with the last screen on timeout.
+    pub fn wait_for(&self, what: &str, timeout: Duration, pred: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if pred(&screen) {
+                return screen;
+            }
+            if start.elapsed() > timeout {
+                panic!("timed out after {timeout:?} waiting for {what}; screen:\n{screen}");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Whether the command in the pane has exited.
+    pub fn pane_dead(&self) -> bool {
+        let out = tmux(&["display-message", "-p", "-t", &self.name, "#{pane_dead}"]);
+        String::from_utf8_lossy(&out.stdout).trim() == "1"
+    }
+
+    /// The exit status of the pane's command, once dead.
+    pub fn exit_status(&self) -> Option<i32> {
+        let out = tmux(&["display-message", "-p", "-t", &self.name, "#{pane_dead_status}"]);
+        String::from_utf8_lossy(&out.stdout).trim().parse().ok()
+    }
+}
+
+impl Drop for TmuxSession {
+    fn drop(&mut self) {
+        let _ = tmux(&["kill-session", "-t", &self.name]);
+    }
+}

@@ -1,0 +1,79 @@
+//! End to end in a real terminal: `perfscope open` on the assets profile inside tmux —
+//! search, zoom, export, quit — asserting on the captured screen and the exported files.
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use common::tmux::TmuxSession;
+
+const WAIT: Duration = Duration::from_secs(20);
+
+#[test]
+fn open_search_zoom_export_quit_in_tmux() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = tempfile::tempdir().unwrap();
+    let command = format!(
+        "{} open assets/tinyk-riscv64.qperf.bin --elf assets/tinyk-riscv64.elf --console assets/tinyk-riscv64.console.txt --out {}",
+        env!("CARGO_BIN_EXE_perfscope"),
+        out.path().display()
+    );
+    let tmux = TmuxSession::start("perfscope-e2e", 100, 30, root, &command);
+
+    // The flamegraph of the test kernel: its hottest function is on screen.
+    let screen = tmux.wait_for("the flamegraph", WAIT, |s| {
+        s.contains("mix_leaf") && s.contains("1503")
+    });
+    assert!(screen.contains("Flamegraph"), "{screen}");
+
+    // Regex search: the status line reports the match share.
+    tmux.keys(&["/"]);
+    tmux.literal("mix_le.f");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("a search match", WAIT, |s| s.contains("match"));
+    assert!(screen.contains("match"), "{screen}");
+
+    // Jump to the first match and zoom into it: the breadcrumb/detail names it.
+    tmux.keys(&["n"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the zoomed frame", WAIT, |s| s.contains("zoom"));
+
+    // Export what is on screen.
+    tmux.keys(&["e"]);
+    let screen = tmux.wait_for("the export message", WAIT, |s| s.contains("exported"));
+    let latest = out.path().join("perf/riscv64/latest");
+    assert!(screen.contains("exported"), "{screen}");
+    for file in [
+        "stack.folded",
+        "flamegraph.svg",
+        "report.json",
+        "hotspots.csv",
+        "profile.pb.gz",
+    ] {
+        let path = latest.join(file);
+        assert!(
+            path.is_file(),
+            "{} missing after export; screen:\n{screen}",
+            path.display()
+        );
+    }
+    let folded = std::fs::read_to_string(latest.join("stack.folded")).unwrap();
+    assert!(
+        folded.contains("mix_leaf"),
+        "exported folded stacks lack the hot function"
+    );
+
+    // Quit restores the terminal and exits 0.
+    tmux.keys(&["q"]);
+    let start = std::time::Instant::now();
+    while !tmux.pane_dead() {
+        assert!(
+            start.elapsed() < WAIT,
+            "perfscope did not exit on q; screen:\n{}",
+            tmux.screen()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(tmux.exit_status(), Some(0), "screen:\n{}", tmux.screen());
+}
