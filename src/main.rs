@@ -108,7 +108,7 @@ impl TuiArgs {
         if !(0.0..=1.0).contains(&self.decay) {
             bail!("--decay must be between 0 and 1 (got {})", self.decay);
         }
-        if !(self.sliding_seconds > 0.0) {
+        if self.sliding_seconds.is_nan() || self.sliding_seconds <= 0.0 {
             bail!(
                 "--sliding-seconds must be positive (got {})",
                 self.sliding_seconds
@@ -330,7 +330,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 .transpose()
                 .context("--focus is not a valid regular expression")?;
             let markers = markers_from_secs(a.window.start_sec, a.window.stop_sec);
-            let selection = Selection::all().with_focus(focus);
+            // With markers the views open on the marker window, as the report's main window.
+            let selection = Selection::window(markers.main_window()).with_focus(focus);
             let export = ExportRequest {
                 out_dir: a.out.clone(),
                 arch: a.arch.clone(),

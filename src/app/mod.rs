@@ -436,7 +436,7 @@ impl App {
         self.model.send(Command::Select(self.selection.clone()));
     }
 
-    fn update_wants(&mut self) {
+    pub(crate) fn update_wants(&mut self) {
         let wants = Wants {
             inverted: self.views[self.active.index()].wants_inverted(),
             instances: self.show_instances,
@@ -642,3 +642,6 @@ impl App {
 fn contains(r: Rect, col: u16, row: u16) -> bool {
     col >= r.x && col < r.x + r.width && row >= r.y && row < r.y + r.height
 }
+
+#[cfg(test)]
+mod tests;

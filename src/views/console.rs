@@ -14,8 +14,8 @@ use unicode_width::UnicodeWidthChar;
 
 use crate::config::{Action, KeyContext};
 use crate::model::ConsoleLog;
-use crate::views::histogram::bars::{centered_hint, frame};
 use crate::views::text::truncate_end;
+use crate::views::widgets::bars::{centered_hint, frame};
 use crate::views::{Effect, View, ViewContext};
 
 const EMPTY_HINT: &str = "no console: this source has none (`perfscope qemu` shows the guest console here)";

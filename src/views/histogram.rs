@@ -5,9 +5,6 @@
 //! The view owns only its selection and scroll offsets; the numbers come from
 //! [`LatencyHistogram`](crate::model::LatencyHistogram) in the snapshot.
 
-pub mod bars;
-pub mod units;
-
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
@@ -17,8 +14,8 @@ use crate::model::LatencyHistogram;
 use crate::views::text::{display_width, truncate_middle};
 use crate::views::{Effect, View, ViewContext};
 
-use bars::{centered_hint, frame, horizontal_bar, scaled_eighths};
-use units::{format_duration_ns, format_ns};
+use super::widgets::bars::{centered_hint, frame, horizontal_bar, scaled_eighths};
+use super::widgets::units::{format_duration_ns, format_ns};
 
 const EMPTY_HINT: &str =
     "no latency data: run `perfscope syscalls` / `rundelay` / `multi-trace` (host sources)";

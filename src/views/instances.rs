@@ -305,3 +305,134 @@ impl View for InstancesView {
         Some("per instance · Enter shows one full-screen".into())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Theme;
+    use crate::live::Snapshot;
+    use crate::live::snapshot::instance_slices;
+    use crate::model::{
+        Instance, InstanceId, PhaseMarkers, Profile, ProfileInfo, Sample, SampleMeta, Selection,
+    };
+
+    /// `cpus` CPUs; CPU i has i+1 samples in `work_i` and one in `idle`.
+    fn snapshot(cpus: u32) -> Snapshot {
+        let mut p = Profile::new(ProfileInfo::default());
+        for c in 0..cpus {
+            let inst = p.instance(Instance::cpu(c));
+            let work = p.intern_named_stack(&["main", &format!("work_{c}")]);
+            let idle = p.intern_named_stack(&["idle"]);
+            for (stack, weight) in [(work, u64::from(c) + 1), (idle, 1)] {
+                p.push_sample(Sample {
+                    time_ns: None,
+                    instance: inst,
+                    weight,
+                    stack,
+                    meta: SampleMeta::default(),
+                });
+            }
+        }
+        let mut s = Snapshot::from_profile(&p, Selection::all(), PhaseMarkers::default());
+        s.instances = std::sync::Arc::new(instance_slices(&p, &Selection::all()));
+        s
+    }
+
+    fn text(buf: &Buffer, y: u16) -> String {
+        (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect()
+    }
+
+    #[test]
+    fn layout_prefers_big_panes_then_goes_compact() {
+        let area = Rect::new(0, 0, 80, 22);
+        assert_eq!(grid_layout(1, area), GridLayout::Panes { columns: 1, rows: 1 });
+        assert_eq!(grid_layout(4, area), GridLayout::Panes { columns: 2, rows: 2 });
+        assert_eq!(grid_layout(6, area), GridLayout::Panes { columns: 2, rows: 3 });
+        assert_eq!(grid_layout(64, area), GridLayout::Compact { columns: 2 });
+        assert_eq!(
+            grid_layout(3, Rect::new(0, 0, 20, 5)),
+            GridLayout::Compact { columns: 1 }
+        );
+    }
+
+    #[test]
+    fn four_cpus_get_four_panes_with_their_own_hotspots() {
+        let snap = snapshot(4);
+        let theme = Theme::default();
+        let ctx = ViewContext {
+            snapshot: &snap,
+            theme: &theme,
+            focused: true,
+        };
+        let mut view = InstancesView::new();
+        let mut buf = Buffer::empty(Rect::new(0, 0, 80, 22));
+        view.render(buf.area, &mut buf, &ctx);
+        assert_eq!(
+            text(&buf, 0),
+            format!(
+                "┌ CPU 0 · 2 (14.3%) {}┐┌ CPU 1 · 3 (21.4%) {}┐",
+                "─".repeat(19),
+                "─".repeat(19)
+            )
+        );
+        assert_eq!(&text(&buf, 1)[..40].trim_end(), &"│ 50.0% idle");
+        assert!(text(&buf, 11).contains("CPU 2 · 4") && text(&buf, 11).contains("CPU 3 · 5"));
+        assert!(text(&buf, 12).contains("80.0% work_3"), "{}", text(&buf, 12));
+        // The selected pane has the focused border.
+        assert_eq!(buf[(0, 0)].style().fg, theme.border_focused.fg);
+        assert_eq!(buf[(40, 0)].style().fg, theme.border.fg);
+        // Right, Down → CPU 3; Enter shows it full-screen.
+        view.handle(Action::Right, &ctx);
+        view.handle(Action::Down, &ctx);
+        assert_eq!(view.selected(), 3);
+        assert_eq!(
+            view.handle(Action::Activate, &ctx),
+            Effect::ShowInstance(InstanceId(3))
+        );
+        // A click selects the pane under it; a double click opens it.
+        view.click(5, 12, false, &ctx);
+        assert_eq!(view.selected(), 2);
+        assert_eq!(view.click(5, 12, true, &ctx), Effect::ShowInstance(InstanceId(2)));
+    }
+
+    #[test]
+    fn many_instances_use_the_compact_grid_and_flamegraph_panes_draw() {
+        let snap = snapshot(40);
+        let theme = Theme::default();
+        let ctx = ViewContext {
+            snapshot: &snap,
+            theme: &theme,
+            focused: true,
+        };
+        let mut view = InstancesView::new();
+        let mut buf = Buffer::empty(Rect::new(0, 0, 80, 10));
+        view.render(buf.area, &mut buf, &ctx);
+        assert!(
+            text(&buf, 0).starts_with("CPU 0        0.2% idle"),
+            "{}",
+            text(&buf, 0)
+        );
+        assert_eq!(buf[(0, 0)].style().bg, theme.selected.bg);
+        // Moving past the screen scrolls.
+        view.handle(Action::Bottom, &ctx);
+        view.render(buf.area, &mut buf, &ctx);
+        assert!((0..10).any(|y| text(&buf, y).contains("CPU 39")));
+        // Flamegraph panes.
+        let snap = snapshot(2);
+        let ctx = ViewContext {
+            snapshot: &snap,
+            theme: &theme,
+            focused: true,
+        };
+        let mut view = InstancesView::new();
+        view.set_base(ViewKind::Flamegraph);
+        let mut buf = Buffer::empty(Rect::new(0, 0, 80, 12));
+        view.render(buf.area, &mut buf, &ctx);
+        let all: String = (0..12).map(|y| text(&buf, y)).collect();
+        assert!(all.contains("work_1") && all.contains("main"), "{all}");
+        // Tiny areas do not panic.
+        let mut tiny = Buffer::empty(Rect::new(0, 0, 3, 1));
+        view.render(tiny.area, &mut tiny, &ctx);
+        view.render(Rect::new(0, 0, 0, 0), &mut tiny, &ctx);
+    }
+}

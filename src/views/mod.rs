@@ -15,6 +15,7 @@ pub mod instances;
 pub mod status;
 pub mod text;
 pub mod timeline;
+pub mod widgets;
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;

@@ -11,8 +11,8 @@ use ratatui::style::Modifier;
 
 use crate::config::{Action, KeyContext};
 use crate::model::{PhaseMarkers, TimeWindow, Timeline};
-use crate::views::histogram::bars::{centered_hint, frame, scaled_eighths, vertical_cell};
 use crate::views::text::{display_width, truncate_end};
+use crate::views::widgets::bars::{centered_hint, frame, scaled_eighths, vertical_cell};
 use crate::views::{Effect, View, ViewContext};
 
 const EMPTY_HINT: &str = "no timestamps in this profile (folded input)";

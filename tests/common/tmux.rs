@@ -83,18 +83,6 @@ impl TmuxSession {
             std::thread::sleep(Duration::from_millis(100));
         }
     }
-
-    /// Whether the command in the pane has exited.
-    pub fn pane_dead(&self) -> bool {
-        let out = tmux(&["display-message", "-p", "-t", &self.name, "#{pane_dead}"]);
-        String::from_utf8_lossy(&out.stdout).trim() == "1"
-    }
-
-    /// The exit status of the pane's command, once dead.
-    pub fn exit_status(&self) -> Option<i32> {
-        let out = tmux(&["display-message", "-p", "-t", &self.name, "#{pane_dead_status}"]);
-        String::from_utf8_lossy(&out.stdout).trim().parse().ok()
-    }
 }
 
 impl Drop for TmuxSession {

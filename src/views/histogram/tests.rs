@@ -3,12 +3,12 @@ use std::sync::Arc;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
-use super::bars::testing::{rows, text};
 use super::*;
 use crate::config::Theme;
 use crate::live::Snapshot;
 use crate::model::profile::test_support::profile_from;
 use crate::model::{PhaseMarkers, Selection};
+use crate::views::widgets::bars::testing::{rows, text};
 
 fn snapshot_with(series: Vec<HistogramSeries>) -> Snapshot {
     let p = profile_from(&[(&["main"], 1, Some(5))]);

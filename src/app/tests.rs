@@ -1,0 +1,245 @@
+//! The real app on a `TestBackend`: the model thread opens the assets recording (a real
+//! qperf.bin and ELF), scripted keys drive it, and the screen and state are asserted.
+
+use std::path::Path;
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::*;
+use crate::ingest::open::{Input, OpenOptions, SymbolSource};
+use crate::live::source::FileSource;
+use crate::model::{PhaseMarkers, TimeWindow};
+
+fn assets() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("assets")
+}
+
+fn start(out: &Path) -> (App, Receiver<AppEvent>) {
+    let (tx, rx) = channel();
+    let source = FileSource::new(
+        Input::Qperf {
+            path: assets().join("tinyk-riscv64.qperf.bin"),
+            symbols: SymbolSource::Elf(assets().join("tinyk-riscv64.elf")),
+        },
+        OpenOptions::default(),
+        Some(assets().join("tinyk-riscv64.console.txt")),
+        PhaseMarkers::default(),
+    );
+    let config = AppConfig {
+        keymap: Keymap::builtin("default").unwrap(),
+        theme: Theme::default(),
+        mouse: true,
+        export: ExportRequest {
+            out_dir: out.to_path_buf(),
+            arch: None,
+        },
+        refresh: Duration::from_millis(100),
+        sliding_seconds: 10.0,
+        decay_factor: 0.875,
+        selection: Selection::all(),
+        mode: LiveMode::Accumulate,
+        initial_view: ViewKind::Flamegraph,
+    };
+    let mut app = App::new(config, Box::new(source), "assets", tx);
+    pump(&mut app, &rx, "the recording", |a| {
+        a.snapshot.stats.samples == 1503
+    });
+    (app, rx)
+}
+
+/// Handle model events until `done(app)`; fail after a generous timeout.
+fn pump(app: &mut App, rx: &Receiver<AppEvent>, what: &str, done: impl Fn(&App) -> bool) {
+    let start = Instant::now();
+    while !done(app) {
+        let left = Duration::from_secs(30).saturating_sub(start.elapsed());
+        assert!(!left.is_zero(), "timed out waiting for {what}");
+        if let Ok(ev) = rx.recv_timeout(left.min(Duration::from_millis(200))) {
+            app.handle(ev);
+        }
+        app.update_wants();
+    }
+}
+
+fn press(app: &mut App, keys: &str) {
+    for c in keys.chars() {
+        let code = match c {
+            '\n' => KeyCode::Enter,
+            '\x1b' => KeyCode::Esc,
+            '\t' => KeyCode::Tab,
+            c => KeyCode::Char(c),
+        };
+        app.handle(AppEvent::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+        app.update_wants();
+    }
+}
+
+fn screen(app: &mut App, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    app.dirty = true;
+    app.draw(&mut terminal).unwrap();
+    let buf = terminal.backend().buffer();
+    (0..height)
+        .map(|y| (0..width).map(|x| buf[(x, y)].symbol()).collect::<String>())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn opens_the_recording_and_switches_views_by_key() {
+    let out = tempfile::tempdir().unwrap();
+    let (mut app, _rx) = start(out.path());
+    let s = screen(&mut app, 80, 24);
+    assert!(
+        s.lines().next().unwrap().starts_with(" 1 Hotspots  2 Flamegraph"),
+        "{s}"
+    );
+    assert!(s.contains("mix_leaf"), "{s}");
+    assert!(
+        s.lines().last().unwrap().starts_with(" done  │ 1503 samples"),
+        "{s}"
+    );
+
+    press(&mut app, "1");
+    assert_eq!(app.active, ViewKind::Hotspots);
+    let s = screen(&mut app, 80, 24);
+    // The hottest function is the first row, sorted by self.
+    let first_row = s.lines().nth(3).unwrap();
+    assert!(first_row.contains("mix_leaf") && first_row.contains("819"), "{s}");
+
+    // Sort by total: hash_block's caller chain (total 849) goes above mix_leaf (819).
+    press(&mut app, "s");
+    let s = screen(&mut app, 80, 24);
+    assert!(s.contains("total▼"), "{s}");
+    let rows: Vec<&str> = s.lines().skip(3).take(6).collect();
+    let pos = |name: &str| rows.iter().position(|r| r.contains(name));
+    assert!(pos("hash_block") < pos("mix_leaf"), "{s}");
+
+    press(&mut app, "\t");
+    assert_eq!(app.active, ViewKind::Flamegraph);
+    press(&mut app, "6");
+    assert!(screen(&mut app, 80, 24).contains("BENCH_START"));
+    press(&mut app, "?");
+    assert!(screen(&mut app, 80, 24).contains("keys (? closes)"));
+    press(&mut app, "?q");
+    assert!(app.quit);
+}
+
+#[test]
+fn search_zoom_focus_and_export_follow_the_keys() {
+    let out = tempfile::tempdir().unwrap();
+    let (mut app, rx) = start(out.path());
+
+    // Hotspots filter by regex.
+    press(&mut app, "1/matmul\n");
+    let s = screen(&mut app, 80, 24);
+    assert!(s.contains("matmul_inner") && !s.contains("mix_leaf"), "{s}");
+
+    // Flamegraph: search, jump to the match, zoom into it.
+    press(&mut app, "2/matmul_inner\n");
+    assert!(
+        app.views[ViewKind::Flamegraph.index()]
+            .hint()
+            .unwrap()
+            .starts_with("match 24.6%")
+    );
+    press(&mut app, "n\n");
+    let s = screen(&mut app, 100, 30);
+    assert!(s.contains("zoom: all ›") && s.contains("› matmul_inner"), "{s}");
+
+    // Focus on the selected function: the model thread rebuilds with only its stacks.
+    press(&mut app, "f");
+    pump(&mut app, &rx, "the focused snapshot", |a| {
+        a.snapshot.selection.focus.is_some()
+    });
+    assert_eq!(app.snapshot.trie.total_weight(), 370);
+    assert_eq!(
+        app.snapshot.selection.focus.as_ref().unwrap().pattern(),
+        "^matmul_inner$"
+    );
+    press(&mut app, "F");
+    pump(&mut app, &rx, "the unfocused snapshot", |a| {
+        a.snapshot.selection.focus.is_none()
+    });
+    assert_eq!(app.snapshot.trie.total_weight(), 1503);
+
+    // Export what is shown: the full artifact set lands where the status line says.
+    press(&mut app, "e");
+    pump(&mut app, &rx, "the export", |a| a.last_export.is_some());
+    let latest = app.last_export.clone().unwrap();
+    assert_eq!(latest, out.path().join("perf/riscv64/latest"));
+    for file in [
+        "report.json",
+        "hotspots.csv",
+        "qperf/stack.folded",
+        "qperf/flamegraph.svg",
+    ] {
+        assert!(latest.join(file).is_file(), "{file} missing");
+    }
+    assert!(screen(&mut app, 120, 24).contains("exported"));
+}
+
+#[test]
+fn timeline_window_selection_drives_the_other_views() {
+    let out = tempfile::tempdir().unwrap();
+    let (mut app, rx) = start(out.path());
+    // The timeline: mark the first column only, apply → a narrow window.
+    press(&mut app, "5");
+    screen(&mut app, 80, 24);
+    app.action(Action::Top);
+    app.action(Action::MarkStart);
+    app.action(Action::MarkStop);
+    app.action(Action::Activate);
+    let window = app.selection.window;
+    assert!(window.start_ns.is_some() && window.stop_ns.is_some());
+    pump(&mut app, &rx, "the windowed snapshot", |a| {
+        a.snapshot.selection.window == window
+    });
+    let selected = app.snapshot.trie.total_weight();
+    assert!(selected > 0 && selected < 1503, "{selected}");
+    // Clearing the window brings everything back.
+    app.action(Action::ClearWindow);
+    pump(&mut app, &rx, "the whole run", |a| {
+        a.snapshot.selection.window == TimeWindow::ALL
+    });
+    assert_eq!(app.snapshot.trie.total_weight(), 1503);
+}
+
+#[test]
+fn live_modes_freeze_and_reset_reach_the_model() {
+    let out = tempfile::tempdir().unwrap();
+    let (mut app, rx) = start(out.path());
+    press(&mut app, "d");
+    pump(&mut app, &rx, "decay mode", |a| {
+        matches!(a.snapshot.mode, LiveMode::Decay { .. })
+    });
+    press(&mut app, "w");
+    pump(&mut app, &rx, "sliding mode", |a| {
+        matches!(a.snapshot.mode, LiveMode::Sliding { .. })
+    });
+    // The recording lasts under 2 s: a 10 s sliding window still holds all of it.
+    assert_eq!(app.snapshot.trie.total_weight(), 1503);
+    press(&mut app, "a");
+    pump(&mut app, &rx, "accumulate mode", |a| {
+        a.snapshot.mode == LiveMode::Accumulate
+    });
+    press(&mut app, "r");
+    pump(&mut app, &rx, "the reset", |a| {
+        a.snapshot.trie.total_weight() == 0
+    });
+    assert_eq!(app.snapshot.stats.samples, 1503, "a reset keeps the recording");
+    press(&mut app, " ");
+    assert!(app.frozen);
+    assert!(
+        screen(&mut app, 80, 24)
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with(" FROZEN ")
+    );
+    press(&mut app, "-");
+    assert_eq!(app.refresh, Duration::from_millis(250));
+}
