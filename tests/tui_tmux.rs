@@ -76,3 +76,43 @@ fn open_search_zoom_export_quit_in_tmux() {
         "the alternate screen was not left:\n{screen}"
     );
 }
+
+/// SIGTERM and SIGHUP end the session cleanly: terminal restored, exit status 0.
+#[test]
+fn signals_restore_the_terminal() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for signal in ["TERM", "HUP"] {
+        let out = tempfile::tempdir().unwrap();
+        let marker = out.path().display().to_string();
+        let command = format!(
+            "{} open assets/tinyk-riscv64.qperf.bin --elf assets/tinyk-riscv64.elf --out {marker}; echo perfscope-exit=$?; sleep 60",
+            env!("CARGO_BIN_EXE_perfscope"),
+        );
+        let tmux = TmuxSession::start(&format!("perfscope-sig{signal}"), 80, 24, root, &command);
+        tmux.wait_for("the flamegraph", WAIT, |s| s.contains("mix_leaf"));
+        // The out dir is unique to this run; the shell around perfscope has it in its
+        // command line too, so pick the process whose name is perfscope.
+        let pids = std::process::Command::new("pgrep")
+            .args(["-f", &marker])
+            .output()
+            .expect("pgrep (procps) is needed");
+        let pid = String::from_utf8_lossy(&pids.stdout)
+            .lines()
+            .find(|pid| {
+                std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "perfscope")
+            })
+            .expect("the perfscope process")
+            .to_string();
+        let status = std::process::Command::new("kill")
+            .args([&format!("-{signal}"), &pid])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let screen = tmux.wait_for("perfscope to exit", WAIT, |s| s.contains("perfscope-exit="));
+        assert!(screen.contains("perfscope-exit=0"), "SIG{signal}: {screen}");
+        assert!(
+            !screen.contains("Flamegraph"),
+            "SIG{signal}: alternate screen not left:\n{screen}"
+        );
+    }
+}

@@ -1,5 +1,10 @@
 //! The live aggregate: a trie and per-function weights that grow sample by sample, so a
 //! live batch costs its own size, not the size of everything seen so far.
+//!
+//! The trie sits in an `Arc` so a snapshot can share it without a copy; the next `add`
+//! copies it only if a snapshot still holds it (the builder double-buffers to avoid that).
+
+use std::sync::Arc;
 
 use crate::model::{FrameTable, Hotspots, NodeId, Profile, StackId, StackTrie};
 
@@ -8,7 +13,7 @@ const NO_NODE: u32 = u32::MAX;
 /// Weights of the samples added so far.
 #[derive(Clone, Debug, Default)]
 pub struct Aggregate {
-    trie: StackTrie,
+    trie: Arc<StackTrie>,
     /// Weight per stack id (the inverted trie and the instance split are built from it).
     per_stack: Vec<u64>,
     /// Leaf trie node per stack id, once the stack has been inserted.
@@ -35,14 +40,13 @@ impl Aggregate {
             self.leaf_of_stack.resize(index + 1, NO_NODE);
         }
         self.per_stack[index] += weight;
+        let trie = Arc::make_mut(&mut self.trie);
         match self.leaf_of_stack[index] {
             NO_NODE => {
-                let leaf = self
-                    .trie
-                    .insert(profile.stack_frames(stack), weight, &profile.frames);
+                let leaf = trie.insert(profile.stack_frames(stack), weight, &profile.frames);
                 self.leaf_of_stack[index] = leaf.0;
             }
-            leaf => self.trie.add_to_path(NodeId(leaf), weight),
+            leaf => trie.add_to_path(NodeId(leaf), weight),
         }
 
         let frames = profile.frames.len();
@@ -75,6 +79,11 @@ impl Aggregate {
 
     pub fn trie(&self) -> &StackTrie {
         &self.trie
+    }
+
+    /// The trie, shared (no copy).
+    pub fn shared_trie(&self) -> Arc<StackTrie> {
+        self.trie.clone()
     }
 
     pub fn per_stack(&self) -> &[u64] {

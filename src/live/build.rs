@@ -22,6 +22,14 @@ pub struct Wants {
     pub instances: bool,
 }
 
+/// One of the two accumulating aggregates and how far it has read.
+#[derive(Default)]
+struct Buffer {
+    aggregate: Aggregate,
+    cursor: usize,
+    version: u64,
+}
+
 /// The view-independent state of snapshot building, kept between refreshes so live
 /// updates are incremental.
 pub struct SnapshotBuilder {
@@ -30,12 +38,15 @@ pub struct SnapshotBuilder {
     pub wants: Wants,
     /// Samples before this index were reset away (kept for exports of the whole run).
     pub base_index: usize,
-    /// Bumped whenever the selection, mode or base changes: the aggregate restarts.
+    /// Bumped whenever the selection, mode or base changes: the aggregates restart.
     version: u64,
-    aggregate: Aggregate,
-    aggregate_version: u64,
-    /// Samples already added to the aggregate / decayed weights.
+    /// Two aggregates used in turn: while the views hold the trie of one, the other is
+    /// brought up to date in place — no copy of a huge trie per refresh.
+    buffers: [Buffer; 2],
+    next_buffer: usize,
+    /// Samples already added to the decayed weights.
     cursor: usize,
+    decay_version: u64,
     decayed: Vec<f64>,
     frames: Option<(usize, Arc<FrameTable>)>,
     generation: u64,
@@ -49,9 +60,10 @@ impl SnapshotBuilder {
             wants: Wants::default(),
             base_index: 0,
             version: 1,
-            aggregate: Aggregate::new(),
-            aggregate_version: 0,
+            buffers: [Buffer::default(), Buffer::default()],
+            next_buffer: 0,
             cursor: 0,
+            decay_version: 0,
             decayed: Vec::new(),
             frames: None,
             generation: 0,
@@ -105,24 +117,31 @@ impl SnapshotBuilder {
         let samples = profile.samples();
         let base = self.base_index.min(samples.len());
 
-        let (trie, hotspots, per_stack): (StackTrie, Hotspots, Vec<u64>) = match self.mode {
+        let (trie, hotspots, per_stack): (Arc<StackTrie>, Hotspots, Vec<u64>) = match self.mode {
             LiveMode::Accumulate => {
-                if self.aggregate_version != self.version || self.cursor > samples.len() {
-                    self.aggregate = Aggregate::new();
-                    self.aggregate_version = self.version;
-                    self.cursor = base;
+                let version = self.version;
+                let buffer = &mut self.buffers[self.next_buffer];
+                self.next_buffer = 1 - self.next_buffer;
+                if buffer.version != version || buffer.cursor > samples.len() {
+                    *buffer = Buffer {
+                        version,
+                        cursor: base,
+                        ..Buffer::default()
+                    };
                 }
-                for s in &samples[self.cursor..] {
+                for s in &samples[buffer.cursor..] {
                     if matcher.selects(s) {
-                        self.aggregate.add(profile, s.stack, s.weight);
+                        buffer.aggregate.add(profile, s.stack, s.weight);
                     }
                 }
-                self.cursor = samples.len();
-                (
-                    self.aggregate.trie().clone(),
-                    self.aggregate.hotspots(&profile.frames),
-                    self.aggregate.per_stack().to_vec(),
-                )
+                buffer.cursor = samples.len();
+                let agg = &buffer.aggregate;
+                let per_stack = if self.wants.inverted {
+                    agg.per_stack().to_vec()
+                } else {
+                    Vec::new()
+                };
+                (agg.shared_trie(), agg.hotspots(&profile.frames), per_stack)
             }
             LiveMode::Sliding { .. } => {
                 let mut per_stack = vec![0u64; profile.stacks.len()];
@@ -131,12 +150,12 @@ impl SnapshotBuilder {
                 }
                 let trie = StackTrie::from_stack_weights(profile, &per_stack, TrieOrder::RootFirst);
                 let hotspots = Hotspots::from_trie(&trie, &profile.frames);
-                (trie, hotspots, per_stack)
+                (Arc::new(trie), hotspots, per_stack)
             }
             LiveMode::Decay { factor } => {
-                if self.aggregate_version != self.version || self.cursor > samples.len() {
+                if self.decay_version != self.version || self.cursor > samples.len() {
                     self.decayed.clear();
-                    self.aggregate_version = self.version;
+                    self.decay_version = self.version;
                     self.cursor = base;
                 }
                 let factor = factor.clamp(0.0, 1.0);
@@ -149,7 +168,7 @@ impl SnapshotBuilder {
                 let per_stack: Vec<u64> = self.decayed.iter().map(|w| w.round() as u64).collect();
                 let trie = StackTrie::from_stack_weights(profile, &per_stack, TrieOrder::RootFirst);
                 let hotspots = Hotspots::from_trie(&trie, &profile.frames);
-                (trie, hotspots, per_stack)
+                (Arc::new(trie), hotspots, per_stack)
             }
         };
 
@@ -185,7 +204,7 @@ impl SnapshotBuilder {
         Snapshot {
             generation: self.generation,
             frames,
-            trie: Arc::new(trie),
+            trie,
             inverted,
             hotspots: Arc::new(hotspots),
             timeline: Timeline::build(profile, TIMELINE_SLICES, state.markers).map(Arc::new),
@@ -233,5 +252,87 @@ impl SnapshotBuilder {
                 }
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::profile::test_support::profile_from;
+    use crate::model::{Focus, NodeId, Sample};
+
+    fn state(samples: &[(&[&str], u64, Option<u64>)]) -> ModelState {
+        ModelState {
+            profile: profile_from(samples),
+            ..ModelState::default()
+        }
+    }
+
+    fn push(state: &mut ModelState, frames: &[&str], time_ns: u64) {
+        let stack = state.profile.intern_named_stack(frames);
+        let instance = state.profile.samples()[0].instance;
+        state.profile.push_sample(Sample {
+            time_ns: Some(time_ns),
+            instance,
+            weight: 1,
+            stack,
+            meta: Default::default(),
+        });
+    }
+
+    #[test]
+    fn accumulate_double_buffers_without_copying_the_trie() {
+        let mut st = state(&[(&["a", "b"], 1, Some(1)), (&["a", "c"], 2, Some(2))]);
+        let mut b = SnapshotBuilder::new(Selection::all(), LiveMode::Accumulate);
+        let s1 = b.build(&st);
+        let first = Arc::as_ptr(&s1.trie);
+        push(&mut st, &["a", "b"], 3);
+        push(&mut st, &["a", "d"], 4);
+        let s2 = b.build(&st);
+        assert_eq!((s1.trie.total_weight(), s2.trie.total_weight()), (3, 5));
+        // The views drop s1 when s2 arrives; s3 reuses s1's trie in place.
+        drop(s1);
+        push(&mut st, &["a", "c"], 5);
+        let s3 = b.build(&st);
+        assert_eq!(Arc::as_ptr(&s3.trie), first);
+        assert_eq!(s3.trie.total_weight(), 6);
+        assert_eq!(s2.trie.total_weight(), 5, "a published snapshot never changes");
+        let c = s3.frames.get("c").unwrap();
+        assert_eq!(s3.hotspots.get(c).unwrap().self_weight, 3);
+    }
+
+    #[test]
+    fn sliding_decay_reset_and_focus_change_what_counts() {
+        let mut st = state(&[
+            (&["a", "b"], 1, Some(1_000_000_000)),
+            (&["a", "c"], 1, Some(5_000_000_000)),
+            (&["a", "c"], 1, Some(9_000_000_000)),
+        ]);
+        let mut b = SnapshotBuilder::new(Selection::all(), LiveMode::Sliding { seconds: 5.0 });
+        // Last sample at 9 s: the window is [4 s, ∞).
+        assert_eq!(b.build(&st).trie.total_weight(), 2);
+        b.set_mode(LiveMode::Decay { factor: 0.5 });
+        assert_eq!(b.build(&st).trie.total_weight(), 3);
+        // Each refresh halves old weight: 3 → 1.5 (rounded per stack: b 0.5→1? c 1→1).
+        let s = b.build(&st);
+        assert_eq!(s.trie.total_weight(), 2, "b: 0.5 rounds to 1, c: 1.0");
+        b.set_mode(LiveMode::Accumulate);
+        b.reset(st.profile.samples().len());
+        assert_eq!(b.build(&st).trie.total_weight(), 0);
+        push(&mut st, &["a", "b"], 10_000_000_000);
+        assert_eq!(b.build(&st).trie.total_weight(), 1);
+        b.reset(0);
+        b.set_selection(Selection::all().with_focus(Some(Focus::new("^c$").unwrap())));
+        b.wants = Wants {
+            inverted: true,
+            instances: true,
+        };
+        let s = b.build(&st);
+        assert_eq!(s.trie.total_weight(), 2);
+        let inverted = s.inverted.as_ref().unwrap();
+        let leaf = inverted.children(NodeId::ROOT).next().unwrap();
+        assert_eq!(s.frames.name(inverted.node(leaf).frame().unwrap()), "c");
+        assert_eq!(s.instances.len(), 1);
+        assert_eq!(s.instances[0].trie.total_weight(), 2);
     }
 }
