@@ -118,7 +118,18 @@ fn opens_the_recording_and_switches_views_by_key() {
     let pos = |name: &str| rows.iter().position(|r| r.contains(name));
     assert!(pos("hash_block") < pos("mix_leaf"), "{s}");
 
-    press(&mut app, "\t");
+    // Enter on a hotspot row jumps to that function in the flamegraph.
+    press(&mut app, "\n");
+    assert_eq!(app.active, ViewKind::Flamegraph);
+    let s = screen(&mut app, 80, 24);
+    let detail = s.lines().nth(22).unwrap();
+    // The widest of mix_leaf's nodes (819 samples in all, 775 on one path).
+    assert!(
+        detail.starts_with("mix_leaf · total 775 (51.6%) · self 775"),
+        "{s}"
+    );
+
+    press(&mut app, "\t\t\t\t\t\t");
     assert_eq!(app.active, ViewKind::Flamegraph);
     press(&mut app, "6");
     assert!(screen(&mut app, 80, 24).contains("BENCH_START"));
