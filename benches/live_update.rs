@@ -16,7 +16,8 @@ use perfscope::model::{InstanceId, Selection};
 
 use support::{Rng, distinct_profile, function_names, push, random_stack};
 
-const BASE_SAMPLES: usize = 1_000_000;
+/// `cargo test` runs every bench once in a debug build as a smoke test: keep that fast.
+const BASE_SAMPLES: usize = if cfg!(debug_assertions) { 10_000 } else { 1_000_000 };
 const BATCH: usize = 10_000;
 
 fn live_update(c: &mut Criterion) {

@@ -20,7 +20,8 @@ use perfscope::batch::report::{self, ReportOptions};
 use perfscope::ingest::open::{Input, OpenOptions, SymbolSource, open};
 use perfscope::sources::qperf_file::{Callchain, QperfReader, QperfRecord, encode_v3, read_file};
 
-const SAMPLES: u64 = 1_000_000;
+/// `cargo test` runs every bench once in a debug build as a smoke test: keep that fast.
+const SAMPLES: u64 = if cfg!(debug_assertions) { 20_000 } else { 1_000_000 };
 
 fn elf_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/tinyk-riscv64.elf")

@@ -17,7 +17,8 @@ use perfscope::live::Snapshot;
 use perfscope::model::{Instance, NodeId, PhaseMarkers, Profile, ProfileInfo, Sample, SampleMeta, Selection};
 use perfscope::views::flamegraph::{FlameState, SearchMatches, render_flamegraph};
 
-const STACKS: usize = 1_000_000;
+/// `cargo test` runs every bench once in a debug build as a smoke test: keep that fast.
+const STACKS: usize = if cfg!(debug_assertions) { 10_000 } else { 1_000_000 };
 const FUNCTIONS: usize = 4_000;
 
 /// A deterministic profile of `STACKS` distinct stacks.

@@ -9,14 +9,14 @@ use std::rc::Rc;
 use anyhow::{Context, bail};
 
 use crate::export::report::InputInfo;
-use crate::export::stats::{KernelFilterFacts, SourceFacts};
+use crate::export::stats::SourceFacts;
 use crate::model::{Profile, ProfileInfo};
 use crate::sources::folded;
 use crate::sources::qperf_file::{PluginSummary, QperfReader, ReadEnd, ReadReport, sidecar_path};
-use crate::symbols::{ElfImage, KallsymsSymbolizer, Resolver, ResolverOptions, SymbolStyle, Symbolizer};
+use crate::symbols::SymbolStyle;
 
-use super::qperf::address_sample;
-use super::{AddressIngest, folded::add_folded};
+use super::QperfIngest;
+use super::folded::add_folded;
 
 /// What to open.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -75,53 +75,20 @@ pub fn looks_folded(path: &Path) -> std::io::Result<bool> {
     Ok(first.is_some_and(|l| folded::parse_line(l).is_ok_and(|x| x.is_some())))
 }
 
-fn open_symbolizer(
-    symbols: &SymbolSource,
-) -> anyhow::Result<(Box<dyn Symbolizer>, String, Option<&'static str>)> {
-    Ok(match symbols {
-        SymbolSource::Elf(elf) => {
-            let image = ElfImage::open(elf)?;
-            let arch = image.arch();
-            (Box::new(image), elf.display().to_string(), arch)
-        }
-        SymbolSource::Kallsyms(file) => {
-            let (sym, stats) = KallsymsSymbolizer::open(file)
-                .with_context(|| format!("cannot read kallsyms file {}", file.display()))?;
-            if stats.text_symbols == 0 {
-                bail!(
-                    "{} has no usable text symbols ({} hidden at address 0): read /proc/kallsyms as root or set kernel.kptr_restrict=0",
-                    file.display(),
-                    stats.zero_addresses
-                );
-            }
-            (Box::new(sym), file.display().to_string(), None)
-        }
-    })
-}
-
 fn open_qperf(
     path: &Path,
     symbols: &SymbolSource,
     options: &OpenOptions,
     progress: &mut dyn FnMut(u64, u64),
 ) -> anyhow::Result<Opened> {
-    let (symbolizer, binary, elf_arch) = open_symbolizer(symbols)?;
-    let resolver = Resolver::new(
-        symbolizer,
-        ResolverOptions {
-            style: options.style,
-            kernel_filter: options.kernel_filter,
-        },
-        None,
-    );
-    let mut warnings = Vec::new();
-    if options.kernel_filter && resolver.kernel_text().is_none() {
-        warnings
-            .push("--kernel-filter: the symbols give no kernel text range; nothing was filtered".to_string());
-    }
-    let kernel_text = resolver.kernel_text().filter(|_| options.kernel_filter);
     let plugin_summary = PluginSummary::read(&sidecar_path(path))
         .with_context(|| format!("cannot read the plugin summary beside {}", path.display()))?;
+    let (mut ingest, mut profile) = QperfIngest::new(
+        symbols,
+        options,
+        &path.display().to_string(),
+        plugin_summary.as_ref(),
+    )?;
 
     let file = std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     let size = file.metadata().map(|m| m.len()).unwrap_or(0);
@@ -130,60 +97,32 @@ fn open_qperf(
         inner: file,
         count: consumed.clone(),
     });
-
-    let arch = elf_arch
-        .map(str::to_string)
-        .or_else(|| plugin_summary.as_ref().and_then(|s| s.arch().map(str::to_string)));
-    let mut profile = Profile::new(ProfileInfo {
-        source: path.display().to_string(),
-        arch,
-        binary: Some(binary),
-        frequency_hz: plugin_summary
-            .as_ref()
-            .and_then(PluginSummary::frequency_hz)
-            .map(u64::from),
-    });
-    let mut ingest = AddressIngest::new(resolver);
     while let Some(record) = reader
         .next_record()
         .with_context(|| format!("cannot read {}", path.display()))?
     {
-        ingest.add(&mut profile, address_sample(&record));
+        ingest.add(&mut profile, &record);
         progress(consumed.get(), size);
     }
     let report = reader.finish();
     if report.records == 0 {
         bail!("{}: {report}", path.display());
     }
+    let mut warnings = std::mem::take(&mut ingest.warnings);
     if !matches!(report.end, ReadEnd::CleanEof) {
         warnings.push(format!("{}: {report}", path.display()));
     }
-    let stats = ingest.stats;
-    let facts = SourceFacts {
-        format_version: report.version.map(|v| v.as_u8()),
-        raw_records: stats.records,
-        total_frames: stats.raw_frames,
-        first_sample_ns: stats.first_time_ns,
-        last_sample_ns: stats.last_time_ns,
-        kernel_filter: kernel_text.map(|t| KernelFilterFacts {
-            text_start: t.start,
-            text_end: t.end,
-            samples_dropped: stats.samples_dropped_by_kernel_filter,
-            frames_dropped: stats.frames_dropped_by_kernel_filter,
-        }),
-        aliased_frames: stats.aliased_frames,
-        unknown_frames: stats.unknown_frames,
-    };
     Ok(Opened {
+        facts: ingest.facts(report.version.map(|v| v.as_u8())),
         profile,
-        facts,
         input: input_info(path, &report),
         plugin_summary,
         warnings,
     })
 }
 
-fn input_info(path: &Path, report: &ReadReport) -> InputInfo {
+/// The input facts of a qperf read that ended with `report`.
+pub fn input_info(path: &Path, report: &ReadReport) -> InputInfo {
     InputInfo {
         kind: "qperf".into(),
         path: path.display().to_string(),

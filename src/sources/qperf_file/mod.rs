@@ -24,6 +24,7 @@ mod reader;
 mod record;
 mod report;
 mod sidecar;
+mod stream;
 mod tail;
 mod varint;
 
@@ -32,6 +33,7 @@ pub use reader::{Detection, QperfReader, detect_version, read_file, read_file_wi
 pub use record::{decode_record, encode_record, encode_v3};
 pub use report::{ReadEnd, ReadReport};
 pub use sidecar::{PluginSummary, sidecar_path};
+pub use stream::StreamDecoder;
 pub use tail::{QperfTail, TailBatch};
 
 /// The analyzer decodes each record with `with_limit::<262144>()`: bincode charges the

@@ -190,41 +190,57 @@ impl QperfTail {
     }
 
     fn decode_pending(&mut self, records: &mut Vec<QperfRecord>) {
-        let mut used = 0;
-        loop {
-            let bytes = &self.pending[used..];
-            let version = match self.version {
-                Some(version) => version,
-                None => match detect_version(bytes, false) {
-                    Detection::Found(version) => *self.version.insert(version),
-                    Detection::NeedMore { .. } | Detection::Empty => break,
-                    Detection::Undetectable { v3, v2, v1 } => {
-                        self.end = Some(ReadEnd::Undetectable { v3, v2, v1 });
-                        break;
-                    }
-                },
-            };
-            match decode_record(bytes, version) {
-                Ok((record, n)) => {
-                    used += n;
-                    self.records += 1;
-                    records.push(record);
-                }
-                Err(DecodeError::Incomplete { .. }) => break,
-                Err(DecodeError::Corrupt(reason)) => {
-                    self.end = Some(ReadEnd::Corrupt {
-                        offset: self.pending_offset + used as u64,
-                        bytes_lost: (bytes.len()) as u64,
-                        reason,
-                    });
-                    break;
-                }
-            }
+        let before = records.len();
+        let (used, end) = decode_available(&self.pending, &mut self.version, self.pending_offset, records);
+        self.records += (records.len() - before) as u64;
+        if end.is_some() {
+            self.end = end;
         }
         self.pending.drain(..used);
         self.pending_offset += used as u64;
         // A buffer this long holds a whole record or proves it corrupt (tested in record.rs).
         debug_assert!(self.end.is_some() || self.pending.len() < MAX_RECORD_WIRE_BYTES);
+    }
+}
+
+/// Decode every complete record at the front of `bytes` (which start at stream offset
+/// `offset`), detecting the version first if it is not known. Returns the bytes used and,
+/// when decoding cannot go on, why (corrupt record, undetectable format). An incomplete
+/// record at the end is not an error: it waits for more bytes.
+pub(crate) fn decode_available(
+    bytes: &[u8],
+    version: &mut Option<FormatVersion>,
+    offset: u64,
+    records: &mut Vec<QperfRecord>,
+) -> (usize, Option<ReadEnd>) {
+    let mut used = 0;
+    loop {
+        let rest = &bytes[used..];
+        let v = match *version {
+            Some(v) => v,
+            None => match detect_version(rest, false) {
+                Detection::Found(v) => *version.insert(v),
+                Detection::NeedMore { .. } | Detection::Empty => return (used, None),
+                Detection::Undetectable { v3, v2, v1 } => {
+                    return (used, Some(ReadEnd::Undetectable { v3, v2, v1 }));
+                }
+            },
+        };
+        match decode_record(rest, v) {
+            Ok((record, n)) => {
+                used += n;
+                records.push(record);
+            }
+            Err(DecodeError::Incomplete { .. }) => return (used, None),
+            Err(DecodeError::Corrupt(reason)) => {
+                let end = ReadEnd::Corrupt {
+                    offset: offset + used as u64,
+                    bytes_lost: rest.len() as u64,
+                    reason,
+                };
+                return (used, Some(end));
+            }
+        }
     }
 }
 
