@@ -17,7 +17,8 @@ use perfscope::export::artifacts::{FlamegraphKind, StackFormat};
 use perfscope::ingest::open::{Input, OpenOptions, SymbolSource, looks_folded};
 use perfscope::live::LiveMode;
 use perfscope::live::export::ExportRequest;
-use perfscope::live::source::FileSource;
+use perfscope::live::follow::FollowSource;
+use perfscope::live::source::{FileSource, Source};
 use perfscope::model::{Focus, Selection};
 use perfscope::symbols::SymbolStyle;
 
@@ -76,9 +77,12 @@ struct OpenArgs {
     input: PathBuf,
     #[command(flatten)]
     symbols: SymbolArgs,
-    /// A console log to show in the console pane.
+    /// A console log to show in the console pane (followed as it grows with --follow).
     #[arg(long, value_name = "FILE")]
     console: Option<PathBuf>,
+    /// Follow a qperf.bin that another QEMU is still writing (attach mode).
+    #[arg(long)]
+    follow: bool,
     #[command(flatten)]
     window: WindowArgs,
     /// Where the export key writes: <DIR>/perf/<arch>/latest/.
@@ -321,7 +325,6 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     a.input.display()
                 );
             }
-            let input = a.symbols.input(a.input.clone())?;
             let focus = a
                 .window
                 .focus
@@ -337,16 +340,27 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 arch: a.arch.clone(),
             };
             let config = a.tui.config(export, selection)?;
-            let source = FileSource::new(
-                input,
-                OpenOptions {
-                    style: a.symbols.style(),
-                    kernel_filter: a.symbols.kernel_filter,
-                },
-                a.console.clone(),
-                markers,
-            );
-            run_tui(config, Box::new(source), &a.input.display().to_string())?;
+            let options = OpenOptions {
+                style: a.symbols.style(),
+                kernel_filter: a.symbols.kernel_filter,
+            };
+            let source: Box<dyn Source> = if a.follow {
+                // The file may not exist yet: it is a qperf.bin by definition here.
+                let Some(symbols) = a.symbols.source() else {
+                    bail!("--follow needs the kernel ELF (--elf) or a kallsyms file (--kallsyms)");
+                };
+                Box::new(FollowSource::new(
+                    a.input.clone(),
+                    symbols,
+                    options,
+                    a.console.clone(),
+                    markers,
+                ))
+            } else {
+                let input = a.symbols.input(a.input.clone())?;
+                Box::new(FileSource::new(input, options, a.console.clone(), markers))
+            };
+            run_tui(config, source, &a.input.display().to_string())?;
         }
     }
     Ok(())

@@ -4,6 +4,7 @@
 pub mod aggregate;
 pub mod build;
 pub mod export;
+pub mod follow;
 pub mod snapshot;
 pub mod source;
 pub mod state;
