@@ -9,6 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use perfscope::app::launch::run_tui;
 use perfscope::app::{AppConfig, ViewKind};
+use perfscope::batch::session::run_headless;
 use perfscope::batch::{diff, report};
 use perfscope::config::keymap::{config_dir, resolve_keymap};
 use perfscope::config::theme::{detect_color_depth, resolve_theme};
@@ -18,8 +19,11 @@ use perfscope::ingest::open::{Input, OpenOptions, SymbolSource, looks_folded};
 use perfscope::live::LiveMode;
 use perfscope::live::export::ExportRequest;
 use perfscope::live::follow::FollowSource;
+use perfscope::live::qemu_setup::{QemuRunOptions, start_qemu};
 use perfscope::live::source::{FileSource, Source};
 use perfscope::model::{Focus, Selection};
+use perfscope::sources::qemu::Arch;
+use perfscope::sources::qemu::plugin_args::{CallchainMode, SampleMode};
 use perfscope::symbols::SymbolStyle;
 
 #[derive(Parser)]
@@ -41,6 +45,92 @@ enum Command {
     Diff(DiffArgs),
     /// Explore a recorded profile in the terminal UI (qperf.bin with --elf, or folded).
     Open(OpenArgs),
+    /// Run a guest kernel in QEMU with the sampling plugin: live console, hotspots and
+    /// flamegraph, the workload window between markers, and the full artifact set.
+    Qemu(QemuArgs),
+}
+
+#[derive(Args)]
+struct QemuArgs {
+    #[arg(long, value_enum, default_value_t = Arch::Riscv64, ignore_case = true)]
+    arch: Arch,
+    /// The kernel QEMU boots (an ELF, or a raw image with --elf for the symbols).
+    #[arg(long, value_name = "ELF|IMAGE")]
+    kernel: PathBuf,
+    /// The ELF with symbols (default: --kernel when it is an ELF).
+    #[arg(long, value_name = "ELF")]
+    elf: Option<PathBuf>,
+    /// The QEMU binary (default: qemu-system-<arch> on PATH).
+    #[arg(long, value_name = "BINARY")]
+    qemu: Option<PathBuf>,
+    /// An extra QEMU argument (repeatable; values may start with '-').
+    #[arg(long = "qemu-arg", value_name = "ARG", allow_hyphen_values = true)]
+    qemu_args: Vec<String>,
+    /// The plugin library (default: libperfscope_qemu_plugin.so beside perfscope or in target/).
+    #[arg(long, value_name = "SO")]
+    plugin: Option<PathBuf>,
+    #[arg(long, value_name = "N")]
+    smp: Option<u32>,
+    /// Boot x86_64 through OVMF (found in $TGOS_OVMF_DIR or /usr/share/OVMF).
+    #[arg(long)]
+    uefi: bool,
+    /// Samples per second per vCPU.
+    #[arg(long, value_name = "HZ", default_value_t = 99)]
+    freq: u32,
+    #[arg(long, value_enum, default_value_t = SampleMode::Tb, ignore_case = true)]
+    mode: SampleMode,
+    #[arg(long, visible_alias = "perf-callchain", value_enum, default_value_t = CallchainMode::Leaf, ignore_case = true)]
+    callchain: CallchainMode,
+    #[arg(long, value_name = "N", default_value_t = 128)]
+    max_depth: u32,
+    /// Keep only kernel-text samples (firmware and user space are dropped and counted).
+    #[arg(long)]
+    kernel_filter: bool,
+    #[arg(long, value_enum, default_value_t = StyleArg::Full, ignore_case = true)]
+    symbol_style: StyleArg,
+    /// Text of the guest shell prompt the init command waits for.
+    #[arg(long, value_name = "S")]
+    shell_prefix: Option<String>,
+    /// Typed into the guest shell once the prompt is up.
+    #[arg(long, visible_alias = "workload", value_name = "CMD")]
+    shell_init_cmd: Option<String>,
+    /// Console text that opens the workload window.
+    #[arg(long, value_name = "M")]
+    start_marker: Option<String>,
+    /// Console text that closes the window and stops QEMU.
+    #[arg(long, value_name = "M")]
+    stop_marker: Option<String>,
+    /// Stop QEMU this many seconds after the start marker if no stop marker came.
+    #[arg(long, value_name = "S")]
+    workload_timeout: Option<f64>,
+    /// Stop QEMU after this many seconds in any case (0: no limit).
+    #[arg(long, value_name = "S", default_value_t = 0.0)]
+    timeout: f64,
+    /// Show only stacks with a frame matching REGEX (also writes *.focus.* artifacts).
+    #[arg(long, value_name = "REGEX")]
+    focus: Option<String>,
+    /// Write qemu.time.txt (always on; kept for xtask compatibility).
+    #[arg(long)]
+    host_time: bool,
+    /// Count perf_event host counters of the QEMU process into qemu.perf.csv.
+    #[arg(long)]
+    host_perf: bool,
+    /// Events for --host-perf (perf names, comma-separated).
+    #[arg(long, value_name = "LIST", requires = "host_perf")]
+    host_perf_events: Option<String>,
+    /// Output root: artifacts go to <DIR>/perf/<arch>/latest/.
+    #[arg(
+        long,
+        short = 'o',
+        value_name = "DIR",
+        default_value = "target/qperf/perfscope"
+    )]
+    out: PathBuf,
+    /// Batch mode for scripts and CI: no terminal UI, console echoed to stdout.
+    #[arg(long)]
+    no_tui: bool,
+    #[command(flatten)]
+    tui: TuiArgs,
 }
 
 #[derive(Args)]
@@ -135,6 +225,7 @@ impl TuiArgs {
                 ModeArg::Decay => LiveMode::Decay { factor: self.decay },
             },
             initial_view: self.view,
+            export_on_finish: None,
         })
     }
 }
@@ -238,6 +329,16 @@ enum KindArg {
     Svg,
     Html,
     Folded,
+}
+
+impl StyleArg {
+    fn style(self) -> SymbolStyle {
+        match self {
+            StyleArg::Full => SymbolStyle::Full,
+            StyleArg::Short => SymbolStyle::Short,
+            StyleArg::Module => SymbolStyle::Module,
+        }
+    }
 }
 
 impl SymbolArgs {
@@ -362,6 +463,75 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             };
             run_tui(config, source, &a.input.display().to_string())?;
         }
+        Command::Qemu(a) => run_qemu(a)?,
+    }
+    Ok(())
+}
+
+fn seconds(flag: &str, s: f64) -> anyhow::Result<Duration> {
+    if !s.is_finite() || s < 0.0 {
+        bail!("{flag} must be a non-negative number of seconds (got {s})");
+    }
+    Ok(Duration::from_secs_f64(s))
+}
+
+fn run_qemu(a: QemuArgs) -> anyhow::Result<()> {
+    let focus = a
+        .focus
+        .as_deref()
+        .map(Focus::new)
+        .transpose()
+        .context("--focus is not a valid regular expression")?;
+    let options = QemuRunOptions {
+        arch: a.arch,
+        kernel: a.kernel.clone(),
+        elf: a.elf.clone(),
+        qemu: a.qemu.clone(),
+        qemu_args: a.qemu_args.clone(),
+        plugin: a.plugin.clone(),
+        smp: a.smp,
+        uefi: a.uefi,
+        freq_hz: a.freq,
+        mode: a.mode,
+        callchain: a.callchain,
+        max_depth: a.max_depth,
+        kernel_filter: a.kernel_filter,
+        symbol_style: a.symbol_style.style(),
+        shell_prefix: a.shell_prefix.clone(),
+        init_cmd: a.shell_init_cmd.clone(),
+        start_marker: a.start_marker.clone(),
+        stop_marker: a.stop_marker.clone(),
+        workload_timeout: a
+            .workload_timeout
+            .map(|s| seconds("--workload-timeout", s))
+            .transpose()?,
+        timeout: Some(seconds("--timeout", a.timeout)?).filter(|d| !d.is_zero()),
+        host_perf: a.host_perf,
+        host_perf_events: a.host_perf_events.clone(),
+        out: a.out.clone(),
+    };
+    let (source, export) = start_qemu(&options)?;
+    let work_dir = export.out_dir.join("perf").join(a.arch.name()).join("latest");
+    if a.no_tui {
+        let set = run_headless(
+            Box::new(source),
+            Selection::all().with_focus(focus),
+            &export,
+            true,
+        )?;
+        print!("{}", report::summary(&set, 10));
+        return Ok(());
+    }
+    let mut config = a.tui.config(export.clone(), Selection::all().with_focus(focus))?;
+    config.export_on_finish = Some(export);
+    if matches!(a.tui.view, ViewKind::Flamegraph) {
+        // Booting is what there is to see first; 2 shows the flamegraph.
+        config.initial_view = ViewKind::Console;
+    }
+    match run_tui(config, Box::new(source), &format!("qemu {}", a.arch.name()))? {
+        Some(Ok(dir)) => println!("perfscope qemu: artifacts in {}", dir.display()),
+        Some(Err(e)) => bail!("writing the artifacts to {} failed: {e}", work_dir.display()),
+        None => println!("perfscope qemu: no artifacts written"),
     }
     Ok(())
 }

@@ -13,8 +13,13 @@ use super::event::{spawn_input_thread, spawn_signal_thread};
 use super::terminal::TerminalGuard;
 use super::{App, AppConfig};
 
-/// Run the TUI until the user quits or a signal arrives.
-pub fn run_tui(config: AppConfig, source: Box<dyn Source>, source_name: &str) -> anyhow::Result<()> {
+/// Run the TUI until the user quits or a signal arrives. Returns the outcome of the last
+/// export (the export key, or the automatic one of a QEMU run).
+pub fn run_tui(
+    config: AppConfig,
+    source: Box<dyn Source>,
+    source_name: &str,
+) -> anyhow::Result<Option<Result<std::path::PathBuf, String>>> {
     let mouse = config.mouse;
     let (tx, rx) = channel();
     spawn_signal_thread(tx.clone()).context("cannot install signal handlers")?;
@@ -24,7 +29,8 @@ pub fn run_tui(config: AppConfig, source: Box<dyn Source>, source_name: &str) ->
     let mut app = App::new(config, source, source_name, tx);
     let result = app.run(&mut guard.terminal, &rx);
     stop.store(true, Ordering::Relaxed);
-    drop(app);
+    // Leave the alternate screen first: stopping a QEMU run can take a few seconds.
     drop(guard);
-    result
+    let export = app.finish(&rx);
+    result.map(|()| export)
 }

@@ -64,6 +64,16 @@ pub struct AppConfig {
     pub mode: LiveMode,
     /// The view shown first.
     pub initial_view: ViewKind,
+    /// Write the artifact set when the source finishes or the app quits (`perfscope qemu`).
+    pub export_on_finish: Option<ExportRequest>,
+}
+
+/// What the input line is typing for.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum InputPurpose {
+    Search,
+    /// A line for the guest shell (console view, Enter).
+    Guest,
 }
 
 /// Screen areas of the last draw (mouse hits are resolved against them).
@@ -84,7 +94,7 @@ pub struct App {
     instances: InstancesView,
     pub show_instances: bool,
     help: Option<HelpOverlay>,
-    input: Option<InputLine>,
+    input: Option<(InputPurpose, InputLine)>,
     /// The last search pattern, per view (so `n` works after Enter and switching back).
     search: Vec<Option<Regex>>,
     pub message: Option<String>,
@@ -98,6 +108,8 @@ pub struct App {
     wants: Wants,
     /// Paths of the last export (tests and the status message read it).
     pub last_export: Option<std::path::PathBuf>,
+    /// The last export's outcome: its directory or the error.
+    pub last_export_result: Option<Result<std::path::PathBuf, String>>,
     pub dirty: bool,
     pub quit: bool,
 }
@@ -116,6 +128,7 @@ impl App {
                 selection: config.selection.clone(),
                 mode: config.mode,
                 refresh: config.refresh,
+                export_on_finish: config.export_on_finish.clone(),
             },
             move |e| {
                 let _ = events.send(AppEvent::Model(e));
@@ -150,6 +163,7 @@ impl App {
             areas: Areas::default(),
             wants: Wants::default(),
             last_export: None,
+            last_export_result: None,
             dirty: true,
             quit: false,
         };
@@ -183,6 +197,12 @@ impl App {
             AppEvent::Resize => self.dirty = true,
             AppEvent::Model(ModelEvent::Snapshot(s)) => self.new_snapshot(s),
             AppEvent::Model(ModelEvent::Exported(result)) => {
+                self.last_export_result = Some(
+                    result
+                        .as_ref()
+                        .map(|set| set.layout.work_dir.clone())
+                        .map_err(Clone::clone),
+                );
                 self.message = Some(match result {
                     Ok(set) => {
                         let dir = set
@@ -223,21 +243,28 @@ impl App {
 
     fn key(&mut self, key: &KeyEvent) {
         self.dirty = true;
-        if let Some(input) = &mut self.input {
+        if let Some((purpose, input)) = &mut self.input {
+            let purpose = *purpose;
             match input.key(key) {
-                InputOutcome::Edited => {
+                InputOutcome::Edited if purpose == InputPurpose::Search => {
                     let text = input.text.clone();
                     self.apply_search(&text, false);
                 }
+                InputOutcome::Edited | InputOutcome::Unchanged => {}
                 InputOutcome::Submitted(text) => {
                     self.input = None;
-                    self.apply_search(&text, true);
+                    match purpose {
+                        InputPurpose::Search => self.apply_search(&text, true),
+                        InputPurpose::Guest => {
+                            self.model.send(Command::Input(format!("{text}\n").into_bytes()));
+                            self.message = Some(format!("sent to the guest: {text}"));
+                        }
+                    }
                 }
                 InputOutcome::Cancelled => {
                     self.input = None;
                     self.message = None;
                 }
-                InputOutcome::Unchanged => {}
             }
             return;
         }
@@ -308,9 +335,13 @@ impl App {
                     .as_ref()
                     .map(|r| r.as_str().to_string())
                     .unwrap_or_default();
-                self.input = Some(InputLine::new("/", &current));
+                self.input = Some((InputPurpose::Search, InputLine::new("/", &current)));
             }
             Action::ClearSearch => self.apply_search("", true),
+            // In the console, Enter opens a line to type into the guest shell.
+            Action::Activate if self.active == ViewKind::Console => {
+                self.input = Some((InputPurpose::Guest, InputLine::new("guest> ", "")));
+            }
             _ if self.show_instances && self.active.splits_per_instance() => {
                 let ctx = ViewContext {
                     snapshot: &self.snapshot,
@@ -565,7 +596,7 @@ impl App {
         }
         // Status or input line.
         let status = self.areas.status;
-        if let Some(input) = &self.input {
+        if let Some((_, input)) = &self.input {
             buf.set_style(status, theme.status);
             let text = format!("{}{}", input.prompt, input.text);
             let shown = truncate_end(&text, status.width.saturating_sub(1) as usize);
@@ -636,6 +667,20 @@ impl App {
         }
         self.model.send(Command::Shutdown);
         Ok(())
+    }
+}
+
+impl App {
+    /// End the session: stop the model thread (which stops the source and, for a run,
+    /// writes the artifacts) and return the last export's outcome.
+    pub fn finish(mut self, events: &Receiver<AppEvent>) -> Option<Result<std::path::PathBuf, String>> {
+        drop(self.model);
+        for event in events.try_iter() {
+            if let AppEvent::Model(ModelEvent::Exported(result)) = event {
+                self.last_export_result = Some(result.map(|set| set.layout.work_dir));
+            }
+        }
+        self.last_export_result
     }
 }
 

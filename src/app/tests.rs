@@ -43,6 +43,7 @@ fn start(out: &Path) -> (App, Receiver<AppEvent>) {
         selection: Selection::all(),
         mode: LiveMode::Accumulate,
         initial_view: ViewKind::Flamegraph,
+        export_on_finish: None,
     };
     let mut app = App::new(config, Box::new(source), "assets", tx);
     pump(&mut app, &rx, "the recording", |a| {

@@ -3,3 +3,4 @@
 pub mod diff;
 pub mod progress;
 pub mod report;
+pub mod session;

@@ -45,10 +45,17 @@ pub fn export_view(
         }
     };
     let secs = |ns: Option<u64>| ns.map(|n| n as f64 / 1e9);
-    let mut window_info = WindowInfo::from_seconds(secs(markers.start_ns), secs(markers.stop_ns));
-    if !window.is_all() {
-        window_info.method = "tui_selection".into();
-    }
+    // The run's own window facts (markers, timeouts) apply unless the view chose another.
+    let window_info = match (&state.window, window.is_all()) {
+        (Some(w), true) => w.clone(),
+        _ => {
+            let mut w = WindowInfo::from_seconds(secs(markers.start_ns), secs(markers.stop_ns));
+            if !window.is_all() {
+                w.method = "tui_selection".into();
+            }
+            w
+        }
+    };
     let mut warnings = state.warnings.clone();
     if let super::snapshot::LiveMode::Decay { factor } = builder.mode {
         warnings.push(format!(
@@ -91,5 +98,11 @@ pub fn export_view(
         plugin_summary: state.plugin_summary.clone(),
         warnings,
     };
-    Ok(artifacts::write_all(source, &options)?)
+    let mut set = artifacts::write_all(source, &options)?;
+    for (name, bytes) in &state.extra_files {
+        let path = set.layout.qperf_dir.join(name);
+        std::fs::write(&path, bytes).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        set.files.push((name.clone(), path));
+    }
+    Ok(set)
 }

@@ -5,6 +5,8 @@ pub mod aggregate;
 pub mod build;
 pub mod export;
 pub mod follow;
+pub mod qemu;
+pub mod qemu_setup;
 pub mod snapshot;
 pub mod source;
 pub mod state;

@@ -3,6 +3,7 @@
 
 use crate::export::report::InputInfo;
 use crate::export::stats::SourceFacts;
+use crate::export::window::WindowInfo;
 use crate::model::{ConsoleLog, PhaseMarkers, Profile};
 
 use super::snapshot::{HistogramSeries, SourceStats};
@@ -25,4 +26,8 @@ pub struct ModelState {
     /// filled by the model thread.
     pub stats: SourceStats,
     pub histograms: Vec<HistogramSeries>,
+    /// How a run was cut (markers, timeouts, stop method), for window.json.
+    pub window: Option<WindowInfo>,
+    /// Extra files of the run for the qperf directory (`qemu.time.txt`, the console log…).
+    pub extra_files: Vec<(String, Vec<u8>)>,
 }

@@ -71,6 +71,9 @@ pub struct ModelOptions {
     pub selection: Selection,
     pub mode: LiveMode,
     pub refresh: Duration,
+    /// Write the artifacts when the source finishes (a QEMU run), or at shutdown after
+    /// stopping the source.
+    pub export_on_finish: Option<ExportRequest>,
 }
 
 /// Start the model thread over `source`; `emit` delivers its events to the UI.
@@ -104,6 +107,7 @@ struct Model {
     dirty: bool,
     last_publish: Option<Instant>,
     rate_mark: (Instant, usize),
+    export_on_finish: Option<ExportRequest>,
 }
 
 impl Model {
@@ -118,6 +122,7 @@ impl Model {
             dirty: true,
             last_publish: None,
             rate_mark: (Instant::now(), 0),
+            export_on_finish: options.export_on_finish,
         }
     }
 
@@ -131,6 +136,7 @@ impl Model {
                         self.source_done = true;
                         self.state.stats.finished = true;
                         self.dirty = true;
+                        self.export_once(emit);
                     }
                     Err(e) => {
                         self.source_done = true;
@@ -163,14 +169,39 @@ impl Model {
                 break;
             }
             // Commands come in bursts (keys held down): take them all before rebuilding.
+            let mut shutdown = false;
             while let Ok(c) = inbox.try_recv() {
                 if !self.apply(c, emit) {
-                    self.source.stop();
-                    return;
+                    shutdown = true;
+                    break;
                 }
             }
+            if shutdown {
+                break;
+            }
         }
+        self.shut_down(emit);
+    }
+
+    /// Stop the source, let it deliver what it still has (a QEMU run flushes at exit),
+    /// and write the artifacts if this session should.
+    fn shut_down(&mut self, emit: &dyn Fn(ModelEvent)) {
         self.source.stop();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !self.source_done && Instant::now() < deadline {
+            match self.source.poll(&mut self.state) {
+                Ok(SourcePoll::Finished) | Err(_) => self.source_done = true,
+                Ok(_) => std::thread::sleep(POLL_INTERVAL),
+            }
+        }
+        self.export_once(emit);
+    }
+
+    fn export_once(&mut self, emit: &dyn Fn(ModelEvent)) {
+        if let Some(request) = self.export_on_finish.take() {
+            let result = export_view(&self.state, &self.builder, &request).map_err(|e| format!("{e:#}"));
+            emit(ModelEvent::Exported(result));
+        }
     }
 
     /// Apply one command; `false` ends the thread.

@@ -2,4 +2,5 @@
 //! of symbols, views or exports.
 
 pub mod folded;
+pub mod qemu;
 pub mod qperf_file;

@@ -1,0 +1,196 @@
+//! The `-plugin` argument: perfscope's plugin with arguments compatible with the reference
+//! qperf (so existing scripts' values mean the same), plus the live stream socket and the
+//! session clock's epoch. The kernel text range for the address filter comes from the ELF
+//! the way `cargo xtask starry perf` computes it.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use object::{Object, ObjectSection};
+
+/// Where samples are taken.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SampleMode {
+    /// At translation-block starts (cheap).
+    Tb,
+    /// At any instruction (exact, slower).
+    Insn,
+}
+
+/// How stacks are collected.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CallchainMode {
+    Leaf,
+    Fp,
+}
+
+/// The kernel's text and its physical alias (early boot runs before the MMU is on).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct KernelText {
+    pub start: u64,
+    pub end: u64,
+    /// `(start, end, offset)`: addresses in `[start, end)` are canonicalized by adding offset.
+    pub alias: Option<(u64, u64, u64)>,
+}
+
+/// The union of `.head.text` and `.text` of `elf`, with the low-32-bit alias of a
+/// high-half kernel (xtask's `symbols.rs` rule). `None` when neither section exists.
+pub fn kernel_text_of(elf: &Path) -> anyhow::Result<Option<KernelText>> {
+    let data = std::fs::read(elf).with_context(|| format!("cannot read {}", elf.display()))?;
+    let file =
+        object::File::parse(&*data).with_context(|| format!("{} is not an ELF file", elf.display()))?;
+    let mut range: Option<(u64, u64)> = None;
+    for section in file.sections() {
+        let name = section.name().unwrap_or("");
+        if (name == ".head.text" || name == ".text") && section.address() != 0 && section.size() != 0 {
+            let (a, b) = (section.address(), section.address() + section.size());
+            range = Some(range.map_or((a, b), |(x, y)| (x.min(a), y.max(b))));
+        }
+    }
+    Ok(range.map(|(start, end)| {
+        let alias = (end > 0xFFFF_FFFF && start >> 32 != 0).then(|| {
+            let phys = start & 0xFFFF_FFFF;
+            (phys, phys + (end - start), start.wrapping_sub(phys))
+        });
+        KernelText { start, end, alias }
+    }))
+}
+
+/// Arguments of perfscope's plugin.
+#[derive(Clone, Debug)]
+pub struct PluginOptions {
+    pub library: PathBuf,
+    pub freq_hz: u32,
+    pub out: PathBuf,
+    pub max_depth: u32,
+    pub queue_size: u32,
+    pub mode: SampleMode,
+    pub callchain: CallchainMode,
+    pub kernel_text: Option<KernelText>,
+    /// Drop samples outside the kernel text (firmware, user space).
+    pub filter_kernel: bool,
+    /// The Unix socket perfscope listens on for the live stream.
+    pub stream: Option<PathBuf>,
+    /// CLOCK_MONOTONIC ns the sample timestamps count from.
+    pub epoch_ns: u64,
+}
+
+fn path_value(what: &str, p: &Path) -> anyhow::Result<String> {
+    let s = p
+        .to_str()
+        .with_context(|| format!("{what} path {} is not UTF-8", p.display()))?;
+    // QEMU splits plugin arguments at commas and does not unescape them.
+    if s.contains(',') {
+        bail!(
+            "{what} path {s} contains a comma, which QEMU's -plugin option cannot carry: use another directory"
+        );
+    }
+    Ok(s.to_string())
+}
+
+impl PluginOptions {
+    /// The `-plugin` option value.
+    pub fn to_arg(&self) -> anyhow::Result<String> {
+        if self.freq_hz == 0 {
+            bail!("--freq must be at least 1 Hz");
+        }
+        if self.max_depth == 0 {
+            bail!("--max-depth must be at least 1");
+        }
+        let mut parts = vec![
+            path_value("plugin", &self.library)?,
+            format!("freq={}", self.freq_hz),
+            format!("max_depth={}", self.max_depth),
+            format!("queue_size={}", self.queue_size.max(1)),
+            format!(
+                "mode={}",
+                match self.mode {
+                    SampleMode::Tb => "tb",
+                    SampleMode::Insn => "insn",
+                }
+            ),
+            format!(
+                "callchain={}",
+                match self.callchain {
+                    CallchainMode::Leaf => "leaf",
+                    CallchainMode::Fp => "fp",
+                }
+            ),
+            format!("out={}", path_value("qperf.bin", &self.out)?),
+            // Explicit, as xtask does: the plugin's own default differs when a range is given.
+            format!("filter_kernel={}", u8::from(self.filter_kernel)),
+        ];
+        if let Some(t) = self.kernel_text {
+            parts.push(format!("filter_start={:#x}", t.start));
+            parts.push(format!("filter_end={:#x}", t.end));
+            if let Some((a, b, off)) = t.alias {
+                parts.push(format!("filter_alias_start={a:#x}"));
+                parts.push(format!("filter_alias_end={b:#x}"));
+                parts.push(format!("filter_alias_offset={off:#x}"));
+            }
+        }
+        if let Some(s) = &self.stream {
+            parts.push(format!("stream={}", path_value("stream socket", s)?));
+        }
+        parts.push(format!("epoch_ns={}", self.epoch_ns));
+        Ok(parts.join(","))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options() -> PluginOptions {
+        PluginOptions {
+            library: "/p/libperfscope_qemu_plugin.so".into(),
+            freq_hz: 1000,
+            out: "/o/qperf/qperf.bin".into(),
+            max_depth: 128,
+            queue_size: 4096,
+            mode: SampleMode::Tb,
+            callchain: CallchainMode::Fp,
+            kernel_text: Some(KernelText {
+                start: 0xffffffc080200000,
+                end: 0xffffffc080210000,
+                alias: Some((0x80200000, 0x80210000, 0xffffffc000000000)),
+            }),
+            filter_kernel: false,
+            stream: Some("/o/qperf/stream.sock".into()),
+            epoch_ns: 42,
+        }
+    }
+
+    #[test]
+    fn arguments_match_the_reference_names() {
+        assert_eq!(
+            options().to_arg().unwrap(),
+            "/p/libperfscope_qemu_plugin.so,freq=1000,max_depth=128,queue_size=4096,mode=tb,callchain=fp,\
+             out=/o/qperf/qperf.bin,filter_kernel=0,filter_start=0xffffffc080200000,filter_end=0xffffffc080210000,\
+             filter_alias_start=0x80200000,filter_alias_end=0x80210000,filter_alias_offset=0xffffffc000000000,\
+             stream=/o/qperf/stream.sock,epoch_ns=42"
+        );
+    }
+
+    #[test]
+    fn bad_values_say_what_to_do() {
+        let mut o = options();
+        o.out = "/o,x/qperf.bin".into();
+        assert!(o.to_arg().unwrap_err().to_string().contains("contains a comma"));
+        let mut o = options();
+        o.freq_hz = 0;
+        assert!(o.to_arg().unwrap_err().to_string().contains("--freq"));
+    }
+
+    #[test]
+    fn the_test_kernel_text_has_its_physical_alias() {
+        let elf = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/tinyk-riscv64.elf");
+        let t = kernel_text_of(&elf).unwrap().unwrap();
+        assert_eq!(t.start, 0xffffffc080200000);
+        assert!(t.end > t.start);
+        assert_eq!(
+            t.alias,
+            Some((0x80200000, 0x80200000 + (t.end - t.start), 0xffffffc000000000))
+        );
+    }
+}

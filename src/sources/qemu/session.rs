@@ -1,0 +1,270 @@
+//! One profiling session: QEMU started with the plugin, the console watched, the workload
+//! typed once the prompt is up, the window cut by the markers, QEMU stopped on the stop
+//! marker, the workload timeout or the overall timeout — and the facts for window.json,
+//! qemu.time.txt and qemu.perf.csv at the end.
+
+use std::time::{Duration, Instant};
+
+use crate::export::window::WindowInfo;
+use crate::model::PhaseMarkers;
+
+use super::clock::monotonic_ns;
+use super::console::{ConsoleEvent, ConsoleWatch};
+use super::host_perf::HostCounters;
+use super::host_time::time_txt;
+use super::machine::QemuLaunch;
+use super::process::{ConsoleChunk, QemuProcess};
+
+/// How to run and watch the session.
+#[derive(Clone, Debug)]
+pub struct SessionOptions {
+    pub launch: QemuLaunch,
+    /// The session clock's zero (CLOCK_MONOTONIC ns), shared with the plugin.
+    pub epoch_ns: u64,
+    /// Text of the shell prompt; the init command waits for it.
+    pub shell_prefix: String,
+    /// Typed once the prompt is up (`--shell-init-cmd` / `--workload`).
+    pub init_cmd: Option<String>,
+    pub start_marker: Option<String>,
+    pub stop_marker: Option<String>,
+    /// After the start marker, stop QEMU after this long without a stop marker.
+    pub workload_timeout: Option<Duration>,
+    /// Stop QEMU after this long whatever happens.
+    pub timeout: Option<Duration>,
+    /// perf_event counters of the QEMU process (`--host-perf-events`).
+    pub host_perf_events: Option<String>,
+}
+
+/// What one poll brought.
+#[derive(Debug, Default)]
+pub struct SessionUpdate {
+    pub console: Vec<ConsoleChunk>,
+    pub markers_changed: bool,
+    /// QEMU has exited.
+    pub exited: bool,
+}
+
+/// The facts of a finished session.
+#[derive(Clone, Debug)]
+pub struct SessionReport {
+    pub window: WindowInfo,
+    pub time_txt: String,
+    pub perf_csv: Option<String>,
+    pub exit_status: i32,
+    pub qemu_stderr: String,
+    pub warnings: Vec<String>,
+}
+
+/// A running session.
+pub struct QemuSession {
+    options: SessionOptions,
+    process: QemuProcess,
+    watch: ConsoleWatch,
+    cmd_sent: bool,
+    warnings: Vec<String>,
+    truncated_by_timeout: bool,
+    stop_requested: bool,
+    counters: Option<HostCounters>,
+    perf_csv: Option<String>,
+}
+
+impl QemuSession {
+    /// Start QEMU.
+    pub fn start(options: SessionOptions) -> anyhow::Result<QemuSession> {
+        let args = options.launch.args();
+        let process = QemuProcess::spawn(
+            &options.launch.qemu,
+            &args,
+            options.launch.qmp_socket.clone(),
+            options.epoch_ns,
+        )?;
+        let counters = match &options.host_perf_events {
+            Some(events) => Some(HostCounters::attach(process.pid(), events)?),
+            None => None,
+        };
+        let watch = ConsoleWatch::new(
+            &options.shell_prefix,
+            options.start_marker.as_deref(),
+            options.stop_marker.as_deref(),
+        );
+        let mut warnings = Vec::new();
+        if options.stop_marker.is_some() && options.start_marker.is_none() {
+            warnings.push("start marker is not configured; boot samples are not excluded".into());
+        }
+        if options.workload_timeout.is_some() && options.start_marker.is_none() {
+            warnings.push("--workload-timeout requires a start marker to open the window".into());
+        }
+        Ok(QemuSession {
+            options,
+            process,
+            watch,
+            cmd_sent: false,
+            warnings,
+            truncated_by_timeout: false,
+            stop_requested: false,
+            counters,
+            perf_csv: None,
+        })
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.process.pid()
+    }
+
+    /// Marker times on the session clock.
+    pub fn markers(&self) -> PhaseMarkers {
+        PhaseMarkers {
+            start_ns: self.watch.start_ns,
+            stop_ns: self.watch.stop_ns,
+        }
+    }
+
+    fn now_ns(&self) -> u64 {
+        monotonic_ns().saturating_sub(self.options.epoch_ns)
+    }
+
+    /// Take console output, react to prompt and markers, enforce the timeouts.
+    pub fn poll(&mut self) -> SessionUpdate {
+        let mut update = SessionUpdate::default();
+        while let Ok((t, bytes)) = self.process.console.try_recv() {
+            for event in self.watch.feed(t, &bytes) {
+                match event {
+                    ConsoleEvent::Prompt => {
+                        if !self.cmd_sent
+                            && let Some(cmd) = self.options.init_cmd.clone()
+                        {
+                            self.watch.typed(&cmd);
+                            self.process.write_console(format!("{cmd}\n").as_bytes());
+                            self.cmd_sent = true;
+                        }
+                    }
+                    ConsoleEvent::Start(_) => update.markers_changed = true,
+                    ConsoleEvent::Stop(_) => {
+                        update.markers_changed = true;
+                        self.stop("stop marker");
+                    }
+                }
+            }
+            update.console.push((t, bytes));
+        }
+        if let (Some(start), None, Some(limit)) = (
+            self.watch.start_ns,
+            self.watch.stop_ns,
+            self.options.workload_timeout,
+        ) {
+            let now = self.now_ns();
+            if now.saturating_sub(start) >= limit.as_nanos() as u64 {
+                self.watch.stop_ns = Some(now);
+                self.truncated_by_timeout = true;
+                self.warnings.push(format!(
+                    "workload window timed out after {}s without stop marker",
+                    limit.as_secs_f64()
+                ));
+                update.markers_changed = true;
+                self.stop("workload timeout");
+            }
+        }
+        if let Some(limit) = self.options.timeout
+            && !self.stop_requested
+            && self.process.started.elapsed() >= limit
+        {
+            self.warnings.push(format!(
+                "QEMU timed out after {}s before workload completed",
+                limit.as_secs_f64()
+            ));
+            self.stop("timeout");
+        }
+        self.process.escalate();
+        if self.process.poll_exit() {
+            if self.perf_csv.is_none() {
+                self.perf_csv = self.counters.as_mut().map(HostCounters::csv);
+            }
+            update.exited = true;
+        }
+        update
+    }
+
+    /// Type into the guest.
+    pub fn send_input(&mut self, bytes: &[u8]) {
+        self.process.write_console(bytes);
+    }
+
+    /// Stop QEMU (once); `why` is kept for the report.
+    pub fn stop(&mut self, _why: &str) {
+        if !self.stop_requested {
+            self.stop_requested = true;
+            self.process.request_stop();
+        }
+    }
+
+    pub fn exited(&self) -> bool {
+        self.process.exit().is_some()
+    }
+
+    /// The facts, once QEMU has exited (call after `poll` reported `exited`).
+    pub fn report(&mut self) -> SessionReport {
+        let (status, times, wall) =
+            self.process
+                .exit()
+                .cloned()
+                .unwrap_or((-1, None, self.process.started.elapsed()));
+        let mut warnings = self.warnings.clone();
+        let o = &self.options;
+        if o.init_cmd.is_some() && !self.cmd_sent {
+            warnings.push(format!(
+                "the shell prompt {:?} never appeared; the workload command was not sent",
+                o.shell_prefix
+            ));
+        }
+        let enabled = o.start_marker.is_some() || o.stop_marker.is_some() || o.workload_timeout.is_some();
+        if enabled {
+            if o.start_marker.is_some() && self.watch.start_ns.is_none() {
+                warnings.push("start marker was not observed; folded stacks include boot samples".into());
+            }
+            if o.stop_marker.is_some() && self.watch.stop_ns.is_none() {
+                warnings.push("stop marker was not observed; workload window extends to QEMU exit".into());
+            }
+        }
+        let secs = |ns: Option<u64>| ns.map(|n| n as f64 / 1e9);
+        let window = WindowInfo {
+            enabled,
+            start_marker: o.start_marker.clone(),
+            stop_marker: o.stop_marker.clone(),
+            start_time: secs(self.watch.start_ns),
+            stop_time: secs(self.watch.stop_ns),
+            workload_timeout: o.workload_timeout.map(|d| d.as_secs_f64()),
+            truncated_by_timeout: self.truncated_by_timeout,
+            stop_requested: self.stop_requested,
+            stop_method: self.process.stop_method().map(|m| m.name().to_string()),
+            warnings: warnings.clone(),
+            // Console chunks and samples are stamped from one CLOCK_MONOTONIC epoch.
+            method: if enabled {
+                "monotonic_clock_shared_with_plugin".into()
+            } else {
+                "disabled".into()
+            },
+            boot_samples_excluded: None,
+            post_window_samples_excluded: None,
+        };
+        SessionReport {
+            window,
+            time_txt: time_txt(wall, times.as_ref(), status),
+            perf_csv: self.perf_csv.clone(),
+            exit_status: status,
+            qemu_stderr: self.process.stderr_text(),
+            warnings,
+        }
+    }
+
+    /// Wait (polling) until QEMU exits or `limit` passes; returns whether it exited.
+    pub fn wait_exit(&mut self, limit: Duration) -> bool {
+        let start = Instant::now();
+        while start.elapsed() < limit {
+            if self.poll().exited {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+}
