@@ -5,6 +5,7 @@
 
 mod support;
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -12,7 +13,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use perfscope::live::LiveMode;
 use perfscope::live::build::SnapshotBuilder;
 use perfscope::live::state::ModelState;
-use perfscope::model::{InstanceId, Selection};
+use perfscope::model::{Instance, InstanceId, Profile, Selection, StackId};
 
 use support::{Rng, distinct_profile, function_names, push, random_stack};
 
@@ -20,27 +21,27 @@ use support::{Rng, distinct_profile, function_names, push, random_stack};
 const BASE_SAMPLES: usize = if cfg!(debug_assertions) { 10_000 } else { 1_000_000 };
 const BATCH: usize = 10_000;
 
-fn live_update(c: &mut Criterion) {
-    let mut state = ModelState {
-        profile: distinct_profile(BASE_SAMPLES),
-        ..ModelState::default()
-    };
-    let names = function_names(4096);
-    let mut rng = Rng::new(7);
+/// Measure one refresh after a batch of `BATCH` samples whose stacks `next_stack` picks.
+fn bench_refresh(
+    c: &mut Criterion,
+    name: &str,
+    mut state: ModelState,
+    mut next_stack: impl FnMut(&mut ModelState, usize) -> StackId,
+) {
     let mut builder = SnapshotBuilder::new(Selection::all(), LiveMode::Accumulate);
     // Both buffers of the double-buffered aggregate catch up with the million samples
     // once (a full build each); the bench measures the steady state after that.
     let _ = builder.build(&state);
-    let first = std::sync::Arc::new(builder.build(&state));
+    let first = Arc::new(builder.build(&state));
     eprintln!(
-        "live_update: {} samples, {} distinct stacks, {} trie nodes",
+        "{name}: {} samples, {} distinct stacks, {} trie nodes",
         state.profile.samples().len(),
         state.profile.stacks.len(),
         first.trie.len()
     );
     let mut group = c.benchmark_group("live_update");
     group.sample_size(10);
-    group.bench_function("accumulate_10k_batch_1M_distinct", |b| {
+    group.bench_function(name, |b| {
         let mut on_screen = first.clone();
         b.iter_custom(|iters| {
             let mut spent = Duration::ZERO;
@@ -48,23 +49,52 @@ fn live_update(c: &mut Criterion) {
                 // Arrival of the batch (the source's work, not timed).
                 let n = state.profile.samples().len() as u64;
                 for i in 0..BATCH {
-                    let stack = if i % 2 == 0 {
-                        state.profile.samples()[(rng.next() % n) as usize].stack
-                    } else {
-                        random_stack(&mut state.profile, &names, &mut rng)
-                    };
+                    let stack = next_stack(&mut state, i);
                     push(&mut state.profile, stack, n + i as u64, InstanceId(0));
                 }
                 let t = Instant::now();
                 let snapshot = builder.build(&state);
                 spent += t.elapsed();
                 // The UI takes the new snapshot and drops the one it showed.
-                on_screen = std::sync::Arc::new(snapshot);
+                on_screen = Arc::new(snapshot);
             }
             spent
         })
     });
     group.finish();
+}
+
+fn live_update(c: &mut Criterion) {
+    let names = function_names(4096);
+    // Worst case: every other new sample is a stack never seen before.
+    let mut rng = Rng::new(7);
+    let state = ModelState {
+        profile: distinct_profile(BASE_SAMPLES),
+        ..ModelState::default()
+    };
+    bench_refresh(c, "accumulate_10k_batch_1M_distinct", state, |st, i| {
+        let n = st.profile.samples().len() as u64;
+        if i % 2 == 0 {
+            st.profile.samples()[(rng.next() % n) as usize].stack
+        } else {
+            random_stack(&mut st.profile, &names, &mut rng)
+        }
+    });
+    // A kernel's shape: a million samples over 500 distinct stacks.
+    let mut rng = Rng::new(11);
+    let mut profile = Profile::default();
+    let instance = profile.instance(Instance::cpu(0));
+    let pool: Vec<StackId> = (0..500).map(|_| random_stack(&mut profile, &names, &mut rng)).collect();
+    for i in 0..BASE_SAMPLES {
+        push(&mut profile, pool[(rng.next() % 500) as usize], i as u64, instance);
+    }
+    let state = ModelState {
+        profile,
+        ..ModelState::default()
+    };
+    bench_refresh(c, "accumulate_10k_batch_500_stacks", state, move |_, _| {
+        pool[(rng.next() % 500) as usize]
+    });
 }
 
 criterion_group!(benches, live_update);
