@@ -50,6 +50,8 @@ pub struct SnapshotBuilder {
     decayed: Vec<f64>,
     frames: Option<(usize, Arc<FrameTable>)>,
     generation: u64,
+    /// The whole run's timeline, grown sample by sample (`cursor` = samples in it).
+    timeline: Option<(Timeline, usize)>,
 }
 
 impl SnapshotBuilder {
@@ -67,6 +69,7 @@ impl SnapshotBuilder {
             decayed: Vec::new(),
             frames: None,
             generation: 0,
+            timeline: None,
         }
     }
 
@@ -207,7 +210,7 @@ impl SnapshotBuilder {
             trie,
             inverted,
             hotspots: Arc::new(hotspots),
-            timeline: Timeline::build(profile, TIMELINE_SLICES, state.markers).map(Arc::new),
+            timeline: self.grow_timeline(state),
             instances: Arc::new(instances),
             instance_labels: Arc::new(super::snapshot::instance_labels(profile)),
             histograms: Arc::new(state.histograms.clone()),
@@ -217,6 +220,27 @@ impl SnapshotBuilder {
             mode: self.mode,
             stats,
         }
+    }
+
+    /// The run's timeline with the samples that arrived since the last build.
+    fn grow_timeline(&mut self, state: &ModelState) -> Option<Arc<Timeline>> {
+        let samples = state.profile.samples();
+        if self.timeline.as_ref().is_some_and(|(_, cursor)| *cursor > samples.len()) {
+            self.timeline = None;
+        }
+        if self.timeline.is_none() {
+            let first = samples.iter().find_map(|s| s.time_ns)?;
+            self.timeline = Some((Timeline::growing(first, TIMELINE_SLICES, state.markers), 0));
+        }
+        let (timeline, cursor) = self.timeline.as_mut()?;
+        for s in &samples[*cursor..] {
+            if let Some(t) = s.time_ns {
+                timeline.add(t, s.weight, TIMELINE_SLICES);
+            }
+        }
+        *cursor = samples.len();
+        timeline.markers = state.markers;
+        Some(Arc::new(timeline.clone()))
     }
 
     /// One pass over the samples, one trie per instance that has selected samples.

@@ -39,6 +39,37 @@ impl Timeline {
         })
     }
 
+    /// An empty timeline that grows with [`add`](Self::add): slices start 1 µs wide and
+    /// double (neighbours merged) whenever the run outgrows `max_slices` of them, so a
+    /// live session costs each sample once.
+    pub fn growing(start_ns: u64, max_slices: usize, markers: PhaseMarkers) -> Timeline {
+        Timeline {
+            start_ns,
+            end_ns: start_ns + 1,
+            slice_ns: 1_000,
+            weights: Vec::with_capacity(max_slices.max(2)),
+            markers,
+        }
+    }
+
+    /// Add one sample to a growing timeline (`max_slices` as given to
+    /// [`growing`](Self::growing)). Times before the start count in the first slice.
+    pub fn add(&mut self, time_ns: u64, weight: u64, max_slices: usize) {
+        let max_slices = max_slices.max(2) as u64;
+        let t = time_ns.max(self.start_ns);
+        while t - self.start_ns >= self.slice_ns.saturating_mul(max_slices) {
+            let merged: Vec<u64> = self.weights.chunks(2).map(|p| p.iter().sum()).collect();
+            self.weights = merged;
+            self.slice_ns = self.slice_ns.saturating_mul(2);
+        }
+        let index = ((t - self.start_ns) / self.slice_ns) as usize;
+        if self.weights.len() <= index {
+            self.weights.resize(index + 1, 0);
+        }
+        self.weights[index] += weight;
+        self.end_ns = self.end_ns.max(t + 1);
+    }
+
     pub fn duration_ns(&self) -> u64 {
         self.end_ns - self.start_ns
     }
@@ -103,6 +134,23 @@ mod tests {
         assert_eq!(t.column_of(0, 2), 0);
         assert_eq!(t.column_of(u64::MAX, 2), 1);
         assert_eq!(t.weight_in(&TimeWindow::new(Some(1_500), Some(2_500))), 2);
+    }
+
+    #[test]
+    fn a_growing_timeline_doubles_its_slices_and_keeps_every_sample() {
+        let mut t = Timeline::growing(1_000_000, 4, PhaseMarkers::default());
+        t.add(1_000_000, 1, 4);
+        t.add(1_003_999, 2, 4);
+        assert_eq!((t.slice_ns, t.weights.clone()), (1_000, vec![1, 0, 0, 2]));
+        // 4 µs in: the run outgrows 4 slices of 1 µs → 2 µs slices, then 4 µs.
+        t.add(1_004_000, 4, 4);
+        assert_eq!((t.slice_ns, t.weights.clone()), (2_000, vec![1, 2, 4]));
+        t.add(1_012_000, 8, 4);
+        assert_eq!((t.slice_ns, t.weights.clone()), (4_000, vec![3, 4, 0, 8]));
+        t.add(0, 16, 4);
+        assert_eq!(t.weights[0], 19, "early samples land in the first slice");
+        assert_eq!(t.end_ns, 1_012_001);
+        assert_eq!(t.weights.iter().sum::<u64>(), 31);
     }
 
     #[test]
