@@ -84,9 +84,16 @@ fn live_update(c: &mut Criterion) {
     let mut rng = Rng::new(11);
     let mut profile = Profile::default();
     let instance = profile.instance(Instance::cpu(0));
-    let pool: Vec<StackId> = (0..500).map(|_| random_stack(&mut profile, &names, &mut rng)).collect();
+    let pool: Vec<StackId> = (0..500)
+        .map(|_| random_stack(&mut profile, &names, &mut rng))
+        .collect();
     for i in 0..BASE_SAMPLES {
-        push(&mut profile, pool[(rng.next() % 500) as usize], i as u64, instance);
+        push(
+            &mut profile,
+            pool[(rng.next() % 500) as usize],
+            i as u64,
+            instance,
+        );
     }
     let state = ModelState {
         profile,

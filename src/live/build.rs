@@ -225,7 +225,11 @@ impl SnapshotBuilder {
     /// The run's timeline with the samples that arrived since the last build.
     fn grow_timeline(&mut self, state: &ModelState) -> Option<Arc<Timeline>> {
         let samples = state.profile.samples();
-        if self.timeline.as_ref().is_some_and(|(_, cursor)| *cursor > samples.len()) {
+        if self
+            .timeline
+            .as_ref()
+            .is_some_and(|(_, cursor)| *cursor > samples.len())
+        {
             self.timeline = None;
         }
         if self.timeline.is_none() {
