@@ -30,5 +30,14 @@ pub fn quit(path: &Path, timeout: Duration) -> anyhow::Result<()> {
         bail!("qmp_capabilities refused: {}", line.trim());
     }
     writer.write_all(b"{\"execute\":\"quit\"}\r\n")?;
-    Ok(())
+    // Wait for QEMU to take the command: closing the socket first can drop it unread.
+    line.clear();
+    match reader.read_line(&mut line) {
+        Ok(_) => Ok(()),
+        // QEMU may exit before it answers; the caller watches the process anyway.
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock || e.kind() == std::io::ErrorKind::TimedOut => {
+            Ok(())
+        }
+        Err(e) => Err(e.into()),
+    }
 }
