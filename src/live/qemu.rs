@@ -185,8 +185,8 @@ impl QemuSource {
     fn finish(&mut self, state: &mut ModelState) {
         let report = self.session.report();
         state.markers = self.session.markers();
+        // The session's warnings travel in the window facts (report.json window.warnings).
         state.window = Some(report.window.clone());
-        state.warnings.extend(report.warnings.iter().cloned());
         if let Ok(Some(summary)) = PluginSummary::read(&sidecar_path(&self.qperf_bin)) {
             state.plugin_summary = summary.entries.clone();
             if state.profile.info.frequency_hz.is_none() {
