@@ -315,6 +315,7 @@ mod tests {
     use crate::model::{
         Instance, InstanceId, PhaseMarkers, Profile, ProfileInfo, Sample, SampleMeta, Selection,
     };
+    use crate::views::test_support;
 
     /// `cpus` CPUs; CPU i has i+1 samples in `work_i` and one in `idle`.
     fn snapshot(cpus: u32) -> Snapshot {
@@ -359,11 +360,7 @@ mod tests {
     fn four_cpus_get_four_panes_with_their_own_hotspots() {
         let snap = snapshot(4);
         let theme = Theme::default();
-        let ctx = ViewContext {
-            snapshot: &snap,
-            theme: &theme,
-            focused: true,
-        };
+        let ctx = test_support::ctx(&snap, &theme, true);
         let mut view = InstancesView::new();
         let mut buf = Buffer::empty(Rect::new(0, 0, 80, 22));
         view.render(buf.area, &mut buf, &ctx);
@@ -399,11 +396,7 @@ mod tests {
     fn many_instances_use_the_compact_grid_and_flamegraph_panes_draw() {
         let snap = snapshot(40);
         let theme = Theme::default();
-        let ctx = ViewContext {
-            snapshot: &snap,
-            theme: &theme,
-            focused: true,
-        };
+        let ctx = test_support::ctx(&snap, &theme, true);
         let mut view = InstancesView::new();
         let mut buf = Buffer::empty(Rect::new(0, 0, 80, 10));
         view.render(buf.area, &mut buf, &ctx);
@@ -419,11 +412,7 @@ mod tests {
         assert!((0..10).any(|y| text(&buf, y).contains("CPU 39")));
         // Flamegraph panes.
         let snap = snapshot(2);
-        let ctx = ViewContext {
-            snapshot: &snap,
-            theme: &theme,
-            focused: true,
-        };
+        let ctx = test_support::ctx(&snap, &theme, true);
         let mut view = InstancesView::new();
         view.set_base(ViewKind::Flamegraph);
         let mut buf = Buffer::empty(Rect::new(0, 0, 80, 12));

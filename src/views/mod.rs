@@ -13,6 +13,8 @@ pub mod histogram;
 pub mod hotspots;
 pub mod instances;
 pub mod status;
+#[cfg(test)]
+pub(crate) mod test_support;
 pub mod text;
 pub mod timeline;
 pub mod widgets;

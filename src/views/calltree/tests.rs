@@ -3,8 +3,7 @@ use ratatui::layout::Rect;
 
 use super::*;
 use crate::model::hash::{ROOT_PATH_HASH, child_path_hash};
-use crate::model::profile::test_support::profile_from;
-use crate::model::{PhaseMarkers, Selection};
+use crate::views::test_support::{ctx, lines, render, snapshot_of};
 
 type Stack = (&'static [&'static str], u64, Option<u64>);
 
@@ -18,32 +17,6 @@ const STACKS: [Stack; 7] = [
     (&["main", "idle"], 5, None),
     (&["other", "leaf"], 2, None),
 ];
-
-fn snapshot_of(stacks: &[(&[&str], u64, Option<u64>)]) -> Snapshot {
-    let p = profile_from(stacks);
-    Snapshot::from_profile(&p, Selection::all(), PhaseMarkers::default())
-}
-
-fn ctx<'a>(snapshot: &'a Snapshot, theme: &'a Theme) -> ViewContext<'a> {
-    ViewContext {
-        snapshot,
-        theme,
-        focused: false,
-    }
-}
-
-fn render(view: &mut CallTreeView, ctx: &ViewContext, w: u16, h: u16) -> Buffer {
-    let mut buf = Buffer::empty(Rect::new(0, 0, w, h));
-    view.render(buf.area, &mut buf, ctx);
-    buf
-}
-
-fn lines(buf: &Buffer) -> Vec<String> {
-    let area = buf.area;
-    (0..area.height)
-        .map(|y| (0..area.width).map(|x| buf[(x, y)].symbol()).collect::<String>())
-        .collect()
-}
 
 /// The identifier path of a root-first list of names.
 fn path(names: &[&str]) -> Vec<u64> {
@@ -89,7 +62,7 @@ fn outline(v: &CallTreeView, s: &Snapshot) -> Vec<String> {
 fn top_down_at_80_columns_opens_the_hottest_path() {
     let s = snapshot_of(&STACKS);
     let theme = Theme::default();
-    let c = ctx(&s, &theme);
+    let c = ctx(&s, &theme, false);
     let mut v = CallTreeView::new();
     let blank = format!("│{}│", " ".repeat(78));
     assert_eq!(
@@ -117,7 +90,7 @@ fn top_down_at_80_columns_opens_the_hottest_path() {
 fn narrow_tree_keeps_the_percent_columns() {
     let s = snapshot_of(&STACKS);
     let theme = Theme::default();
-    let c = ctx(&s, &theme);
+    let c = ctx(&s, &theme, false);
     let mut v = CallTreeView::new();
     assert_eq!(
         lines(&render(&mut v, &c, 40, 6)),
@@ -145,7 +118,7 @@ fn narrow_tree_keeps_the_percent_columns() {
 fn tiny_areas_do_not_panic() {
     let s = snapshot_of(&STACKS);
     let theme = Theme::default();
-    let c = ctx(&s, &theme);
+    let c = ctx(&s, &theme, false);
     let mut v = CallTreeView::new();
     assert_eq!(
         lines(&render(&mut v, &c, 10, 3)),
@@ -166,7 +139,7 @@ fn tiny_areas_do_not_panic() {
 fn selection_and_search_matches_have_their_styles() {
     let s = snapshot_of(&STACKS);
     let theme = Theme::default();
-    let c = ctx(&s, &theme);
+    let c = ctx(&s, &theme, false);
     let mut v = CallTreeView::new();
     v.search(Some(&regex("^hash")), &c);
     assert_eq!(v.hint().as_deref(), Some("top-down · 1 match"));
@@ -192,7 +165,7 @@ fn selection_and_search_matches_have_their_styles() {
 fn expand_collapse_and_activate() {
     let s = snapshot_of(&STACKS);
     let theme = Theme::default();
-    let c = ctx(&s, &theme);
+    let c = ctx(&s, &theme, false);
     let mut v = CallTreeView::new();
     for _ in 0..4 {
         v.handle(Action::Down, &c);
@@ -238,7 +211,7 @@ fn expand_collapse_and_activate() {
 fn closed_nodes_hold_only_a_placeholder() {
     let s = snapshot_of(&STACKS);
     let theme = Theme::default();
-    let c = ctx(&s, &theme);
+    let c = ctx(&s, &theme, false);
     let mut v = CallTreeView::new();
     v.handle(Action::Top, &c);
     let main = &v.items[0];
@@ -258,7 +231,7 @@ fn closed_nodes_hold_only_a_placeholder() {
 fn bottom_up_toggle_and_a_missing_inverted_trie() {
     let s = snapshot_of(&STACKS);
     let theme = Theme::default();
-    let c = ctx(&s, &theme);
+    let c = ctx(&s, &theme, false);
     let mut v = CallTreeView::new();
     v.handle(Action::Down, &c);
     v.handle(Action::ToggleBottomUp, &c);
@@ -285,7 +258,7 @@ fn bottom_up_toggle_and_a_missing_inverted_trie() {
         inverted: None,
         ..snapshot_of(&STACKS)
     };
-    let c2 = ctx(&pending, &theme);
+    let c2 = ctx(&pending, &theme, false);
     v.handle(Action::ToggleBottomUp, &c2);
     let screen = lines(&render(&mut v, &c2, 40, 4));
     assert_eq!(screen[1], "│building bottom-up view…              │");
@@ -297,7 +270,7 @@ fn bottom_up_toggle_and_a_missing_inverted_trie() {
 fn next_match_opens_ancestors_and_wraps() {
     let s = snapshot_of(&STACKS);
     let theme = Theme::default();
-    let c = ctx(&s, &theme);
+    let c = ctx(&s, &theme, false);
     let mut v = CallTreeView::new();
     v.search(Some(&regex("^read$")), &c);
     assert!(!v.is_open(&path(&["main", "io"])));
@@ -333,7 +306,7 @@ fn next_match_opens_ancestors_and_wraps() {
 fn open_nodes_and_selection_survive_a_bigger_snapshot() {
     let s = snapshot_of(&STACKS);
     let theme = Theme::default();
-    let c = ctx(&s, &theme);
+    let c = ctx(&s, &theme, false);
     let mut v = CallTreeView::new();
     v.search(Some(&regex("^read$")), &c);
     v.handle(Action::NextMatch, &c);
@@ -348,7 +321,7 @@ fn open_nodes_and_selection_survive_a_bigger_snapshot() {
         generation: 2,
         ..snapshot_of(&stacks)
     };
-    let c2 = ctx(&bigger, &theme);
+    let c2 = ctx(&bigger, &theme, false);
     v.snapshot_changed(&c2);
     assert_eq!(v.selected_path(), path(&["main", "io", "read"]));
     assert!(v.is_open(&path(&["main", "io"])));
@@ -378,7 +351,7 @@ fn open_nodes_and_selection_survive_a_bigger_snapshot() {
 fn a_vanished_selection_falls_back_to_its_ancestor() {
     let s = snapshot_of(&STACKS);
     let theme = Theme::default();
-    let c = ctx(&s, &theme);
+    let c = ctx(&s, &theme, false);
     let mut v = CallTreeView::new();
     v.handle(Action::Down, &c);
     v.handle(Action::Down, &c);
@@ -387,7 +360,7 @@ fn a_vanished_selection_falls_back_to_its_ancestor() {
         generation: 2,
         ..snapshot_of(&[(&["main", "work", "hash_block"], 3, None)])
     };
-    let c2 = ctx(&smaller, &theme);
+    let c2 = ctx(&smaller, &theme, false);
     v.snapshot_changed(&c2);
     assert_eq!(v.selected_path(), path(&["main", "work"]));
 }
@@ -403,7 +376,7 @@ fn children_are_capped_with_a_more_item() {
         .collect();
     let s = snapshot_of(&stacks);
     let theme = Theme::default();
-    let c = ctx(&s, &theme);
+    let c = ctx(&s, &theme, false);
     let mut v = CallTreeView::new();
     v.handle(Action::Top, &c);
     let visible = outline(&v, &s);
@@ -434,7 +407,7 @@ fn children_are_capped_with_a_more_item() {
 fn mouse_selects_toggles_and_scrolls() {
     let s = snapshot_of(&STACKS);
     let theme = Theme::default();
-    let c = ctx(&s, &theme);
+    let c = ctx(&s, &theme, false);
     let mut v = CallTreeView::new();
     let area = Rect::new(5, 3, 60, 6); // tree rows at y 5..9
     let mut buf = Buffer::empty(Rect::new(0, 0, 80, 20));
@@ -458,7 +431,7 @@ fn mouse_selects_toggles_and_scrolls() {
 fn empty_snapshot_says_so() {
     let s = snapshot_of(&[]);
     let theme = Theme::default();
-    let c = ctx(&s, &theme);
+    let c = ctx(&s, &theme, false);
     let mut v = CallTreeView::new();
     let screen = lines(&render(&mut v, &c, 30, 4));
     assert_eq!(screen[1], "│no samples yet              │");

@@ -8,7 +8,7 @@ use crate::config::Theme;
 use crate::live::Snapshot;
 use crate::model::profile::test_support::profile_from;
 use crate::model::{PhaseMarkers, Selection};
-use crate::views::widgets::bars::testing::{rows, text};
+use crate::views::test_support::{rows, text};
 
 /// `n` lines "line NN", every seventh one an error, then a shell prompt.
 fn log_of(n: usize) -> ConsoleLog {

@@ -5,6 +5,7 @@ use super::*;
 use crate::config::Theme;
 use crate::model::profile::test_support::profile_from;
 use crate::model::{PhaseMarkers, Selection};
+use crate::views::test_support::{ctx, lines, render, snapshot_of};
 
 const LONG: &str = "alloc::vec::Vec<T>::extend_from_slice_with_a_long_tail";
 
@@ -21,29 +22,7 @@ const STACKS: [(&[&str], u64, Option<u64>); 8] = [
 
 /// 200 samples: every function's percent is half its weight.
 fn snapshot() -> Snapshot {
-    let p = profile_from(&STACKS);
-    Snapshot::from_profile(&p, Selection::all(), PhaseMarkers::default())
-}
-
-fn ctx<'a>(snapshot: &'a Snapshot, theme: &'a Theme) -> ViewContext<'a> {
-    ViewContext {
-        snapshot,
-        theme,
-        focused: true,
-    }
-}
-
-fn render(view: &mut HotspotsView, ctx: &ViewContext, w: u16, h: u16) -> Buffer {
-    let mut buf = Buffer::empty(Rect::new(0, 0, w, h));
-    view.render(buf.area, &mut buf, ctx);
-    buf
-}
-
-fn lines(buf: &Buffer) -> Vec<String> {
-    let area = buf.area;
-    (0..area.height)
-        .map(|y| (0..area.width).map(|x| buf[(x, y)].symbol()).collect::<String>())
-        .collect()
+    snapshot_of(&STACKS)
 }
 
 fn names(view: &mut HotspotsView, snapshot: &Snapshot) -> Vec<String> {
@@ -61,7 +40,7 @@ fn frame(snapshot: &Snapshot, name: &str) -> FrameId {
 fn table_at_80_columns() {
     let s = snapshot();
     let theme = Theme::default();
-    let c = ctx(&s, &theme);
+    let c = ctx(&s, &theme, true);
     let mut v = HotspotsView::new();
     let screen = lines(&render(&mut v, &c, 80, 24));
     let blank = format!("│{}│", " ".repeat(78));
@@ -94,7 +73,7 @@ fn table_at_80_columns() {
 fn narrow_table_drops_columns_and_keeps_names() {
     let s = snapshot();
     let theme = Theme::default();
-    let c = ctx(&s, &theme);
+    let c = ctx(&s, &theme, true);
     let mut v = HotspotsView::new();
     v.handle(Action::SortNext, &c);
     assert_eq!(
@@ -125,7 +104,7 @@ fn narrow_table_drops_columns_and_keeps_names() {
 fn tiny_areas_do_not_panic() {
     let s = snapshot();
     let theme = Theme::default();
-    let c = ctx(&s, &theme);
+    let c = ctx(&s, &theme, true);
     let mut v = HotspotsView::new();
     assert_eq!(
         lines(&render(&mut v, &c, 10, 3)),
@@ -143,7 +122,7 @@ fn tiny_areas_do_not_panic() {
 fn selected_row_uses_the_selection_style() {
     let s = snapshot();
     let theme = Theme::default();
-    let c = ctx(&s, &theme);
+    let c = ctx(&s, &theme, true);
     let mut v = HotspotsView::new();
     v.handle(Action::Down, &c);
     let buf = render(&mut v, &c, 80, 24);
@@ -161,7 +140,7 @@ fn selected_row_uses_the_selection_style() {
 fn sort_cycles_self_total_name_and_reverses() {
     let s = snapshot();
     let theme = Theme::default();
-    let c = ctx(&s, &theme);
+    let c = ctx(&s, &theme, true);
     let mut v = HotspotsView::new();
     let by_self = [
         "leaf",
@@ -224,7 +203,7 @@ fn sort_cycles_self_total_name_and_reverses() {
 fn search_filters_rows_and_the_footer_counts_them() {
     let s = snapshot();
     let theme = Theme::default();
-    let c = ctx(&s, &theme);
+    let c = ctx(&s, &theme, true);
     let mut v = HotspotsView::new();
     let re = Regex::new("^(leaf|read|io)$").expect("valid regex");
     assert_eq!(v.search(Some(&re), &c), Effect::None);
@@ -242,7 +221,7 @@ fn search_filters_rows_and_the_footer_counts_them() {
 fn percent_limit_hides_rows_below_the_sort_column_percent() {
     let s = snapshot();
     let theme = Theme::default();
-    let c = ctx(&s, &theme);
+    let c = ctx(&s, &theme, true);
     let mut v = HotspotsView::new();
     v.handle(Action::PercentUp, &c);
     assert_eq!(v.limit_percent(), 0.1);
@@ -281,7 +260,7 @@ fn percent_limit_hides_rows_below_the_sort_column_percent() {
 fn enter_shows_the_selected_function() {
     let s = snapshot();
     let theme = Theme::default();
-    let c = ctx(&s, &theme);
+    let c = ctx(&s, &theme, true);
     let mut v = HotspotsView::new();
     v.handle(Action::Down, &c);
     v.handle(Action::Down, &c);
@@ -301,7 +280,7 @@ fn enter_shows_the_selected_function() {
 fn selection_follows_its_function_into_a_new_snapshot_and_stays_visible() {
     let s = snapshot();
     let theme = Theme::default();
-    let c = ctx(&s, &theme);
+    let c = ctx(&s, &theme, true);
     let mut v = HotspotsView::new();
     v.handle(Action::Bottom, &c);
     // 4 body rows (y 2..6): the last row scrolls into view.
@@ -327,7 +306,7 @@ fn selection_follows_its_function_into_a_new_snapshot_and_stays_visible() {
         generation: 2,
         ..Snapshot::from_profile(&p, Selection::all(), PhaseMarkers::default())
     };
-    let c2 = ctx(&bigger, &theme);
+    let c2 = ctx(&bigger, &theme, true);
     v.snapshot_changed(&c2);
     assert_eq!(
         v.selected().map(|f| bigger.frames.name(f).to_string()),
@@ -344,7 +323,7 @@ fn selection_follows_its_function_into_a_new_snapshot_and_stays_visible() {
 fn a_filtered_out_selection_moves_to_a_visible_row() {
     let s = snapshot();
     let theme = Theme::default();
-    let c = ctx(&s, &theme);
+    let c = ctx(&s, &theme, true);
     let mut v = HotspotsView::new();
     v.handle(Action::Bottom, &c);
     let re = Regex::new("^(leaf|read)$").expect("valid regex");
@@ -364,7 +343,7 @@ fn a_filtered_out_selection_moves_to_a_visible_row() {
 fn mouse_selects_activates_and_scrolls() {
     let s = snapshot();
     let theme = Theme::default();
-    let c = ctx(&s, &theme);
+    let c = ctx(&s, &theme, true);
     let mut v = HotspotsView::new();
     let area = Rect::new(10, 5, 40, 8); // 4 body rows at y 7..11
     let mut buf = Buffer::empty(Rect::new(0, 0, 60, 20));
@@ -396,7 +375,7 @@ fn empty_snapshot_says_so() {
     let p = profile_from(&[]);
     let s = Snapshot::from_profile(&p, Selection::all(), PhaseMarkers::default());
     let theme = Theme::default();
-    let c = ctx(&s, &theme);
+    let c = ctx(&s, &theme, true);
     let mut v = HotspotsView::new();
     let screen = lines(&render(&mut v, &c, 30, 5));
     assert_eq!(screen[2], "│no samples yet              │");

@@ -6,7 +6,7 @@ use crate::config::Theme;
 use crate::live::Snapshot;
 use crate::model::Selection;
 use crate::model::profile::test_support::profile_from;
-use crate::views::widgets::bars::testing::{rows, text};
+use crate::views::test_support::{rows, text};
 
 const S: u64 = 1_000_000_000;
 

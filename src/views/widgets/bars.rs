@@ -88,32 +88,3 @@ mod tests {
         assert_eq!(vertical_cell(11, 2), " ");
     }
 }
-
-/// Test helpers shared by the views' snapshot tests.
-#[cfg(test)]
-pub mod testing {
-    use ratatui::buffer::Buffer;
-
-    /// Every row of the buffer as text, trailing blanks removed.
-    pub fn rows(buf: &Buffer) -> Vec<String> {
-        let area = buf.area;
-        (area.top()..area.bottom())
-            .map(|y| {
-                let mut row = String::new();
-                let mut x = area.left();
-                while x < area.right() {
-                    let symbol = buf[(x, y)].symbol();
-                    row.push_str(symbol);
-                    // A wide character covers the next cell: skip what it hides.
-                    x += crate::views::text::display_width(symbol).max(1) as u16;
-                }
-                row.trim_end().to_string()
-            })
-            .collect()
-    }
-
-    /// The buffer as one string, a line per row.
-    pub fn text(buf: &Buffer) -> String {
-        rows(buf).join("\n")
-    }
-}
