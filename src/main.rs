@@ -147,9 +147,9 @@ struct TuiArgs {
     /// Milliseconds between live refreshes.
     #[arg(long, value_name = "MS", default_value_t = 1000)]
     refresh_ms: u64,
-    /// Live mode at start.
+    /// Live mode at start (`--mode` is QEMU's sampling mode in `perfscope qemu`).
     #[arg(long, value_enum, default_value_t = ModeArg::Accumulate, ignore_case = true)]
-    mode: ModeArg,
+    live_mode: ModeArg,
     /// Seconds the sliding mode keeps.
     #[arg(long, value_name = "S", default_value_t = 10.0)]
     sliding_seconds: f64,
@@ -217,7 +217,7 @@ impl TuiArgs {
             sliding_seconds: self.sliding_seconds,
             decay_factor: self.decay,
             selection,
-            mode: match self.mode {
+            mode: match self.live_mode {
                 ModeArg::Accumulate => LiveMode::Accumulate,
                 ModeArg::Sliding => LiveMode::Sliding {
                     seconds: self.sliding_seconds,
@@ -543,5 +543,16 @@ fn main() -> ExitCode {
             eprintln!("perfscope: {e:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        // clap checks unique names, valid defaults and conflicts only when asked.
+        super::Cli::command().debug_assert();
     }
 }

@@ -2,4 +2,5 @@
 #![allow(dead_code)] // each test binary uses a different part
 
 pub mod guest;
+pub mod plugin;
 pub mod tmux;

@@ -1,0 +1,125 @@
+//! What happens when QEMU translates a block: decide whether it is profiled (the address
+//! filter), add the inline counters, and attach the conditional sampling callbacks.
+//!
+//! The callbacks are plain `extern "C"` functions whose user-data pointer *is* the
+//! canonical PC, and whose identity carries the [`FrameState`]. So a translation allocates
+//! nothing: the reference (through the qemu-plugin crate) leaked one boxed closure holding
+//! a profiler clone per translated block or instruction, and took the crate's global lock
+//! on every translation.
+
+use std::ffi::{c_uint, c_void};
+
+use qemu_plugin::sys;
+
+use crate::args::{CallchainMode, SampleMode};
+use crate::prologue::block_frame_states;
+use crate::sampler::Profiler;
+use crate::unwind::FrameState;
+
+/// Longest instruction of any supported target (x86_64: 15 bytes).
+const MAX_INSN_BYTES: usize = 16;
+
+/// Set once at install; the callbacks below read it.
+pub static PROFILER: std::sync::OnceLock<std::sync::Arc<Profiler>> = std::sync::OnceLock::new();
+
+unsafe extern "C" fn sample_established(vcpu: c_uint, pc: *mut c_void) {
+    if let Some(profiler) = PROFILER.get() {
+        profiler.sample(vcpu, pc as u64, FrameState::Established);
+    }
+}
+
+unsafe extern "C" fn sample_before_frame(vcpu: c_uint, pc: *mut c_void) {
+    if let Some(profiler) = PROFILER.get() {
+        profiler.sample(vcpu, pc as u64, FrameState::BeforeFrame);
+    }
+}
+
+fn callback_for(state: FrameState) -> sys::qemu_plugin_vcpu_udata_cb_t {
+    match state {
+        FrameState::Established => Some(sample_established),
+        FrameState::BeforeFrame => Some(sample_before_frame),
+    }
+}
+
+fn insn_bytes(insn: *mut sys::qemu_plugin_insn) -> Vec<u8> {
+    let mut bytes = [0u8; MAX_INSN_BYTES];
+    // SAFETY: the handle is valid during the translation callback; QEMU copies at most
+    // `len` bytes and returns how many it copied.
+    let n = unsafe { sys::qemu_plugin_insn_data(insn, bytes.as_mut_ptr().cast(), bytes.len()) };
+    bytes[..n.min(MAX_INSN_BYTES)].to_vec()
+}
+
+/// Instrument one block. Only called from QEMU's translation callback.
+///
+/// # Safety
+/// `tb` must be the handle QEMU passed to that callback.
+pub unsafe fn instrument_block(profiler: &Profiler, tb: *mut sys::qemu_plugin_tb) {
+    // SAFETY (whole function): `tb` and the instruction handles derived from it are valid
+    // for the duration of the translation callback, which is where we are.
+    unsafe {
+        let Some(block_pc) = profiler.args.filter.sample_ip(sys::qemu_plugin_tb_vaddr(tb)) else {
+            return;
+        };
+        let n_insns = sys::qemu_plugin_tb_n_insns(tb);
+        if n_insns == 0 {
+            return;
+        }
+        let board = profiler.board;
+        let add = sys::qemu_plugin_op::QEMU_PLUGIN_INLINE_ADD_U64;
+        sys::qemu_plugin_register_vcpu_tb_exec_inline_per_vcpu(tb, add, board.blocks.0, 1);
+        sys::qemu_plugin_register_vcpu_tb_exec_inline_per_vcpu(tb, add, board.instructions.0, n_insns as u64);
+
+        let fp_mode = profiler.args.callchain == CallchainMode::FramePointer && profiler.arch.is_some();
+        let flags = if fp_mode {
+            sys::qemu_plugin_cb_flags::QEMU_PLUGIN_CB_R_REGS
+        } else {
+            sys::qemu_plugin_cb_flags::QEMU_PLUGIN_CB_NO_REGS
+        };
+        let cond = sys::qemu_plugin_cond::QEMU_PLUGIN_COND_NE;
+        let insns: Vec<*mut sys::qemu_plugin_insn> = (0..n_insns)
+            .map(|i| sys::qemu_plugin_tb_get_insn(tb, i))
+            .collect();
+        // Frame states only matter when unwinding; in tb mode only the first one is used.
+        let states = match (fp_mode, profiler.arch) {
+            (true, Some(arch)) => {
+                let wanted = if profiler.args.mode == SampleMode::Tb {
+                    1
+                } else {
+                    insns.len()
+                };
+                let bytes: Vec<Vec<u8>> = insns[..wanted].iter().map(|&insn| insn_bytes(insn)).collect();
+                block_frame_states(arch, &bytes)
+            }
+            _ => Vec::new(),
+        };
+        let state_at = |i: usize| states.get(i).copied().unwrap_or(FrameState::Established);
+
+        match profiler.args.mode {
+            SampleMode::Tb => sys::qemu_plugin_register_vcpu_tb_exec_cond_cb(
+                tb,
+                callback_for(state_at(0)),
+                flags,
+                cond,
+                board.flag.0,
+                0,
+                block_pc as *mut c_void,
+            ),
+            SampleMode::Insn => {
+                for (i, &insn) in insns.iter().enumerate() {
+                    let Some(pc) = profiler.args.filter.sample_ip(sys::qemu_plugin_insn_vaddr(insn)) else {
+                        continue;
+                    };
+                    sys::qemu_plugin_register_vcpu_insn_exec_cond_cb(
+                        insn,
+                        callback_for(state_at(i)),
+                        flags,
+                        cond,
+                        board.flag.0,
+                        0,
+                        pc as *mut c_void,
+                    );
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,194 @@
+//! Prologue and epilogue recognition: the [`FrameState`] of each sample site of a block,
+//! decided once when QEMU translates it (see the rule in [`crate::unwind`]).
+//!
+//! Only the instructions compilers emit to build and tear down a frame record are
+//! decoded; anything else keeps the state it had:
+//!
+//! - riscv64 (RV64GC): `addi sp,sp,-N` / `c.addi sp,-N` / `c.addi16sp` (entry), `addi s0,sp,N` /
+//!   `c.addi4spn s0,sp,N` (fp set), `ld s0,N(sp)` / `c.ldsp s0` (fp restored).
+//! - loongarch64: `addi.d $sp,$sp,-N`, `addi.d $fp,$sp,N`, `ld.d $fp,$sp,N`.
+//! - x86_64: `push %rbp` (optionally after `endbr64`) at entry, `mov %rsp,%rbp`,
+//!   `pop %rbp` / `leave`.
+//!
+//! A block only starts in `BeforeFrame` when its first instruction opens a frame: a
+//! function is entered by a call, which always starts a block, while a block starting
+//! anywhere else is inside a function whose frame (if it has one) is already set.
+//! Known gap: with shrink-wrapping, blocks that run before a delayed prologue are taken as
+//! established and lose the direct caller.
+
+use crate::unwind::{Arch, FrameState};
+
+/// What one instruction does to the frame.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum FrameOp {
+    /// Allocates the stack frame: the first instruction of a prologue.
+    OpenFrame,
+    /// Points fp at the new frame: the frame is established after it.
+    SetFp,
+    /// Reloads the caller's fp: the frame is gone after it.
+    RestoreFp,
+    Other,
+}
+
+fn riscv64_op(bytes: &[u8]) -> FrameOp {
+    if bytes.len() >= 4 && bytes[0] & 3 == 3 {
+        let insn = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+        let opcode = insn & 0x7f;
+        let funct3 = (insn >> 12) & 7;
+        let rd = (insn >> 7) & 31;
+        let rs1 = (insn >> 15) & 31;
+        let imm = (insn as i32) >> 20;
+        return match (opcode, funct3, rd, rs1) {
+            (0x13, 0, 2, 2) if imm < 0 => FrameOp::OpenFrame,
+            (0x13, 0, 8, 2) => FrameOp::SetFp,
+            (0x03, 3, 8, 2) => FrameOp::RestoreFp,
+            _ => FrameOp::Other,
+        };
+    }
+    if bytes.len() < 2 {
+        return FrameOp::Other;
+    }
+    let half = u16::from_le_bytes([bytes[0], bytes[1]]);
+    let quadrant = half & 3;
+    let funct3 = (half >> 13) & 7;
+    let rd = (half >> 7) & 31;
+    match (quadrant, funct3) {
+        // c.addi sp,-N (what gcc emits for small frames) and c.addi16sp: rd = sp, bit 12
+        // is the immediate's sign.
+        (1, 0 | 3) if rd == 2 && half & (1 << 12) != 0 => FrameOp::OpenFrame,
+        // c.addi4spn rd' = x8 (s0), non-zero immediate.
+        (0, 0) if (half >> 2) & 7 == 0 && half & 0x1fe0 != 0 => FrameOp::SetFp,
+        // c.ldsp s0.
+        (2, 3) if rd == 8 => FrameOp::RestoreFp,
+        _ => FrameOp::Other,
+    }
+}
+
+fn loongarch64_op(bytes: &[u8]) -> FrameOp {
+    if bytes.len() < 4 {
+        return FrameOp::Other;
+    }
+    let insn = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+    let major = insn >> 22;
+    let rd = insn & 31;
+    let rj = (insn >> 5) & 31;
+    // si12 in bits 21..10, sign-extended.
+    let si12 = ((insn << 10) as i32) >> 20;
+    match (major, rd, rj) {
+        (0x00b, 3, 3) if si12 < 0 => FrameOp::OpenFrame, // addi.d $sp, $sp, -N
+        (0x00b, 22, 3) => FrameOp::SetFp,                // addi.d $fp, $sp, N
+        (0x0a3, 22, 3) => FrameOp::RestoreFp,            // ld.d $fp, $sp, N
+        _ => FrameOp::Other,
+    }
+}
+
+fn x86_64_op(bytes: &[u8]) -> FrameOp {
+    match bytes {
+        [0x55] | [0xf3, 0x0f, 0x1e, 0xfa] => FrameOp::OpenFrame, // push %rbp, endbr64
+        [0x48, 0x89, 0xe5] | [0x48, 0x8b, 0xec] => FrameOp::SetFp, // mov %rsp,%rbp
+        [0x5d] | [0xc9] => FrameOp::RestoreFp,                   // pop %rbp, leave
+        _ => FrameOp::Other,
+    }
+}
+
+fn frame_op(arch: Arch, bytes: &[u8]) -> FrameOp {
+    match arch {
+        Arch::Riscv64 => riscv64_op(bytes),
+        Arch::Loongarch64 => loongarch64_op(bytes),
+        Arch::X86_64 => x86_64_op(bytes),
+    }
+}
+
+/// The state before each instruction of a block, given the instructions' bytes in order.
+pub fn block_frame_states<B: AsRef<[u8]>>(arch: Arch, instructions: &[B]) -> Vec<FrameState> {
+    let mut states = Vec::with_capacity(instructions.len());
+    let mut state = match instructions.first() {
+        Some(first) if frame_op(arch, first.as_ref()) == FrameOp::OpenFrame => FrameState::BeforeFrame,
+        _ => FrameState::Established,
+    };
+    for insn in instructions {
+        states.push(state);
+        state = match frame_op(arch, insn.as_ref()) {
+            FrameOp::SetFp => FrameState::Established,
+            FrameOp::RestoreFp => FrameState::BeforeFrame,
+            // x86_64: after `push %rbp` the return address is at [rsp+8], not [rsp]; the
+            // one instruction until `mov %rsp,%rbp` is left to the plain walk.
+            FrameOp::OpenFrame if arch == Arch::X86_64 && insn.as_ref() == [0x55] => FrameState::Established,
+            FrameOp::OpenFrame | FrameOp::Other => state,
+        };
+    }
+    states
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use FrameState::{BeforeFrame as B, Established as E};
+
+    fn le(insn: u32) -> Vec<u8> {
+        insn.to_le_bytes().to_vec()
+    }
+
+    #[test]
+    fn riscv_gcc_leaf_prologue_and_epilogue_compressed() {
+        // mix_leaf as gcc -O2 emits it: c.addi sp,-16 (addi16sp) ; c.sdsp s0,8(sp) ;
+        // c.addi4spn s0,sp,16 ; c.li a5,0 ; … ; c.ldsp s0,8(sp) ; c.addi sp,16 ; c.jr ra
+        let block: Vec<Vec<u8>> = [0x1141u16, 0xe422, 0x0800, 0x4781]
+            .iter()
+            .map(|h| h.to_le_bytes().to_vec())
+            .collect();
+        assert_eq!(block_frame_states(Arch::Riscv64, &block), vec![B, B, B, E]);
+        let tail: Vec<Vec<u8>> = [0x853eu16, 0x6422, 0x0141, 0x8082]
+            .iter()
+            .map(|h| h.to_le_bytes().to_vec())
+            .collect();
+        assert_eq!(block_frame_states(Arch::Riscv64, &tail), vec![E, E, B, B]);
+    }
+
+    #[test]
+    fn riscv_32bit_forms() {
+        // addi sp,sp,-32 ; sd ra,24(sp) ; sd s0,16(sp) ; addi s0,sp,32 ; ld s0,16(sp)
+        let block = [
+            le(0xfe010113),
+            le(0x00113c23),
+            le(0x00813823),
+            le(0x02010413),
+            le(0x01013403),
+            le(0x00000013),
+        ];
+        assert_eq!(block_frame_states(Arch::Riscv64, &block), vec![B, B, B, B, E, B]);
+        // addi sp,sp,32 (positive) does not open a frame.
+        assert_eq!(block_frame_states(Arch::Riscv64, &[le(0x02010113)]), vec![E]);
+    }
+
+    #[test]
+    fn loongarch_forms() {
+        // addi.d $sp,$sp,-16 ; st.d $ra,$sp,8 ; addi.d $fp,$sp,16 ; ld.d $fp,$sp,0
+        let open = 0x02c0_0000 | ((0xff0u32) << 10) | (3 << 5) | 3;
+        let set_fp = 0x02c0_0000 | (16 << 10) | (3 << 5) | 22;
+        let restore = 0x28c0_0000 | (3 << 5) | 22;
+        let block = [
+            le(open),
+            le(0x29c0_2061),
+            le(set_fp),
+            le(restore),
+            le(0x4c00_0020),
+        ];
+        assert_eq!(block_frame_states(Arch::Loongarch64, &block), vec![B, B, B, E, B]);
+    }
+
+    #[test]
+    fn x86_push_rbp_entry_and_leave() {
+        let block: Vec<Vec<u8>> = vec![
+            vec![0xf3, 0x0f, 0x1e, 0xfa],
+            vec![0x55],
+            vec![0x48, 0x89, 0xe5],
+            vec![0x90],
+        ];
+        assert_eq!(block_frame_states(Arch::X86_64, &block), vec![B, B, E, E]);
+        let tail: Vec<Vec<u8>> = vec![vec![0x90], vec![0xc9], vec![0xc3]];
+        assert_eq!(block_frame_states(Arch::X86_64, &tail), vec![E, E, B]);
+        let empty: [Vec<u8>; 0] = [];
+        assert!(block_frame_states(Arch::X86_64, &empty).is_empty());
+    }
+}

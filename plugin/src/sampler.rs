@@ -1,0 +1,178 @@
+//! Sampling: the per-vCPU flags a timer thread raises at `freq`, and what a vCPU does
+//! when its flag is up (read registers, unwind, queue a record).
+//!
+//! The flags live in a QEMU scoreboard (one u64 per vCPU). Every instrumented block (or
+//! instruction) carries a *conditional* callback on its vCPU's flag: QEMU emits the
+//! `flag != 0` test inline in the generated code, so the host call happens only once per
+//! tick (measured ≈1.07× guest slowdown, notes/environment.md §5, against ≈20× for the
+//! reference's clock read + try_lock in every block). The callback clears the flag first.
+//!
+//! A tick that finds a vCPU's flag still raised means that vCPU ran no instrumented code
+//! for a whole period (idle in WFI, firmware, user space, or filtered code): the tick is
+//! counted as `skipped_samples` instead of being silently lost. The check and the clear
+//! race harmlessly (a tick landing while the callback runs may count one skip too many).
+
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use crate::args::{CallchainMode, PluginArgs};
+use crate::qemu::{self, RegisterHandle, VcpuU64};
+use crate::record::Record;
+use crate::unwind::{self, Arch, FrameState, GuestMemory, SampleRegisters};
+use crate::writer::SampleQueue;
+
+/// The register handles frame-pointer sampling reads.
+#[derive(Copy, Clone, Debug)]
+pub struct RegisterSet {
+    pub sp: RegisterHandle,
+    pub fp: RegisterHandle,
+    pub link: Option<RegisterHandle>,
+}
+
+/// The scoreboard fields: the sampling flag and the two inline counters.
+#[derive(Copy, Clone)]
+pub struct VcpuBoard {
+    pub flag: VcpuU64,
+    pub blocks: VcpuU64,
+    pub instructions: VcpuU64,
+}
+
+/// The running plugin: settings plus everything vCPU callbacks share.
+pub struct Profiler {
+    pub args: PluginArgs,
+    /// `None` for targets without a frame layout (leaf mode only).
+    pub arch: Option<Arch>,
+    pub target: String,
+    pub epoch_ns: u64,
+    pub board: VcpuBoard,
+    pub queue: SampleQueue,
+    /// One past the highest vCPU index QEMU has initialised.
+    pub vcpus: AtomicU32,
+    /// Set at the first vCPU init in fp mode; `None` inside = registers not found.
+    pub registers: OnceLock<Option<RegisterSet>>,
+    pub skipped: AtomicU64,
+    pub stopping: AtomicBool,
+}
+
+struct VcpuMemory;
+
+impl GuestMemory for VcpuMemory {
+    fn read_u64(&self, address: u64) -> Option<u64> {
+        let mut bytes = [0u8; 8];
+        qemu::read_guest(address, &mut bytes).then(|| u64::from_le_bytes(bytes))
+    }
+
+    fn read_pair(&self, address: u64) -> Option<(u64, u64)> {
+        let mut bytes = [0u8; 16];
+        if !qemu::read_guest(address, &mut bytes) {
+            return None;
+        }
+        let (low, high) = bytes.split_at(8);
+        Some((
+            u64::from_le_bytes(low.try_into().ok()?),
+            u64::from_le_bytes(high.try_into().ok()?),
+        ))
+    }
+}
+
+impl Profiler {
+    /// Called from a conditional callback: the vCPU's flag was raised. `pc` is the
+    /// canonical address of the block or instruction.
+    pub fn sample(&self, vcpu: u32, pc: u64, state: FrameState) {
+        self.board.flag.set(vcpu, 0);
+        if self.stopping.load(Ordering::Relaxed) {
+            return;
+        }
+        let elapsed_ns = qemu::monotonic_ns().saturating_sub(self.epoch_ns);
+        let mut record = Record {
+            elapsed_ns,
+            pc,
+            cpu: vcpu,
+            callchain: self.args.callchain.record_byte(),
+            ..Record::default()
+        };
+        match (self.args.callchain, self.arch) {
+            (CallchainMode::FramePointer, Some(arch)) => {
+                let Some(regs) = self.read_registers() else {
+                    self.queue.failures.fetch_add(1, Ordering::Relaxed);
+                    return;
+                };
+                record.sp = regs.sp;
+                record.fp = regs.fp;
+                record.trace = unwind::unwind(
+                    arch,
+                    pc,
+                    regs,
+                    state,
+                    &VcpuMemory,
+                    &self.args.filter,
+                    self.args.max_depth,
+                );
+            }
+            _ => record.trace = vec![pc],
+        }
+        self.queue.push(record);
+    }
+
+    fn read_registers(&self) -> Option<SampleRegisters> {
+        let set = (*self.registers.get()?)?;
+        Some(SampleRegisters {
+            sp: qemu::read_register_u64(set.sp)?,
+            fp: qemu::read_register_u64(set.fp)?,
+            link: set.link.and_then(qemu::read_register_u64),
+        })
+    }
+
+    /// Raise every known vCPU's flag; count the ones still raised from the last tick.
+    fn tick(&self) {
+        for vcpu in 0..self.vcpus.load(Ordering::Acquire) {
+            if self.board.flag.get(vcpu) != 0 {
+                self.skipped.fetch_add(1, Ordering::Relaxed);
+            } else {
+                self.board.flag.set(vcpu, 1);
+            }
+        }
+    }
+}
+
+/// The sampling period for `freq_hz` (≥ 1, checked by the argument parser).
+pub fn period(freq_hz: u32) -> Duration {
+    Duration::from_nanos((1_000_000_000 / u64::from(freq_hz.max(1))).max(1))
+}
+
+/// Start the timer thread. It ticks on a fixed schedule (deadlines, not sleeps, so the
+/// rate does not drift) and skips missed deadlines instead of bursting after a stall.
+pub fn spawn_timer(profiler: Arc<Profiler>) -> std::io::Result<()> {
+    let period = period(profiler.args.freq_hz);
+    std::thread::Builder::new()
+        .name("perfscope-timer".into())
+        .spawn(move || {
+            let mut deadline = Instant::now() + period;
+            while !profiler.stopping.load(Ordering::Relaxed) {
+                let now = Instant::now();
+                if deadline > now {
+                    std::thread::sleep(deadline - now);
+                }
+                profiler.tick();
+                deadline += period;
+                let now = Instant::now();
+                if deadline < now {
+                    deadline = now + period;
+                }
+            }
+        })?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn period_for_common_rates() {
+        assert_eq!(period(99), Duration::from_nanos(10_101_010));
+        assert_eq!(period(1000), Duration::from_millis(1));
+        assert_eq!(period(u32::MAX), Duration::from_nanos(1));
+    }
+}
