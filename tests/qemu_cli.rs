@@ -196,7 +196,7 @@ fn leaf_run_without_stop_marker_ends_at_the_workload_timeout() {
 #[test]
 fn qemu_killed_mid_run_still_leaves_a_readable_profile() {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = qemu_command(dir.path(), &["--workload", "bench 5000"])
+    let child = qemu_command(dir.path(), &["--workload", "bench 5000"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

@@ -45,9 +45,8 @@ impl StreamSink {
         self.errors += 1;
         self.connection = None;
         eprintln!(
-            "perfscope-qemu-plugin: {what} stream socket {}: {error}; the live stream stops, {} continues (is perfscope still listening?)",
-            self.path.display(),
-            "the qperf.bin file output"
+            "perfscope-qemu-plugin: {what} stream socket {}: {error}; the live stream stops, the qperf.bin file output continues (is perfscope still listening?)",
+            self.path.display()
         );
     }
 
