@@ -27,7 +27,7 @@ fn leaves(folded: &Path) -> Vec<(String, u64)> {
             .or_default() += n.parse::<u64>().unwrap();
     }
     let mut v: Vec<_> = counts.into_iter().collect();
-    v.sort_by(|a, b| b.1.cmp(&a.1));
+    v.sort_by_key(|e| std::cmp::Reverse(e.1));
     v
 }
 

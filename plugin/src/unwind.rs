@@ -139,7 +139,7 @@ pub trait GuestMemory {
 const MAX_FRAME_BYTES: u64 = 1 << 20;
 
 fn looks_like_saved_fp(value: u64, fp: u64, filter: &AddressFilter) -> bool {
-    value > fp && value - fp <= MAX_FRAME_BYTES && value % 8 == 0 && !filter.is_kernel_code(value)
+    value > fp && value - fp <= MAX_FRAME_BYTES && value.is_multiple_of(8) && !filter.is_kernel_code(value)
 }
 
 /// The trace `[leaf, return_1, …]`, at most `max_depth` entries, leaf = `pc`.
@@ -199,7 +199,7 @@ fn walk_frames(
     trace: &mut Vec<u64>,
 ) {
     while trace.len() < max_depth {
-        if fp == 0 || fp % 8 != 0 {
+        if fp == 0 || !fp.is_multiple_of(8) {
             return;
         }
         let Some(record) = fp.checked_add_signed(layout.record_offset) else {
