@@ -12,7 +12,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, TrySendError, sync_channel};
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::thread::JoinHandle;
 
 use crate::record::Record;
@@ -151,10 +151,7 @@ fn run(
                     break;
                 }
             }
-            next = match receiver.try_recv() {
-                Ok(message) => Some(message),
-                Err(TryRecvError::Empty | TryRecvError::Disconnected) => None,
-            };
+            next = receiver.try_recv().ok();
         }
         sinks.flush();
     }
