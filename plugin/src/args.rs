@@ -68,6 +68,8 @@ pub struct PluginArgs {
     pub epoch_ns: Option<u64>,
     /// A Unix socket perfscope listens on; the plugin connects and mirrors the records.
     pub stream: Option<PathBuf>,
+    /// Inline executed-block/instruction counters (about 1 ns per executed block).
+    pub counters: bool,
 }
 
 /// What [`PluginArgs::parse`] has to say besides the result.
@@ -110,6 +112,7 @@ const KNOWN_KEYS: &[&str] = &[
     "filter_kernel",
     "stream",
     "epoch_ns",
+    "counters",
 ];
 
 fn err(message: impl Into<String>) -> ArgError {
@@ -276,6 +279,11 @@ impl PluginArgs {
             Some(v) => Some(PathBuf::from(v)),
         };
 
+        let counters = get("counters")
+            .map(|v| parse_bool("counters", v))
+            .transpose()?
+            .unwrap_or(true);
+
         Ok((
             PluginArgs {
                 freq_hz,
@@ -291,6 +299,7 @@ impl PluginArgs {
                 },
                 epoch_ns,
                 stream,
+                counters,
             },
             warnings,
         ))
@@ -317,6 +326,8 @@ mod tests {
         assert!(!args.filter.kernel_only);
         assert_eq!(args.epoch_ns, None);
         assert_eq!(args.stream, None);
+        assert!(args.counters);
+        assert!(!parse(&["counters=off"]).unwrap().counters);
     }
 
     #[test]

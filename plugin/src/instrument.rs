@@ -66,8 +66,15 @@ pub unsafe fn instrument_block(profiler: &Profiler, tb: *mut sys::qemu_plugin_tb
         }
         let board = profiler.board;
         let add = sys::qemu_plugin_op::QEMU_PLUGIN_INLINE_ADD_U64;
-        sys::qemu_plugin_register_vcpu_tb_exec_inline_per_vcpu(tb, add, board.blocks.0, 1);
-        sys::qemu_plugin_register_vcpu_tb_exec_inline_per_vcpu(tb, add, board.instructions.0, n_insns as u64);
+        if profiler.args.counters {
+            sys::qemu_plugin_register_vcpu_tb_exec_inline_per_vcpu(tb, add, board.blocks.0, 1);
+            sys::qemu_plugin_register_vcpu_tb_exec_inline_per_vcpu(
+                tb,
+                add,
+                board.instructions.0,
+                n_insns as u64,
+            );
+        }
 
         let fp_mode = profiler.args.callchain == CallchainMode::FramePointer && profiler.arch.is_some();
         let flags = if fp_mode {

@@ -164,15 +164,3 @@ pub fn spawn_timer(profiler: Arc<Profiler>) -> std::io::Result<()> {
         })?;
     Ok(())
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn period_for_common_rates() {
-        assert_eq!(period(99), Duration::from_nanos(10_101_010));
-        assert_eq!(period(1000), Duration::from_millis(1));
-        assert_eq!(period(u32::MAX), Duration::from_nanos(1));
-    }
-}

@@ -46,7 +46,7 @@ impl StreamSink {
         self.connection = None;
         eprintln!(
             "perfscope-qemu-plugin: {what} stream socket {}: {error}; the live stream stops, the qperf.bin file output continues (is perfscope still listening?)",
-            self.path.display()
+            self.path.display(),
         );
     }
 

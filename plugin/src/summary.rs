@@ -27,6 +27,15 @@ pub fn sidecar_path(out: &Path) -> PathBuf {
 }
 
 impl Summary<'_> {
+    /// `disabled` (not a number) when `counters=0`, so no reader mistakes it for zero work.
+    fn counter(&self, value: u64) -> String {
+        if self.args.counters {
+            value.to_string()
+        } else {
+            "disabled".into()
+        }
+    }
+
     pub fn to_text(&self) -> String {
         let fp = self.args.callchain.record_byte() == 1;
         let stream = self
@@ -47,8 +56,8 @@ impl Summary<'_> {
             ("frequency_hz", self.args.freq_hz.to_string()),
             ("arch", self.arch.into()),
             ("output", self.args.out.display().to_string()),
-            ("executed_instructions", self.executed_instructions.to_string()),
-            ("executed_blocks", self.executed_blocks.to_string()),
+            ("executed_instructions", self.counter(self.executed_instructions)),
+            ("executed_blocks", self.counter(self.executed_blocks)),
             ("skipped_samples", self.skipped_samples.to_string()),
             ("epoch_ns", self.epoch_ns.to_string()),
             ("stream", stream),

@@ -151,6 +151,7 @@ fn run(
                     break;
                 }
             }
+            // Empty or disconnected: flush what this burst wrote.
             next = receiver.try_recv().ok();
         }
         sinks.flush();
