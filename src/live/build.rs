@@ -4,15 +4,12 @@
 
 use std::sync::Arc;
 
-use rustc_hash::FxHashMap;
-
+use crate::model::instances::split_samples_by_instance;
 use crate::model::selection::SelectionMatcher;
-use crate::model::{
-    FrameTable, Hotspots, InstanceId, Profile, Selection, StackId, StackTrie, TimeWindow, Timeline, TrieOrder,
-};
+use crate::model::{FrameTable, Hotspots, Profile, Selection, StackTrie, TimeWindow, Timeline, TrieOrder};
 
 use super::aggregate::Aggregate;
-use super::snapshot::{InstanceSlice, LiveMode, Snapshot, TIMELINE_SLICES};
+use super::snapshot::{LiveMode, Snapshot, TIMELINE_SLICES, slices_of};
 use super::state::ModelState;
 
 /// What the views currently need beyond the forward trie.
@@ -184,7 +181,8 @@ impl SnapshotBuilder {
         // here, off the UI thread (a clone of the aggregate's trie already has it).
         trie.build_index();
         let instances = if self.wants.instances {
-            self.instance_slices(profile, &matcher, base)
+            let selected = samples[base..].iter().filter(|s| matcher.selects(s));
+            slices_of(profile, split_samples_by_instance(profile, selected))
         } else {
             Vec::new()
         };
@@ -245,41 +243,6 @@ impl SnapshotBuilder {
         *cursor = samples.len();
         timeline.markers = state.markers;
         Some(Arc::new(timeline.clone()))
-    }
-
-    /// One pass over the samples, one trie per instance that has selected samples.
-    fn instance_slices(
-        &self,
-        profile: &Profile,
-        matcher: &SelectionMatcher,
-        base: usize,
-    ) -> Vec<InstanceSlice> {
-        let mut by_instance: FxHashMap<InstanceId, FxHashMap<StackId, u64>> = FxHashMap::default();
-        for s in profile.samples()[base..].iter().filter(|s| matcher.selects(s)) {
-            *by_instance
-                .entry(s.instance)
-                .or_default()
-                .entry(s.stack)
-                .or_default() += s.weight;
-        }
-        let mut ids: Vec<InstanceId> = by_instance.keys().copied().collect();
-        ids.sort();
-        ids.into_iter()
-            .map(|id| {
-                let trie = StackTrie::from_stack_list(
-                    profile,
-                    by_instance[&id].iter().map(|(&s, &w)| (s, w)),
-                    TrieOrder::RootFirst,
-                );
-                let hotspots = Hotspots::from_trie(&trie, &profile.frames);
-                InstanceSlice {
-                    id,
-                    label: profile.instance_info(id).label.clone(),
-                    trie: Arc::new(trie),
-                    hotspots: Arc::new(hotspots),
-                }
-            })
-            .collect()
     }
 }
 

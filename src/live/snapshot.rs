@@ -153,9 +153,14 @@ pub fn instance_labels(profile: &Profile) -> Vec<(InstanceId, String)> {
         .collect()
 }
 
-/// The per-instance split with labels and hotspots.
+/// The per-instance split of a selection with labels and hotspots.
 pub fn instance_slices(profile: &Profile, selection: &Selection) -> Vec<InstanceSlice> {
-    split_by_instance(profile, selection)
+    slices_of(profile, split_by_instance(profile, selection))
+}
+
+/// Labels and hotspots for a per-instance split.
+pub fn slices_of(profile: &Profile, split: Vec<(InstanceId, StackTrie)>) -> Vec<InstanceSlice> {
+    split
         .into_iter()
         .map(|(id, trie)| {
             let hotspots = Hotspots::from_trie(&trie, &profile.frames);

@@ -1,20 +1,42 @@
 //! The per-instance split: the same selection, one trie per CPU / vCPU / thread.
 
+use rustc_hash::FxHashMap;
+
 use super::profile::Profile;
-use super::sample::InstanceId;
+use super::sample::{InstanceId, Sample};
 use super::selection::Selection;
-use super::trie::StackTrie;
+use super::stack::StackId;
+use super::trie::{StackTrie, TrieOrder};
 
 /// One trie per instance that has selected samples, in instance order.
 pub fn split_by_instance(profile: &Profile, selection: &Selection) -> Vec<(InstanceId, StackTrie)> {
-    (0..profile.instances().len() as u32)
-        .map(InstanceId)
-        .filter_map(|id| {
-            let sel = selection.clone().with_instance(Some(id));
-            let trie = StackTrie::from_selection(profile, &sel.matcher(profile));
-            (!trie.is_empty()).then_some((id, trie))
+    split_samples_by_instance(profile, selection.matcher(profile).samples(profile))
+}
+
+/// One trie per instance of `samples`, in instance order, in one pass over them.
+pub fn split_samples_by_instance<'p>(
+    profile: &Profile,
+    samples: impl IntoIterator<Item = &'p Sample>,
+) -> Vec<(InstanceId, StackTrie)> {
+    let mut by_instance: FxHashMap<InstanceId, FxHashMap<StackId, u64>> = FxHashMap::default();
+    for s in samples {
+        *by_instance
+            .entry(s.instance)
+            .or_default()
+            .entry(s.stack)
+            .or_default() += s.weight;
+    }
+    let mut split: Vec<(InstanceId, StackTrie)> = by_instance
+        .into_iter()
+        .map(|(id, stacks)| {
+            (
+                id,
+                StackTrie::from_stack_list(profile, stacks, TrieOrder::RootFirst),
+            )
         })
-        .collect()
+        .collect();
+    split.sort_by_key(|(id, _)| *id);
+    split
 }
 
 #[cfg(test)]
