@@ -1,14 +1,13 @@
 use std::sync::Arc;
 
 use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
 
 use super::*;
 use crate::config::Theme;
 use crate::live::Snapshot;
 use crate::model::profile::test_support::profile_from;
 use crate::model::{PhaseMarkers, Selection};
-use crate::views::test_support::{rows, text};
+use crate::views::test_support::{ctx, render, rows, text};
 
 /// `n` lines "line NN", every seventh one an error, then a shell prompt.
 fn log_of(n: usize) -> ConsoleLog {
@@ -33,24 +32,12 @@ fn snapshot_with(log: ConsoleLog) -> Snapshot {
 
 fn draw(view: &mut ConsoleView, snapshot: &Snapshot, w: u16, h: u16) -> Buffer {
     let theme = Theme::builtin_dark();
-    let ctx = ViewContext {
-        snapshot,
-        theme: &theme,
-        focused: false,
-    };
-    let mut buf = Buffer::empty(Rect::new(0, 0, w, h));
-    view.render(Rect::new(0, 0, w, h), &mut buf, &ctx);
-    buf
+    render(view, &ctx(snapshot, &theme, false), w, h)
 }
 
 fn press(view: &mut ConsoleView, snapshot: &Snapshot, action: Action) -> Effect {
     let theme = Theme::builtin_dark();
-    let ctx = ViewContext {
-        snapshot,
-        theme: &theme,
-        focused: false,
-    };
-    view.handle(action, &ctx)
+    view.handle(action, &ctx(snapshot, &theme, false))
 }
 
 fn search(view: &mut ConsoleView, snapshot: &Snapshot, pattern: Option<&str>) -> Effect {

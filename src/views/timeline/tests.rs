@@ -1,12 +1,11 @@
 use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
 
 use super::*;
 use crate::config::Theme;
 use crate::live::Snapshot;
 use crate::model::Selection;
 use crate::model::profile::test_support::profile_from;
-use crate::views::test_support::{rows, text};
+use crate::views::test_support::{ctx, render, rows, text};
 
 const S: u64 = 1_000_000_000;
 
@@ -32,24 +31,12 @@ fn fixture() -> Snapshot {
 
 fn draw(view: &mut TimelineView, snapshot: &Snapshot, w: u16, h: u16) -> Buffer {
     let theme = Theme::builtin_dark();
-    let ctx = ViewContext {
-        snapshot,
-        theme: &theme,
-        focused: false,
-    };
-    let mut buf = Buffer::empty(Rect::new(0, 0, w, h));
-    view.render(Rect::new(0, 0, w, h), &mut buf, &ctx);
-    buf
+    render(view, &ctx(snapshot, &theme, false), w, h)
 }
 
 fn press(view: &mut TimelineView, snapshot: &Snapshot, action: Action) -> Effect {
     let theme = Theme::builtin_dark();
-    let ctx = ViewContext {
-        snapshot,
-        theme: &theme,
-        focused: false,
-    };
-    view.handle(action, &ctx)
+    view.handle(action, &ctx(snapshot, &theme, false))
 }
 
 #[test]
