@@ -11,6 +11,8 @@ echo "== cargo fmt --check"
 cargo fmt --all --check
 echo "== cargo clippy --all-targets -- -D warnings"
 cargo clippy --all-targets -- -D warnings
+echo "== cargo clippy -p perfscope-qemu-plugin --all-targets -- -D warnings"
+cargo clippy -p perfscope-qemu-plugin --all-targets -- -D warnings
 echo "== cargo test"
 cargo test --all-targets
 echo "== fuzz targets build"
