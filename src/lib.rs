@@ -13,6 +13,7 @@
 //!   hotspots, diffs.
 //! - [`export`] writes every artifact from the model; [`batch`] runs the headless commands.
 
+pub mod analyzers;
 pub mod app;
 pub mod batch;
 pub mod config;
@@ -21,5 +22,6 @@ pub mod ingest;
 pub mod live;
 pub mod model;
 pub mod sources;
+pub mod store;
 pub mod symbols;
 pub mod views;

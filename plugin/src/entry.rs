@@ -67,12 +67,7 @@ fn install(id: PluginId, args: &Args, info: &Info) -> Result<(), String> {
         )
     })?;
     let stream = parsed.stream.as_deref().map(stream::StreamSink::connect);
-    let fields = qemu::new_scoreboard(3).ok_or("QEMU could not allocate a scoreboard")?;
-    let board = VcpuBoard {
-        flag: fields[0],
-        blocks: fields[1],
-        instructions: fields[2],
-    };
+    let board = VcpuBoard::new().ok_or("QEMU could not allocate a scoreboard")?;
     let (queue, writer) = writer::spawn(file, parsed.out.clone(), stream, parsed.queue_size)
         .map_err(|e| format!("cannot start the writer thread: {e}"))?;
     if let Ok(mut slot) = WRITER.lock() {
@@ -173,14 +168,15 @@ unsafe extern "C" fn on_exit(_id: sys::qemu_plugin_id_t, _userdata: *mut c_void)
         WriterReport::default()
     };
     let queue = &profiler.queue;
+    let (executed_blocks, executed_instructions) = profiler.board.executed();
     let text = summary::Summary {
         args: &profiler.args,
         arch: &profiler.target,
         samples: queue.samples.load(Ordering::Relaxed),
         dropped_samples: queue.dropped.load(Ordering::Relaxed),
         sample_failures: queue.failures.load(Ordering::Relaxed) + report.write_failures,
-        executed_instructions: profiler.board.instructions.sum(),
-        executed_blocks: profiler.board.blocks.sum(),
+        executed_instructions,
+        executed_blocks,
         skipped_samples: profiler.skipped.load(Ordering::Relaxed),
         epoch_ns: profiler.epoch_ns,
         stream_errors: report.stream_errors,

@@ -12,8 +12,9 @@ use std::ffi::{c_uint, c_void};
 use qemu_plugin::sys;
 
 use crate::args::{CallchainMode, SampleMode};
+use crate::counters;
 use crate::prologue::block_frame_states;
-use crate::sampler::Profiler;
+use crate::sampler::{Profiler, VcpuBoard};
 use crate::unwind::FrameState;
 
 /// Longest instruction of any supported target (x86_64: 15 bytes).
@@ -49,6 +50,31 @@ fn insn_bytes(insn: *mut sys::qemu_plugin_insn) -> Vec<u8> {
     bytes[..n.min(MAX_INSN_BYTES)].to_vec()
 }
 
+/// One inline add per executed block into the slot of its length ([`counters`]).
+///
+/// # Safety
+/// `tb` must be the handle QEMU passed to the translation callback.
+unsafe fn count_block(board: &VcpuBoard, tb: *mut sys::qemu_plugin_tb, n_insns: usize) {
+    let add = sys::qemu_plugin_op::QEMU_PLUGIN_INLINE_ADD_U64;
+    // SAFETY: `tb` is valid during the translation callback; the entries live forever.
+    unsafe {
+        match counters::slot_of(n_insns) {
+            counters::Slot::Length(n) => {
+                sys::qemu_plugin_register_vcpu_tb_exec_inline_per_vcpu(tb, add, board.block_lengths[n].0, 1)
+            }
+            counters::Slot::Long(n) => {
+                sys::qemu_plugin_register_vcpu_tb_exec_inline_per_vcpu(tb, add, board.block_lengths[0].0, 1);
+                sys::qemu_plugin_register_vcpu_tb_exec_inline_per_vcpu(
+                    tb,
+                    add,
+                    board.long_block_instructions.0,
+                    n,
+                );
+            }
+        }
+    }
+}
+
 /// Instrument one block. Only called from QEMU's translation callback.
 ///
 /// # Safety
@@ -64,16 +90,9 @@ pub unsafe fn instrument_block(profiler: &Profiler, tb: *mut sys::qemu_plugin_tb
         if n_insns == 0 {
             return;
         }
-        let board = profiler.board;
-        let add = sys::qemu_plugin_op::QEMU_PLUGIN_INLINE_ADD_U64;
+        let board = &profiler.board;
         if profiler.args.counters {
-            sys::qemu_plugin_register_vcpu_tb_exec_inline_per_vcpu(tb, add, board.blocks.0, 1);
-            sys::qemu_plugin_register_vcpu_tb_exec_inline_per_vcpu(
-                tb,
-                add,
-                board.instructions.0,
-                n_insns as u64,
-            );
+            count_block(board, tb, n_insns);
         }
 
         let fp_mode = profiler.args.callchain == CallchainMode::FramePointer && profiler.arch.is_some();

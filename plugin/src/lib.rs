@@ -8,6 +8,7 @@
 //! [`entry`] wires the pieces to QEMU: install, vCPU init, translation, exit.
 //! - [`args`]: arguments; [`filter`]: which addresses are profiled;
 //! - [`instrument`]: what a translated block gets; [`sampler`]: flags, timer, one sample;
+//! - [`counters`]: executed instructions/blocks at one inline add per block;
 //! - [`prologue`] + [`unwind`]: call chains; [`record`]: the v3 bytes;
 //! - [`writer`] + [`stream`]: queue, file and socket; [`summary`]: the sidecar;
 //! - [`qemu`]: every unsafe call into QEMU and GLib.
@@ -19,6 +20,7 @@
 #![cfg_attr(test, allow(dead_code))]
 
 mod args;
+mod counters;
 #[cfg(not(test))]
 mod entry;
 mod filter;

@@ -17,6 +17,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::args::{CallchainMode, PluginArgs};
+use crate::counters;
 use crate::qemu::{self, RegisterHandle, VcpuU64};
 use crate::record::Record;
 use crate::unwind::{self, Arch, FrameState, GuestMemory, SampleRegisters};
@@ -30,12 +31,33 @@ pub struct RegisterSet {
     pub link: Option<RegisterHandle>,
 }
 
-/// The scoreboard fields: the sampling flag and the two inline counters.
-#[derive(Copy, Clone)]
+/// The scoreboard fields: the sampling flag and the executed-block counters
+/// ([`crate::counters`]: one slot per block length, index 0 = longer blocks).
+#[derive(Clone)]
 pub struct VcpuBoard {
     pub flag: VcpuU64,
-    pub blocks: VcpuU64,
-    pub instructions: VcpuU64,
+    pub block_lengths: Vec<VcpuU64>,
+    pub long_block_instructions: VcpuU64,
+}
+
+impl VcpuBoard {
+    /// Lay the fields out over one scoreboard: flag, then the counters.
+    pub fn new() -> Option<Self> {
+        let mut fields = qemu::new_scoreboard(1 + counters::FIELDS)?;
+        let long_block_instructions = fields.pop()?;
+        let flag = fields.remove(0);
+        Some(VcpuBoard {
+            flag,
+            block_lengths: fields,
+            long_block_instructions,
+        })
+    }
+
+    /// `(executed blocks, executed instructions)` over all vCPUs.
+    pub fn executed(&self) -> (u64, u64) {
+        let slots: Vec<u64> = self.block_lengths.iter().map(|slot| slot.sum()).collect();
+        counters::totals(&slots, self.long_block_instructions.sum())
+    }
 }
 
 /// The running plugin: settings plus everything vCPU callbacks share.

@@ -2,5 +2,7 @@
 //! of symbols, views or exports.
 
 pub mod folded;
+pub mod perf_event;
 pub mod qemu;
 pub mod qperf_file;
+pub mod tracefs;

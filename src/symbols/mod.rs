@@ -9,6 +9,7 @@
 
 pub mod demangle;
 pub mod elf;
+pub mod host;
 pub mod kallsyms;
 pub mod resolver;
 pub mod style;

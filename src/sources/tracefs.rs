@@ -1,0 +1,2 @@
+//! Tracepoints through tracefs: mounting it, the event list, each event's `format` file,
+//! and the perf-prof event selector syntax.

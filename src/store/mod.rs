@@ -1,0 +1,2 @@
+//! Sessions in SQLite: what a live source records (`--record session.db`), what
+//! `perfscope open session.db` replays and what `perfscope sql` queries.
