@@ -106,6 +106,10 @@ fn fp_run_gives_the_workload_window_the_hot_path_and_every_artifact() {
     ] {
         assert!(latest.join(f).is_file(), "{f} missing");
     }
+    assert!(
+        !q.join("stream.sock").exists(),
+        "the stream socket is left in the artifacts"
+    );
     let report = read_json(&latest.join("report.json"));
     assert_eq!(report["result"], "ok", "{report:#}");
     assert_eq!(report["hotspots"]["top_functions"][0]["function"], "mix_leaf");

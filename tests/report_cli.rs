@@ -70,9 +70,9 @@ fn report_on_the_recorded_test_kernel_writes_every_artifact() {
         "--out",
         out.path().to_str().unwrap(),
         "--start-sec",
-        "0.087",
+        "0.150",
         "--stop-sec",
-        "1.646",
+        "1.493",
         "--focus",
         "tree_walk",
         "--flamegraph-kind",
@@ -125,9 +125,9 @@ fn report_on_the_recorded_test_kernel_writes_every_artifact() {
     let main = stats["selected_records"].as_u64().unwrap();
     let before = stats["samples_excluded_before"].as_u64().unwrap();
     let after = stats["samples_excluded_after"].as_u64().unwrap();
-    assert_eq!(stats["raw_records"], 1503);
-    assert_eq!(main + before + after, 1503);
-    assert!(before >= 67, "the firmware samples are boot: {before}");
+    assert_eq!(stats["raw_records"], 1435);
+    assert_eq!(main + before + after, 1435);
+    assert!(before >= 65, "the firmware samples are boot: {before}");
     assert_eq!(
         read_json(&q.join("resolve.boot.stats.json"))["selected_records"],
         before
@@ -674,7 +674,7 @@ fn diff_ranks_changed_functions_and_draws_a_differential_graph() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
-        stdout(&o).contains("baseline 1503 samples, comparison 1503 samples"),
+        stdout(&o).contains("baseline 1435 samples, comparison 1435 samples"),
         "{}",
         stdout(&o)
     );

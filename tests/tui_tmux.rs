@@ -24,7 +24,7 @@ fn open_search_zoom_export_quit_in_tmux() {
 
     // The flamegraph of the test kernel: its hottest function is on screen.
     let screen = tmux.wait_for("the flamegraph", WAIT, |s| {
-        s.contains("mix_leaf") && s.contains("1503")
+        s.contains("mix_leaf") && s.contains("1435")
     });
     assert!(screen.contains("Flamegraph"), "{screen}");
 

@@ -47,7 +47,7 @@ fn start(out: &Path) -> (App, Receiver<AppEvent>) {
     };
     let mut app = App::new(config, Box::new(source), "assets", tx);
     pump(&mut app, &rx, "the recording", |a| {
-        a.snapshot.stats.samples == 1503
+        a.snapshot.stats.samples == 1435
     });
     (app, rx)
 }
@@ -100,7 +100,7 @@ fn opens_the_recording_and_switches_views_by_key() {
     );
     assert!(s.contains("mix_leaf"), "{s}");
     assert!(
-        s.lines().last().unwrap().starts_with(" done  │ 1503 samples"),
+        s.lines().last().unwrap().starts_with(" done  │ 1435 samples"),
         "{s}"
     );
 
@@ -109,9 +109,9 @@ fn opens_the_recording_and_switches_views_by_key() {
     let s = screen(&mut app, 80, 24);
     // The hottest function is the first row, sorted by self.
     let first_row = s.lines().nth(3).unwrap();
-    assert!(first_row.contains("mix_leaf") && first_row.contains("819"), "{s}");
+    assert!(first_row.contains("mix_leaf") && first_row.contains("791"), "{s}");
 
-    // Sort by total: hash_block's caller chain (total 849) goes above mix_leaf (819).
+    // Sort by total: hash_block's caller chain (total 856) goes above mix_leaf (791).
     press(&mut app, "s");
     let s = screen(&mut app, 80, 24);
     assert!(s.contains("total▼"), "{s}");
@@ -124,9 +124,9 @@ fn opens_the_recording_and_switches_views_by_key() {
     assert_eq!(app.active, ViewKind::Flamegraph);
     let s = screen(&mut app, 80, 24);
     let detail = s.lines().nth(22).unwrap();
-    // The widest of mix_leaf's nodes (819 samples in all, 775 on one path).
+    // The widest of mix_leaf's nodes (791 samples in all, 766 on one path).
     assert!(
-        detail.starts_with("mix_leaf · total 775 (51.6%) · self 775"),
+        detail.starts_with("mix_leaf · total 766 (53.4%) · self 766"),
         "{s}"
     );
 
@@ -156,7 +156,7 @@ fn search_zoom_focus_and_export_follow_the_keys() {
         app.views[ViewKind::Flamegraph.index()]
             .hint()
             .unwrap()
-            .starts_with("match 24.6%")
+            .starts_with("match 20.0%")
     );
     press(&mut app, "n\n");
     let s = screen(&mut app, 100, 30);
@@ -167,7 +167,7 @@ fn search_zoom_focus_and_export_follow_the_keys() {
     pump(&mut app, &rx, "the focused snapshot", |a| {
         a.snapshot.selection.focus.is_some()
     });
-    assert_eq!(app.snapshot.trie.total_weight(), 370);
+    assert_eq!(app.snapshot.trie.total_weight(), 287);
     assert_eq!(
         app.snapshot.selection.focus.as_ref().unwrap().pattern(),
         "^matmul_inner$"
@@ -176,7 +176,7 @@ fn search_zoom_focus_and_export_follow_the_keys() {
     pump(&mut app, &rx, "the unfocused snapshot", |a| {
         a.snapshot.selection.focus.is_none()
     });
-    assert_eq!(app.snapshot.trie.total_weight(), 1503);
+    assert_eq!(app.snapshot.trie.total_weight(), 1435);
 
     // Export what is shown: the full artifact set lands where the status line says.
     press(&mut app, "e");
@@ -211,13 +211,13 @@ fn timeline_window_selection_drives_the_other_views() {
         a.snapshot.selection.window == window
     });
     let selected = app.snapshot.trie.total_weight();
-    assert!(selected > 0 && selected < 1503, "{selected}");
+    assert!(selected > 0 && selected < 1435, "{selected}");
     // Clearing the window brings everything back.
     app.action(Action::ClearWindow);
     pump(&mut app, &rx, "the whole run", |a| {
         a.snapshot.selection.window == TimeWindow::ALL
     });
-    assert_eq!(app.snapshot.trie.total_weight(), 1503);
+    assert_eq!(app.snapshot.trie.total_weight(), 1435);
 }
 
 #[test]
@@ -233,7 +233,7 @@ fn live_modes_freeze_and_reset_reach_the_model() {
         matches!(a.snapshot.mode, LiveMode::Sliding { .. })
     });
     // The recording lasts under 2 s: a 10 s sliding window still holds all of it.
-    assert_eq!(app.snapshot.trie.total_weight(), 1503);
+    assert_eq!(app.snapshot.trie.total_weight(), 1435);
     press(&mut app, "a");
     pump(&mut app, &rx, "accumulate mode", |a| {
         a.snapshot.mode == LiveMode::Accumulate
@@ -242,7 +242,7 @@ fn live_modes_freeze_and_reset_reach_the_model() {
     pump(&mut app, &rx, "the reset", |a| {
         a.snapshot.trie.total_weight() == 0
     });
-    assert_eq!(app.snapshot.stats.samples, 1503, "a reset keeps the recording");
+    assert_eq!(app.snapshot.stats.samples, 1435, "a reset keeps the recording");
     press(&mut app, " ");
     assert!(app.frozen);
     assert!(

@@ -227,7 +227,7 @@ mod tests {
             f.write_all(&b).unwrap();
         }
         assert_eq!(source.poll(&mut state).unwrap(), SourcePoll::Progress);
-        assert_eq!(state.profile.samples().len(), 1503);
+        assert_eq!(state.profile.samples().len(), 1435);
         assert_eq!(state.facts.format_version, Some(3));
         let mix = state.profile.frames.get("mix_leaf").unwrap();
         let leafs = state
@@ -236,7 +236,7 @@ mod tests {
             .iter()
             .filter(|s| state.profile.stack_frames(s.stack).last() == Some(mix))
             .count();
-        assert_eq!(leafs, 819);
+        assert_eq!(leafs, 791);
         assert_eq!(source.poll(&mut state).unwrap(), SourcePoll::Idle);
 
         // A corrupt record stops following and keeps everything.
@@ -256,7 +256,7 @@ mod tests {
         b.extend_from_slice(&u64::MAX.to_le_bytes());
         f.write_all(&b).unwrap();
         assert_eq!(source.poll(&mut state).unwrap(), SourcePoll::Finished);
-        assert_eq!(state.profile.samples().len(), 1503);
+        assert_eq!(state.profile.samples().len(), 1435);
         assert!(state.warnings.last().unwrap().contains("stopped following"));
     }
 }

@@ -102,6 +102,7 @@ enum Feed {
 pub struct QemuSource {
     session: QemuSession,
     qperf_bin: PathBuf,
+    stream_socket: PathBuf,
     feed: Feed,
     ingest: QperfIngest,
     profile: Option<Profile>,
@@ -126,6 +127,7 @@ impl QemuSource {
         Ok(QemuSource {
             session,
             qperf_bin: options.qperf_bin,
+            stream_socket: options.stream_socket,
             feed: Feed::Stream(reader, StreamDecoder::new()),
             ingest,
             profile: Some(profile),
@@ -183,6 +185,8 @@ impl QemuSource {
 
     /// QEMU is gone and the records are in: the run's facts into the state.
     fn finish(&mut self, state: &mut ModelState) {
+        // The socket is a rendezvous, not an artifact: do not leave it in the qperf directory.
+        let _ = std::fs::remove_file(&self.stream_socket);
         let report = self.session.report();
         state.markers = self.session.markers();
         // The session's warnings travel in the window facts (report.json window.warnings).
