@@ -139,6 +139,7 @@ impl App {
             Box::new(FlameGraphView::new()),
             Box::new(CallTreeView::new()),
             Box::new(HistogramView::new()),
+            Box::new(crate::views::table::TableView::new()),
             Box::new(crate::views::timeline::TimelineView::new()),
             Box::new(ConsoleView::new()),
         ];

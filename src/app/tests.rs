@@ -130,7 +130,7 @@ fn opens_the_recording_and_switches_views_by_key() {
         "{s}"
     );
 
-    press(&mut app, "\t\t\t\t\t\t");
+    press(&mut app, "\t\t\t\t\t\t\t");
     assert_eq!(app.active, ViewKind::Flamegraph);
     press(&mut app, "6");
     assert!(screen(&mut app, 80, 24).contains("BENCH_START"));

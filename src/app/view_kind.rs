@@ -9,16 +9,18 @@ pub enum ViewKind {
     Flamegraph,
     CallTree,
     Histogram,
+    Table,
     Timeline,
     Console,
 }
 
 impl ViewKind {
-    pub const ALL: [ViewKind; 6] = [
+    pub const ALL: [ViewKind; 7] = [
         ViewKind::Hotspots,
         ViewKind::Flamegraph,
         ViewKind::CallTree,
         ViewKind::Histogram,
+        ViewKind::Table,
         ViewKind::Timeline,
         ViewKind::Console,
     ];
@@ -34,6 +36,7 @@ impl ViewKind {
             ViewKind::Flamegraph => "Flamegraph",
             ViewKind::CallTree => "Call tree",
             ViewKind::Histogram => "Latency",
+            ViewKind::Table => "Tables",
             ViewKind::Timeline => "Timeline",
             ViewKind::Console => "Console",
         }
@@ -46,6 +49,7 @@ impl ViewKind {
             Action::ShowFlamegraph => ViewKind::Flamegraph,
             Action::ShowCallTree => ViewKind::CallTree,
             Action::ShowHistogram => ViewKind::Histogram,
+            Action::ShowTable => ViewKind::Table,
             Action::ShowTimeline => ViewKind::Timeline,
             Action::ShowConsole => ViewKind::Console,
             _ => return None,

@@ -13,18 +13,20 @@ pub enum KeyContext {
     Flamegraph,
     CallTree,
     Histogram,
+    Table,
     Timeline,
     Console,
     Instances,
 }
 
 impl KeyContext {
-    pub const ALL: [KeyContext; 8] = [
+    pub const ALL: [KeyContext; 9] = [
         KeyContext::Global,
         KeyContext::Hotspots,
         KeyContext::Flamegraph,
         KeyContext::CallTree,
         KeyContext::Histogram,
+        KeyContext::Table,
         KeyContext::Timeline,
         KeyContext::Console,
         KeyContext::Instances,
@@ -38,6 +40,7 @@ impl KeyContext {
             KeyContext::Flamegraph => "flamegraph",
             KeyContext::CallTree => "call_tree",
             KeyContext::Histogram => "histogram",
+            KeyContext::Table => "table",
             KeyContext::Timeline => "timeline",
             KeyContext::Console => "console",
             KeyContext::Instances => "instances",
@@ -90,6 +93,7 @@ actions! {
     ShowFlamegraph => "show_flamegraph", "flamegraph";
     ShowCallTree => "show_call_tree", "call tree";
     ShowHistogram => "show_histogram", "latency histograms";
+    ShowTable => "show_table", "analyzer tables (perf-prof's columns)";
     ShowTimeline => "show_timeline", "timeline and time window";
     ShowConsole => "show_console", "guest console";
     ToggleInstances => "toggle_instances", "split the view per CPU / vCPU / thread";

@@ -212,6 +212,7 @@ impl SnapshotBuilder {
             instances: Arc::new(instances),
             instance_labels: Arc::new(super::snapshot::instance_labels(profile)),
             histograms: Arc::new(state.histograms.clone()),
+            tables: Arc::new(state.tables.clone()),
             console: Arc::new(state.console.clone()),
             selection,
             markers: state.markers,

@@ -12,4 +12,4 @@ pub mod source;
 pub mod state;
 pub mod worker;
 
-pub use snapshot::{HistogramSeries, InstanceSlice, LiveMode, Snapshot, SourceStats};
+pub use snapshot::{HistogramSeries, InstanceSlice, LiveMode, Snapshot, SourceStats, TextTable};

@@ -29,6 +29,19 @@ pub struct HistogramSeries {
     pub name: String,
     pub instance: Option<String>,
     pub histogram: LatencyHistogram,
+    /// Exact counters the analyzer keeps beside the distribution, shown after the
+    /// percentiles: ("total", "1.2s"), ("err", "17"), ("than", "3 (2%)").
+    pub extra: Vec<(String, String)>,
+}
+
+/// An analyzer's table as its text output prints it (perf-prof's layout): a title, the
+/// header lines (column names, dashes) and one line per row.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TextTable {
+    /// "syscalls", "sched_wakeup => sched_switch", "top sched:sched_stat_runtime".
+    pub title: String,
+    pub header: Vec<String>,
+    pub rows: Vec<String>,
 }
 
 /// Counters of the source for the status line.
@@ -89,6 +102,8 @@ pub struct Snapshot {
     /// Every instance of the profile (for cycling one full-screen), cheap to keep.
     pub instance_labels: Arc<Vec<(InstanceId, String)>>,
     pub histograms: Arc<Vec<HistogramSeries>>,
+    /// Analyzer tables (host tracepoint sources); empty for sampling sources.
+    pub tables: Arc<Vec<TextTable>>,
     pub console: Arc<ConsoleLog>,
     /// What the snapshot selects (window, focus, instance).
     pub selection: Selection,
@@ -118,6 +133,7 @@ impl Snapshot {
             instances: Arc::new(instance_slices(profile, &selection)),
             instance_labels: Arc::new(instance_labels(profile)),
             histograms: Arc::new(Vec::new()),
+            tables: Arc::new(Vec::new()),
             console: Arc::new(ConsoleLog::new()),
             selection,
             markers,

@@ -6,7 +6,7 @@ use crate::export::stats::SourceFacts;
 use crate::export::window::WindowInfo;
 use crate::model::{ConsoleLog, PhaseMarkers, Profile};
 
-use super::snapshot::{HistogramSeries, SourceStats};
+use super::snapshot::{HistogramSeries, SourceStats, TextTable};
 
 /// The model of one session.
 #[derive(Default)]
@@ -26,6 +26,8 @@ pub struct ModelState {
     /// filled by the model thread.
     pub stats: SourceStats,
     pub histograms: Vec<HistogramSeries>,
+    /// Analyzer tables, replaced whole by the source at each update.
+    pub tables: Vec<TextTable>,
     /// How a run was cut (markers, timeouts, stop method), for window.json.
     pub window: Option<WindowInfo>,
     /// Extra files of the run for the qperf directory (`qemu.time.txt`, the console log…).

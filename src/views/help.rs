@@ -55,6 +55,7 @@ fn context_title(context: KeyContext) -> &'static str {
         KeyContext::Flamegraph => "Flamegraph",
         KeyContext::CallTree => "Call tree",
         KeyContext::Histogram => "Histograms",
+        KeyContext::Table => "Tables",
         KeyContext::Timeline => "Timeline",
         KeyContext::Console => "Console",
         KeyContext::Instances => "Instances",
@@ -288,7 +289,7 @@ mod tests {
         "#######│ 2          flamegraph                                          │#######",
         "#######│ 3          call tree                                           │#######",
         "#######│ 4          latency histograms                                  │#######",
-        "#######│ 5          timeline and time window                            │#######",
+        "#######│ 8          analyzer tables (perf-prof's columns)               │#######",
         "#######└──────────────────────────────────────────────────────── ↓ more ┘#######",
     ];
 

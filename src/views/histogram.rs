@@ -44,8 +44,18 @@ fn series_label(series: &HistogramSeries) -> String {
     }
 }
 
-/// The summary as (label, value) pairs.
-fn summary_items(h: &LatencyHistogram) -> Vec<(&'static str, String)> {
+/// The summary as (label, value) pairs: the distribution's, then the analyzer's counters.
+fn summary_items(series: &HistogramSeries) -> Vec<(String, String)> {
+    let mut items: Vec<(String, String)> = histogram_items(&series.histogram)
+        .into_iter()
+        .map(|(label, value)| (label.to_string(), value))
+        .collect();
+    items.extend(series.extra.iter().cloned());
+    items
+}
+
+/// The distribution's own summary as (label, value) pairs.
+fn histogram_items(h: &LatencyHistogram) -> Vec<(&'static str, String)> {
     let p = |q: f64| h.percentile(q).map(format_ns).unwrap_or_else(|| "-".into());
     vec![
         ("count", h.count().to_string()),
@@ -122,7 +132,8 @@ impl HistogramView {
         }
     }
 
-    fn render_detail(&mut self, area: Rect, buf: &mut Buffer, h: &LatencyHistogram, theme: &Theme) {
+    fn render_detail(&mut self, area: Rect, buf: &mut Buffer, series: &HistogramSeries, theme: &Theme) {
+        let h = &series.histogram;
         if area.width == 0 || area.height == 0 {
             self.bar_rows = 0;
             return;
@@ -131,8 +142,8 @@ impl HistogramView {
         // The summary flows over as many lines as the width needs.
         let mut y = area.y;
         let mut x = 0usize;
-        for (label, value) in summary_items(h) {
-            let item_width = display_width(label) + 1 + display_width(&value);
+        for (label, value) in summary_items(series) {
+            let item_width = display_width(&label) + 1 + display_width(&value);
             if x > 0 && x + 2 + item_width > width {
                 y += 1;
                 x = 0;
@@ -223,7 +234,7 @@ impl View for HistogramView {
             )
         };
         self.render_list(list, buf, series, theme);
-        self.render_detail(detail, buf, &series[selected].histogram, theme);
+        self.render_detail(detail, buf, &series[selected], theme);
     }
 
     fn handle(&mut self, action: Action, ctx: &ViewContext) -> Effect {

@@ -13,6 +13,7 @@ pub mod histogram;
 pub mod hotspots;
 pub mod instances;
 pub mod status;
+pub mod table;
 #[cfg(test)]
 pub(crate) mod test_support;
 pub mod text;

@@ -16,6 +16,13 @@ pub fn snapshot_of(stacks: &[(&[&str], u64, Option<u64>)]) -> Snapshot {
     Snapshot::from_profile(&profile_from(stacks), Selection::all(), PhaseMarkers::default())
 }
 
+/// An empty snapshot carrying analyzer tables.
+pub fn snapshot_with_tables(tables: Vec<crate::live::TextTable>) -> Snapshot {
+    let mut snapshot = snapshot_of(&[]);
+    snapshot.tables = std::sync::Arc::new(tables);
+    snapshot
+}
+
 pub fn ctx<'a>(snapshot: &'a Snapshot, theme: &'a Theme, focused: bool) -> ViewContext<'a> {
     ViewContext {
         snapshot,

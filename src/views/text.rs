@@ -13,6 +13,19 @@ pub fn display_width(s: &str) -> usize {
     UnicodeWidthStr::width(s)
 }
 
+/// `s` without its first `columns` display columns (a table scrolled sideways). A wide
+/// character cut in half is dropped whole.
+pub fn skip_columns(s: &str, columns: usize) -> &str {
+    let mut skipped = 0;
+    for (i, c) in s.char_indices() {
+        if skipped >= columns {
+            return &s[i..];
+        }
+        skipped += UnicodeWidthChar::width(c).unwrap_or(0);
+    }
+    ""
+}
+
 /// `s` cut to at most `width` columns, ending in `…` when cut.
 pub fn truncate_end(s: &str, width: usize) -> Cow<'_, str> {
     if display_width(s) <= width {
@@ -133,5 +146,17 @@ mod tests {
         assert_eq!(truncate_middle("abcdefghij", 7), "abc…hij");
         assert_eq!(truncate_middle("abc", 7), "abc");
         assert_eq!(display_width(&truncate_middle("日本語テキストです", 9)), 9);
+    }
+
+    #[test]
+    fn skipping_columns_counts_display_width() {
+        assert_eq!(skip_columns("abcdef", 2), "cdef");
+        assert_eq!(skip_columns("abc", 5), "");
+        assert_eq!(skip_columns("日本x", 2), "本x");
+        assert_eq!(
+            skip_columns("日本x", 1),
+            "本x",
+            "half a wide character goes whole"
+        );
     }
 }

@@ -31,11 +31,13 @@ fn fixture() -> Snapshot {
             name: "read(0)".into(),
             instance: None,
             histogram: read,
+            extra: vec![("err".into(), "3".into())],
         },
         HistogramSeries {
             name: "futex(202)".into(),
             instance: Some("cpu 1".into()),
             histogram: futex,
+            extra: Vec::new(),
         },
     ])
 }
@@ -73,7 +75,7 @@ fn draws_list_summary_and_log2_bars_at_80x24() {
         "\
 ┌ latency histograms ──────────────────────────────────────────────────────────┐
 │read(0)           │count 91  min 800ns  avg 2.03us  p50 804ns  p95 2.99us     │
-│futex(202) · cpu 1│p99 70.0us  p99.9 70.0us  max 70.0us                       │
+│futex(202) · cpu 1│p99 70.0us  p99.9 70.0us  max 70.0us  err 3                │
 │                  │[ 512ns, 1.02us)    50 ████████████████████████████████████│
 │                  │[1.02us, 2.05us)    30 █████████████████████▋              │
 │                  │[2.05us, 4.10us)    10 ███████▎                            │
@@ -154,7 +156,7 @@ fn narrow_areas_put_the_list_on_top_and_never_panic() {
 │futex(202) · cpu 1                    │
 │count 91  min 800ns  avg 2.03us       │
 │p50 804ns  p95 2.99us  p99 70.0us     │
-│p99.9 70.0us  max 70.0us              │
+│p99.9 70.0us  max 70.0us  err 3       │
 │[ 512ns, 1.02us)    50 ███████████████│
 │[1.02us, 2.05us)    30 █████████      │
 │[2.05us, 4.10us)    10 ███            │

@@ -1,0 +1,286 @@
+//! The table view: the analyzer tables of the snapshot (syscalls, multi-trace delay and
+//! pair, rundelay, top) laid out exactly as `--no-tui` prints them — perf-prof's columns —
+//! so what a script reads and what the screen shows are the same text.
+//!
+//! The first table's header stays on screen while the rows scroll; a table wider than the
+//! terminal (syscalls with its percentiles is ~130 columns) scrolls sideways. The view owns
+//! only its scroll offsets and the selected line.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+
+use crate::config::{Action, KeyContext, Theme};
+use crate::live::TextTable;
+use crate::views::text::{display_width, skip_columns};
+use crate::views::{Effect, View, ViewContext};
+
+use super::widgets::bars::{centered_hint, frame};
+
+const EMPTY_HINT: &str =
+    "no analyzer tables: run `perfscope syscalls` / `rundelay` / `multi-trace` / `top -e EVENT`";
+
+/// Columns one Left/Right moves.
+const SIDE_STEP: usize = 8;
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum LineKind {
+    Title,
+    Header,
+    Row,
+    Blank,
+}
+
+/// Every table as one list of lines: title, header, rows, a blank line between tables.
+fn lines_of(tables: &[TextTable]) -> Vec<(LineKind, &str)> {
+    let mut lines = Vec::new();
+    for (i, table) in tables.iter().enumerate() {
+        if i > 0 {
+            lines.push((LineKind::Blank, ""));
+        }
+        if !table.title.is_empty() {
+            lines.push((LineKind::Title, table.title.as_str()));
+        }
+        lines.extend(table.header.iter().map(|h| (LineKind::Header, h.as_str())));
+        lines.extend(table.rows.iter().map(|r| (LineKind::Row, r.as_str())));
+    }
+    lines
+}
+
+/// Analyzer tables, scrolled.
+#[derive(Debug, Default)]
+pub struct TableView {
+    /// Index of the selected line among all lines (rows only are selectable).
+    selected: usize,
+    top: usize,
+    left: usize,
+    /// Lines that fit below the frozen header at the last draw (for paging).
+    body_rows: usize,
+    body_area: Rect,
+}
+
+impl TableView {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The nearest row line at or after (`forward`) / before `from`.
+    fn row_near(lines: &[(LineKind, &str)], from: usize, forward: bool) -> Option<usize> {
+        let is_row = |i: &usize| lines[*i].0 == LineKind::Row;
+        if forward {
+            (from.min(lines.len())..lines.len())
+                .find(is_row)
+                .or_else(|| (0..from.min(lines.len())).rev().find(is_row))
+        } else {
+            (0..=from.min(lines.len().saturating_sub(1)))
+                .rev()
+                .find(is_row)
+                .or_else(|| (from..lines.len()).find(is_row))
+        }
+    }
+
+    fn move_to(&mut self, lines: &[(LineKind, &str)], target: usize, forward: bool) {
+        if let Some(i) = Self::row_near(lines, target, forward) {
+            self.selected = i;
+        }
+    }
+}
+
+fn style_of(kind: LineKind, theme: &Theme) -> Style {
+    match kind {
+        LineKind::Title => theme.title,
+        LineKind::Header => theme.header,
+        LineKind::Row | LineKind::Blank => theme.text,
+    }
+}
+
+impl View for TableView {
+    fn key_context(&self) -> KeyContext {
+        KeyContext::Table
+    }
+
+    fn render(&mut self, area: Rect, buf: &mut Buffer, ctx: &ViewContext) {
+        let theme = ctx.theme;
+        let inner = frame(area, buf, theme, ctx.focused, " analyzer tables ");
+        let lines = lines_of(&ctx.snapshot.tables);
+        if lines.is_empty() {
+            self.body_area = Rect::default();
+            centered_hint(inner, buf, EMPTY_HINT, theme.dim);
+            return;
+        }
+        if inner.width == 0 || inner.height == 0 {
+            return;
+        }
+        let width = inner.width as usize;
+        let widest = lines.iter().map(|(_, l)| display_width(l)).max().unwrap_or(0);
+        self.left = self.left.min(widest.saturating_sub(width));
+        // The first table's title and header stay put while everything below scrolls.
+        let frozen = lines
+            .iter()
+            .take_while(|(k, _)| matches!(k, LineKind::Title | LineKind::Header))
+            .count()
+            .min(inner.height as usize - 1);
+        for (row, (kind, text)) in lines.iter().take(frozen).enumerate() {
+            let y = inner.y + row as u16;
+            buf.set_style(Rect::new(inner.x, y, inner.width, 1), style_of(*kind, theme));
+            buf.set_stringn(
+                inner.x,
+                y,
+                skip_columns(text, self.left),
+                width,
+                style_of(*kind, theme),
+            );
+        }
+        let body = Rect::new(
+            inner.x,
+            inner.y + frozen as u16,
+            inner.width,
+            inner.height - frozen as u16,
+        );
+        self.body_area = body;
+        self.body_rows = body.height as usize;
+        let body_lines = &lines[frozen..];
+        self.selected = self.selected.clamp(frozen, lines.len() - 1);
+        if lines[self.selected].0 != LineKind::Row {
+            self.move_to(&lines, self.selected, true);
+        }
+        let selected = self.selected - frozen;
+        if selected < self.top {
+            self.top = selected;
+        } else if selected >= self.top + self.body_rows {
+            self.top = selected + 1 - self.body_rows;
+        }
+        self.top = self.top.min(body_lines.len().saturating_sub(self.body_rows));
+        for (row, (i, (kind, text))) in body_lines
+            .iter()
+            .enumerate()
+            .skip(self.top)
+            .take(self.body_rows)
+            .enumerate()
+        {
+            let y = body.y + row as u16;
+            let style = if i == selected && *kind == LineKind::Row {
+                theme.selected
+            } else {
+                style_of(*kind, theme)
+            };
+            buf.set_style(Rect::new(body.x, y, body.width, 1), style);
+            buf.set_stringn(body.x, y, skip_columns(text, self.left), width, style);
+        }
+    }
+
+    fn handle(&mut self, action: Action, ctx: &ViewContext) -> Effect {
+        let lines = lines_of(&ctx.snapshot.tables);
+        if lines.is_empty() {
+            return Effect::None;
+        }
+        let page = self.body_rows.max(1);
+        match action {
+            Action::Up => self.move_to(&lines, self.selected.saturating_sub(1), false),
+            Action::Down => self.move_to(&lines, self.selected + 1, true),
+            Action::PageUp => self.move_to(&lines, self.selected.saturating_sub(page), false),
+            Action::PageDown => self.move_to(&lines, self.selected + page, true),
+            Action::Top => self.move_to(&lines, 0, true),
+            Action::Bottom => self.move_to(&lines, lines.len(), false),
+            Action::Left => self.left = self.left.saturating_sub(SIDE_STEP),
+            Action::Right => self.left += SIDE_STEP,
+            _ => {}
+        }
+        Effect::None
+    }
+
+    fn click(&mut self, column: u16, row: u16, _double: bool, ctx: &ViewContext) -> Effect {
+        let a = self.body_area;
+        if column >= a.x && column < a.right() && row >= a.y && row < a.bottom() {
+            let lines = lines_of(&ctx.snapshot.tables);
+            let frozen = lines
+                .iter()
+                .take_while(|(k, _)| matches!(k, LineKind::Title | LineKind::Header))
+                .count();
+            let index = frozen + self.top + (row - a.y) as usize;
+            if lines.get(index).is_some_and(|(k, _)| *k == LineKind::Row) {
+                self.selected = index;
+            }
+        }
+        Effect::None
+    }
+
+    fn scroll(&mut self, lines: i32, ctx: &ViewContext) {
+        let all = lines_of(&ctx.snapshot.tables);
+        let target = (self.selected as i64 + lines as i64).max(0) as usize;
+        self.move_to(&all, target, lines > 0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::views::test_support::{snapshot_with_tables, text};
+
+    fn tables() -> Vec<TextTable> {
+        vec![TextTable {
+            title: "syscalls".into(),
+            header: vec![
+                "syscalls                calls        total(us)".into(),
+                "-------------------- -------- ----------------".into(),
+            ],
+            rows: (0..30)
+                .map(|i| format!("{:<20} {:>8} {:>16.3}", format!("call{i}(0)"), 100 - i, 1.5))
+                .collect(),
+        }]
+    }
+
+    fn draw(view: &mut TableView, ctx_tables: Vec<TextTable>, w: u16, h: u16, keys: &[Action]) -> String {
+        let snapshot = snapshot_with_tables(ctx_tables);
+        let theme = Theme::builtin_dark();
+        let ctx = ViewContext {
+            snapshot: &snapshot,
+            theme: &theme,
+            focused: true,
+        };
+        let mut buf = Buffer::empty(Rect::new(0, 0, w, h));
+        view.render(buf.area, &mut buf, &ctx);
+        for &key in keys {
+            view.handle(key, &ctx);
+        }
+        let mut buf = Buffer::empty(Rect::new(0, 0, w, h));
+        view.render(buf.area, &mut buf, &ctx);
+        text(&buf)
+    }
+
+    #[test]
+    fn the_header_stays_while_rows_scroll() {
+        let mut view = TableView::new();
+        let s = draw(&mut view, tables(), 60, 10, &[Action::Bottom]);
+        let lines: Vec<&str> = s.lines().collect();
+        assert!(lines[1].contains("syscalls"), "{s}");
+        assert!(lines[2].contains("calls        total(us)"), "{s}");
+        assert!(lines[3].starts_with("│----"), "{s}");
+        // The last row is on screen and selected; the first rows scrolled away.
+        assert!(s.contains("call29(0)"), "{s}");
+        assert!(!s.contains("call0(0)"), "{s}");
+    }
+
+    #[test]
+    fn wide_tables_scroll_sideways_and_rows_are_selected_with_the_arrows() {
+        let mut view = TableView::new();
+        let s = draw(&mut view, tables(), 30, 12, &[Action::Right, Action::Down]);
+        // 8 columns scrolled: "syscalls" is cut to its tail, the rows too.
+        assert!(!s.contains("syscalls   ") && !s.contains("call0"), "{s}");
+        assert!(s.contains("calls") && s.contains("100"), "{s}");
+        assert_eq!(
+            view.selected, 4,
+            "the second row (title, 2 header lines, row 0, row 1)"
+        );
+        let s = draw(&mut view, tables(), 30, 12, &[Action::Left, Action::Up]);
+        assert!(s.contains("call0(0)"), "{s}");
+        assert_eq!(view.selected, 3);
+    }
+
+    #[test]
+    fn no_tables_shows_how_to_get_some() {
+        let mut view = TableView::new();
+        let s = draw(&mut view, Vec::new(), 100, 8, &[Action::Down]);
+        assert!(s.contains("no analyzer tables"), "{s}");
+    }
+}
