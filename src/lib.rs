@@ -16,6 +16,7 @@
 pub mod analyzers;
 pub mod app;
 pub mod batch;
+pub mod cli;
 pub mod config;
 pub mod export;
 pub mod ingest;

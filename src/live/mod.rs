@@ -5,6 +5,7 @@ pub mod aggregate;
 pub mod build;
 pub mod export;
 pub mod follow;
+pub mod host;
 pub mod qemu;
 pub mod qemu_setup;
 pub mod snapshot;

@@ -1,0 +1,254 @@
+//! The host subcommands' flags, spelled as perf-prof spells them (`-C`, `-p`, `-t`, `-m`,
+//! `--watermark`, `-e`, `-k`, `-i`, `--perins`, `--than`, `-F`, `-g`) so people's command
+//! lines carry over.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+
+use crate::live::host::options::{
+    AnalyzerKind, HostRunOptions, HostTarget, RingOptions, RootFrameKind, SamplingOptions, TraceOptions,
+};
+
+use super::units::parse_duration_ns;
+
+/// Where and how events are collected; shared by every host subcommand.
+#[derive(Args, Clone, Debug)]
+pub struct HostArgs {
+    /// CPUs to watch: `N`, `A-B`, `A-B,C` (default: all online).
+    #[arg(short = 'C', long = "cpus", value_name = "LIST")]
+    pub cpus: Option<String>,
+    /// Watch every thread of these processes instead of CPUs.
+    #[arg(short = 'p', long = "pids", value_name = "PID,...", conflicts_with = "cpus")]
+    pub pids: Option<String>,
+    /// Watch these threads instead of CPUs.
+    #[arg(short = 't', long = "tids", value_name = "TID,...", conflicts_with_all = ["cpus", "pids"])]
+    pub tids: Option<String>,
+    /// Ring buffer data pages per buffer (a power of two; default per analyzer).
+    #[arg(short = 'm', long = "mmap-pages", value_name = "N")]
+    pub mmap_pages: Option<usize>,
+    /// Wake the reader when a ring is this full, percent (0 = every event).
+    #[arg(long, value_name = "0-100", value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub watermark: Option<u8>,
+    /// Record samples, events and symbols into this SQLite session as they arrive.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+    /// Stop after this many seconds.
+    #[arg(long, value_name = "S")]
+    pub duration: Option<f64>,
+    /// Batch mode: no terminal UI, text output on stdout.
+    #[arg(long)]
+    pub no_tui: bool,
+    /// Where the export key (and a batch sampling run) writes: <DIR>/perf/host/latest/.
+    #[arg(long, short = 'o', value_name = "DIR", default_value = "perfscope-out")]
+    pub out: PathBuf,
+    /// A command to start and watch (after `--`); perfscope stops when it exits.
+    #[arg(last = true, value_name = "WORKLOAD")]
+    pub workload: Vec<String>,
+}
+
+impl HostArgs {
+    pub fn run_options(&self) -> Result<HostRunOptions, String> {
+        let duration = match self.duration {
+            None => None,
+            Some(s) if s.is_finite() && s > 0.0 => Some(Duration::from_secs_f64(s)),
+            Some(s) => {
+                return Err(format!(
+                    "--duration must be a positive number of seconds (got {s})"
+                ));
+            }
+        };
+        if let Some(pages) = self.mmap_pages
+            && !pages.is_power_of_two()
+        {
+            return Err(format!(
+                "-m {pages}: ring buffer pages must be a power of two (1, 2, 4, … 64, 128)"
+            ));
+        }
+        Ok(HostRunOptions {
+            target: HostTarget {
+                cpus: self.cpus.clone(),
+                pids: self.pids.clone(),
+                tids: self.tids.clone(),
+                workload: self.workload.clone(),
+            },
+            ring: RingOptions {
+                pages: self.mmap_pages,
+                watermark_percent: self.watermark,
+            },
+            record: self.record.clone(),
+            duration,
+            out: self.out.clone(),
+        })
+    }
+}
+
+#[derive(Copy, Clone, Debug, ValueEnum)]
+pub enum RootArg {
+    None,
+    Comm,
+    Pid,
+    CommPid,
+}
+
+/// CPU sampling flags (`top` without `-e`, `profile`).
+#[derive(Args, Clone, Debug)]
+pub struct SamplingArgs {
+    /// Samples per second per CPU.
+    #[arg(short = 'F', long = "freq", value_name = "HZ", default_value_t = 997)]
+    pub freq: u64,
+    /// Sample kernel + user call chains (the default; kept for perf-prof command lines).
+    #[arg(short = 'g', long = "call-graph")]
+    pub call_graph: bool,
+    /// Sample only the interrupted address, no call chain.
+    #[arg(long, conflicts_with = "call_graph")]
+    pub no_call_graph: bool,
+    /// Only user space.
+    #[arg(long, conflicts_with = "kernel_only")]
+    pub user_only: bool,
+    /// Only the kernel.
+    #[arg(long)]
+    pub kernel_only: bool,
+    /// Leave perfscope's own samples out.
+    #[arg(long)]
+    pub exclude_self: bool,
+    /// The frame above each stack: the command name, the pid, both, or none.
+    #[arg(long, value_enum, default_value_t = RootArg::Comm, ignore_case = true)]
+    pub root: RootArg,
+}
+
+impl SamplingArgs {
+    pub fn options(&self) -> Result<SamplingOptions, String> {
+        if self.freq == 0 {
+            return Err("-F must be at least 1 Hz".into());
+        }
+        Ok(SamplingOptions {
+            freq_hz: self.freq,
+            callchain: !self.no_call_graph,
+            user_only: self.user_only,
+            kernel_only: self.kernel_only,
+            exclude_self: self.exclude_self,
+            root: match self.root {
+                RootArg::None => RootFrameKind::None,
+                RootArg::Comm => RootFrameKind::Comm,
+                RootArg::Pid => RootFrameKind::Pid,
+                RootArg::CommPid => RootFrameKind::CommPid,
+            },
+        })
+    }
+}
+
+/// Tracepoint analyzer flags.
+#[derive(Args, Clone, Debug)]
+pub struct TraceArgs {
+    /// Event selectors `sys:name[/filter/attr/.../]`, comma-separated; repeat `-e` for
+    /// each stage (multi-trace: events of one `-e` pair with those of the next).
+    #[arg(short = 'e', long = "event", value_name = "EVENT,...")]
+    pub events: Vec<String>,
+    /// Default key expression for events without `key=`.
+    #[arg(short = 'k', long = "key", value_name = "EXPR")]
+    pub key: Option<String>,
+    /// Print (and reset) the table every MS milliseconds in --no-tui mode.
+    #[arg(short = 'i', long = "interval", value_name = "MS")]
+    pub interval: Option<u64>,
+    /// Split the statistics per instance (CPU or thread).
+    #[arg(long)]
+    pub perins: bool,
+    /// Threshold (`4ms`, `100us`, plain ns): count latencies above it and list the events.
+    #[arg(long, value_name = "TIME", value_parser = parse_duration_ns)]
+    pub than: Option<u64>,
+    /// Accepted for perf-prof command lines: events are always merged in time order.
+    #[arg(long)]
+    pub order: bool,
+}
+
+impl TraceArgs {
+    pub fn options(&self, analyzer: AnalyzerKind) -> TraceOptions {
+        TraceOptions {
+            analyzer,
+            events: self.events.clone(),
+            key: self.key.clone(),
+            interval: self.interval.filter(|&ms| ms > 0).map(Duration::from_millis),
+            perins: self.perins,
+            than_ns: self.than,
+            cycle: false,
+            only_comm: false,
+        }
+    }
+}
+
+#[derive(Copy, Clone, Debug, ValueEnum)]
+pub enum ImplArg {
+    Delay,
+    Pair,
+}
+
+/// `multi-trace` only.
+#[derive(Args, Clone, Debug)]
+pub struct MultiTraceArgs {
+    /// How two events relate: the delay between them, or only whether they pair.
+    #[arg(long = "impl", value_enum, default_value_t = ImplArg::Delay, ignore_case = true)]
+    pub implementation: ImplArg,
+    /// The last stage pairs back with the first.
+    #[arg(long)]
+    pub cycle: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Probe {
+        #[command(flatten)]
+        host: HostArgs,
+        #[command(flatten)]
+        trace: TraceArgs,
+    }
+
+    #[test]
+    fn perf_prof_command_lines_parse() {
+        let p = Probe::try_parse_from([
+            "x",
+            "-e",
+            "raw_syscalls:sys_enter",
+            "-e",
+            "raw_syscalls:sys_exit",
+            "-i",
+            "1000",
+            "-m",
+            "64",
+            "-C",
+            "1",
+            "--perins",
+            "--than",
+            "1ms",
+            "--order",
+        ])
+        .unwrap();
+        let run = p.host.run_options().unwrap();
+        assert_eq!(run.target.cpus.as_deref(), Some("1"));
+        assert_eq!(run.ring.pages, Some(64));
+        let trace = p.trace.options(AnalyzerKind::Syscalls);
+        assert_eq!(trace.events.len(), 2);
+        assert_eq!(trace.interval, Some(Duration::from_millis(1000)));
+        assert_eq!(trace.than_ns, Some(1_000_000));
+        assert!(trace.perins);
+    }
+
+    #[test]
+    fn bad_values_say_what_is_wrong() {
+        let p = Probe::try_parse_from(["x", "-m", "48"]).unwrap();
+        assert!(p.host.run_options().unwrap_err().contains("power of two"));
+        let e = Probe::try_parse_from(["x", "--than", "4min"])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("unknown unit"), "{e}");
+        assert!(Probe::try_parse_from(["x", "-C", "0", "-p", "1"]).is_err());
+        let p = Probe::try_parse_from(["x", "--", "dd", "if=/dev/zero", "count=3"]).unwrap();
+        assert_eq!(p.host.workload, ["dd", "if=/dev/zero", "count=3"]);
+    }
+}

@@ -1,0 +1,6 @@
+//! Host sources: perf_event CPU sampling and tracepoint analyzers, as model sources.
+//! Each runs a reader thread that drains the rings promptly (so the kernel loses as little
+//! as possible) and hands finished work to the model thread.
+
+pub mod options;
+pub mod workload;

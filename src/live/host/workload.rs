@@ -1,0 +1,169 @@
+//! A workload started by perfscope (`perfscope syscalls -- dd ...`), "corked" as perf-prof
+//! does: the child is forked and waits before `exec` until the events are open on it, so
+//! not one of its events is missed; then it is released.
+
+use std::ffi::CString;
+use std::io::Write;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+use anyhow::{Context, bail};
+
+/// A forked workload that has not exec'd yet.
+///
+/// Forked by hand: `std::process::Command::spawn` waits until the child has exec'd, which a
+/// child held before exec never does.
+pub struct CorkedWorkload {
+    pid: libc::pid_t,
+    /// Writing one byte (or closing) lets the child exec.
+    release: Option<std::fs::File>,
+    status: Option<i32>,
+}
+
+impl CorkedWorkload {
+    /// Fork `argv`; the child blocks before exec until [`CorkedWorkload::release`].
+    pub fn spawn(argv: &[String]) -> anyhow::Result<CorkedWorkload> {
+        if argv.is_empty() {
+            bail!("the workload after `--` is empty");
+        }
+        let args: Vec<CString> = argv
+            .iter()
+            .map(|a| CString::new(a.as_bytes()))
+            .collect::<Result<_, _>>()
+            .context("a workload argument contains a NUL byte")?;
+        let mut pointers: Vec<*const libc::c_char> = args.iter().map(|a| a.as_ptr()).collect();
+        pointers.push(std::ptr::null());
+        let mut fds = [0; 2];
+        // SAFETY: a valid out array for two descriptors.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return Err(std::io::Error::last_os_error()).context("cannot create the workload's start pipe");
+        }
+        // SAFETY: both descriptors were just created and are owned here only.
+        let (read_end, write_end) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        let gate = read_end.as_raw_fd();
+        // SAFETY: the child only makes async-signal-safe calls (read, execvp, write, _exit)
+        // on memory prepared before the fork.
+        let pid = unsafe { libc::fork() };
+        if pid < 0 {
+            return Err(std::io::Error::last_os_error()).context("cannot fork the workload");
+        }
+        if pid == 0 {
+            // SAFETY: see above; nothing allocates here.
+            unsafe {
+                let mut byte = 0u8;
+                while libc::read(gate, (&mut byte as *mut u8).cast(), 1) < 0
+                    && *libc::__errno_location() == libc::EINTR
+                {}
+                libc::execvp(pointers[0], pointers.as_ptr());
+                let message = b"perfscope: cannot exec the workload\n";
+                libc::write(2, message.as_ptr().cast(), message.len());
+                libc::_exit(127);
+            }
+        }
+        drop(read_end);
+        Ok(CorkedWorkload {
+            pid,
+            release: Some(std::fs::File::from(write_end)),
+            status: None,
+        })
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.pid as u32
+    }
+
+    /// Let the workload exec (call once its events are open and enabled).
+    pub fn release(&mut self) {
+        if let Some(mut gate) = self.release.take() {
+            let _ = gate.write_all(b"g");
+        }
+    }
+
+    /// The exit code (128 + signal when killed) once it has exited; `None` while it runs.
+    pub fn try_wait(&mut self) -> Option<i32> {
+        if self.status.is_none() {
+            let mut status = 0;
+            // SAFETY: our own child; WNOHANG never blocks.
+            if unsafe { libc::waitpid(self.pid, &mut status, libc::WNOHANG) } == self.pid {
+                self.status = Some(if libc::WIFEXITED(status) {
+                    libc::WEXITSTATUS(status)
+                } else {
+                    128 + libc::WTERMSIG(status)
+                });
+            }
+        }
+        self.status
+    }
+
+    /// Stop it (the session ended first) and reap it.
+    pub fn kill(&mut self) {
+        self.release();
+        if self.try_wait().is_none() {
+            let mut status = 0;
+            // SAFETY: our own, not yet reaped child.
+            unsafe {
+                libc::kill(self.pid, libc::SIGKILL);
+                libc::waitpid(self.pid, &mut status, 0);
+            }
+            self.status = Some(128 + libc::SIGKILL);
+        }
+    }
+}
+
+impl Drop for CorkedWorkload {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Read what a released workload printed, for tests.
+#[cfg(test)]
+fn read_all(mut r: impl std::io::Read) -> String {
+    let mut s = String::new();
+    let _ = r.read_to_string(&mut s);
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn the_workload_waits_for_its_release_then_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("ran");
+        let argv = vec![
+            "/bin/sh".to_string(),
+            "-c".to_string(),
+            format!("echo yes > {}", marker.display()),
+        ];
+        let mut w = CorkedWorkload::spawn(&argv).unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(!marker.exists(), "ran before the release");
+        assert!(w.try_wait().is_none());
+        w.release();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let status = loop {
+            if let Some(s) = w.try_wait() {
+                break s;
+            }
+            assert!(Instant::now() < deadline, "the workload never finished");
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        assert_eq!(status, 0);
+        assert_eq!(read_all(std::fs::File::open(&marker).unwrap()), "yes\n");
+    }
+
+    #[test]
+    fn a_missing_program_exits_127() {
+        let mut w = CorkedWorkload::spawn(&["/nonexistent/prog".to_string()]).unwrap();
+        w.release();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while w.try_wait().is_none() {
+            assert!(Instant::now() < deadline);
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(w.try_wait(), Some(127), "exec failed: exit 127 as a shell says");
+        assert!(CorkedWorkload::spawn(&[]).is_err());
+    }
+}
