@@ -1,2 +1,26 @@
 //! The host perf_event source: events opened per CPU or per thread, their mmap ring
 //! buffers, and the records read from them.
+//!
+//! The road a record travels here, one file per step:
+//! [`attr`] builds the `perf_event_attr` → [`targets`] says where (CPUs or threads) →
+//! [`fd`] opens it and drives its ioctls → [`ring`] reads the mmap ring in place →
+//! [`record`] decodes one record from its bytes → [`merge`] orders records across rings
+//! when an analyzer needs time order → [`reader`] ties it together as [`PerfEvents`].
+//!
+//! Nothing here knows of symbols, tracepoint formats or views: a sample's `raw` bytes are
+//! read by the model's `EventLayout`, its callchain is resolved by `symbols`.
+
+pub mod attr;
+pub mod error;
+pub mod fd;
+pub mod merge;
+pub mod reader;
+pub mod record;
+pub mod ring;
+pub mod targets;
+
+
+pub use error::PerfEventError;
+
+pub use record::{Callchain, DecodeError, FrameContext, Record, Sample, SampleFormat};
+
