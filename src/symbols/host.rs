@@ -112,6 +112,9 @@ pub fn lookup_address(ip: u64, index: usize) -> u64 {
     if index == 0 { ip } else { ip.saturating_sub(1) }
 }
 
+/// A resolved user address: its frames, and whether a symbol named it.
+type CachedFrames = (Arc<[HostFrame]>, bool);
+
 /// Kernel and user-space symbols of this machine. `Send`: build it on, or move it to, the
 /// perf_event reader thread.
 pub struct HostSymbolizer {
@@ -122,7 +125,7 @@ pub struct HostSymbolizer {
     comms: CommTable,
     /// `None`: the file could not be loaded; not retried.
     files: FxHashMap<FileKey, Option<MappedFile>>,
-    user_cache: AddressCache<(FileKey, u64), (Arc<[HostFrame]>, bool)>,
+    user_cache: AddressCache<(FileKey, u64), CachedFrames>,
     /// `[unknown]` frames per module name, built once.
     unknown_frames: FxHashMap<Arc<str>, Arc<[HostFrame]>>,
     counters: HostCounters,
