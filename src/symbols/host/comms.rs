@@ -1,0 +1,138 @@
+//! Thread names (comm) and the optional root frame of every host stack, like perf top's
+//! `--sort comm,pid`: samples grouped under their command and/or process.
+//!
+//! Names come from COMM records as the caller forwards them; a thread never named by a
+//! record (it started before the profiler) is read from `/proc/PID/task/TID/comm` once.
+
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+
+/// What the root frame of a host stack shows.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum RootFrame {
+    /// No root frame: stacks start at their outermost function.
+    #[default]
+    None,
+    /// The thread's command name: `bash`.
+    Comm,
+    /// The process id: `1234`.
+    Pid,
+    /// Both: `bash:1234`.
+    CommPid,
+}
+
+/// Above this many threads the table starts over (and re-reads /proc on demand): it must
+/// not grow without bound on a machine that runs millions of short-lived threads.
+const MAX_THREADS: usize = 1 << 16;
+
+/// tid → comm.
+#[derive(Default)]
+pub struct CommTable {
+    by_tid: FxHashMap<u32, Arc<str>>,
+}
+
+impl CommTable {
+    /// A COMM record (also sent on exec, with the new program's name).
+    pub fn on_comm(&mut self, tid: u32, comm: &str) {
+        if self.by_tid.len() >= MAX_THREADS && !self.by_tid.contains_key(&tid) {
+            self.by_tid.clear();
+        }
+        self.by_tid.insert(tid, comm.into());
+    }
+
+    /// A forgotten process: its main thread's name goes too.
+    pub fn forget(&mut self, pid: u32) {
+        self.by_tid.remove(&pid);
+    }
+
+    /// The name of thread `tid` of process `pid`: from records, else from /proc (then
+    /// remembered), else the process's name; `None` when nothing knows it.
+    pub fn comm(&mut self, pid: u32, tid: u32) -> Option<Arc<str>> {
+        if let Some(c) = self.by_tid.get(&tid) {
+            return Some(Arc::clone(c));
+        }
+        let from_proc = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/comm"))
+            .ok()
+            .map(|c| c.trim_end_matches('\n').to_string())
+            .filter(|c| !c.is_empty());
+        match from_proc {
+            Some(c) => {
+                self.on_comm(tid, &c);
+                self.by_tid.get(&tid).cloned()
+            }
+            None => self.by_tid.get(&pid).cloned(),
+        }
+    }
+
+    /// The root frame's text for a sample of (`pid`, `tid`); `comm` overrides the tracked
+    /// name when the caller has it. `None` for [`RootFrame::None`].
+    pub fn root_frame_text(
+        &mut self,
+        root: RootFrame,
+        pid: u32,
+        tid: u32,
+        comm: Option<&str>,
+    ) -> Option<String> {
+        let name = |table: &mut Self| -> String {
+            match comm {
+                Some(c) => c.to_string(),
+                None => table
+                    .comm(pid, tid)
+                    .map(|c| c.to_string())
+                    .unwrap_or_else(|| ":unknown".to_string()),
+            }
+        };
+        match root {
+            RootFrame::None => None,
+            RootFrame::Comm => Some(name(self)),
+            RootFrame::Pid => Some(pid.to_string()),
+            RootFrame::CommPid => Some(format!("{}:{pid}", name(self))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_then_proc_then_process_name() {
+        let mut t = CommTable::default();
+        t.on_comm(4_000_000_001, "worker");
+        assert_eq!(t.comm(4_000_000_001, 4_000_000_001).as_deref(), Some("worker"));
+        // A thread nobody named, of a process that does not exist: the process's name.
+        assert_eq!(t.comm(4_000_000_001, 4_000_000_002).as_deref(), Some("worker"));
+        assert_eq!(t.comm(4_000_000_003, 4_000_000_003), None);
+
+        let me = std::process::id();
+        let expected = std::fs::read_to_string(format!("/proc/{me}/comm")).unwrap();
+        assert_eq!(t.comm(me, me).as_deref(), Some(expected.trim_end()));
+    }
+
+    #[test]
+    fn root_frame_texts() {
+        let mut t = CommTable::default();
+        t.on_comm(4_000_000_001, "bash");
+        let pid = 4_000_000_001;
+        assert_eq!(t.root_frame_text(RootFrame::None, pid, pid, None), None);
+        assert_eq!(
+            t.root_frame_text(RootFrame::Comm, pid, pid, None).as_deref(),
+            Some("bash")
+        );
+        assert_eq!(
+            t.root_frame_text(RootFrame::Pid, pid, pid, None).as_deref(),
+            Some("4000000001")
+        );
+        assert_eq!(
+            t.root_frame_text(RootFrame::CommPid, pid, pid, Some("zsh"))
+                .as_deref(),
+            Some("zsh:4000000001")
+        );
+        assert_eq!(
+            t.root_frame_text(RootFrame::Comm, 4_000_000_005, 4_000_000_005, None)
+                .as_deref(),
+            Some(":unknown")
+        );
+    }
+}
