@@ -35,13 +35,13 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
                         continue;
                     }
                 }
-                b'\\' if pi + 1 < p.len() => {
-                    if p[pi + 1] == t[ti] {
-                        pi += 2;
-                        ti += 1;
-                        continue;
-                    }
+                b'\\' if pi + 1 < p.len() && p[pi + 1] == t[ti] => {
+                    pi += 2;
+                    ti += 1;
+                    continue;
                 }
+                // An escaped byte that differs: a mismatch, not a literal backslash.
+                b'\\' if pi + 1 < p.len() => {}
                 c if c == t[ti] => {
                     pi += 1;
                     ti += 1;

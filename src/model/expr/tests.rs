@@ -66,7 +66,8 @@ fn arithmetic_follows_c_precedence() {
     assert_eq!(int("100 / 10 / 5"), Some(2));
     assert_eq!(int("7 % 4 + 1"), Some(4));
     assert_eq!(int("1 << 4 + 1"), Some(32), "+ binds tighter than <<");
-    assert_eq!(int("1 | 2 ^ 3 & 6"), Some(1 | (2 ^ (3 & 6))));
+    assert_eq!(int("1 | 2 ^ 3 & 6"), Some(1), "1 | (2 ^ (3 & 6))");
+    assert_eq!(int("6 & 3 ^ 1"), Some(3), "(6 & 3) ^ 1");
     assert_eq!(int("1 < 2 == 1"), Some(1));
     assert_eq!(int("2 > 3 || 4 >= 4 && 0 != 1"), Some(1));
     assert_eq!(int("-5 / 2"), Some(-2), "signed division truncates");

@@ -57,7 +57,7 @@ pub fn parse_format(system: &str, name: &str, text: &str) -> Result<EventLayout,
     Ok(layout)
 }
 
-/// `field:unsigned long args[6];	offset:16;	size:48;	signed:0;`
+/// `field:unsigned long args[6]; offset:16; size:48; signed:0;` (tab-separated)
 fn parse_field(line: &str) -> Result<FieldLayout, &'static str> {
     let mut declaration = None;
     let (mut offset, mut size, mut signed) = (None, None, None);
