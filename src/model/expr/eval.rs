@@ -1,0 +1,172 @@
+//! Evaluation of bound trees over one event. Integer nodes never allocate; strings borrow
+//! from the record or the expression where they can. Any failure (short record, division
+//! by zero, index out of range) is `None`, never a panic.
+
+use std::borrow::Cow;
+
+use super::Symbolizer;
+use super::bind::{Arg, IntNode, IntOp, Meta, StrNode};
+use super::printf::{self, Piece};
+use crate::model::trace_event::{FieldKind, FieldLayout, TraceEvent};
+
+/// What an evaluation reads: the event (absent for printkey-style expressions), the
+/// caller's variables and the address symbolizer.
+pub(super) struct Input<'a, 'v> {
+    pub(super) event: Option<TraceEvent<'a>>,
+    pub(super) vars: &'v [i64],
+    pub(super) symbolizer: Option<&'v Symbolizer>,
+}
+
+impl<'a> Input<'a, '_> {
+    fn raw(&self) -> Option<&'a [u8]> {
+        self.event.map(|e| e.raw)
+    }
+}
+
+pub(super) fn int(node: &IntNode, input: &Input<'_, '_>) -> Option<i64> {
+    Some(match node {
+        IntNode::Const(v) => *v,
+        IntNode::Field(field) => field.read_i64(input.raw()?)?,
+        IntNode::Element {
+            field,
+            element_size,
+            signed,
+            index,
+        } => {
+            let index = usize::try_from(int(index, input)?).ok()?;
+            element(field, input.raw()?, *element_size, *signed, index)?
+        }
+        IntNode::Meta(meta) => {
+            let event = input.event?;
+            match meta {
+                Meta::Cpu => i64::from(event.cpu),
+                Meta::Pid => i64::from(event.pid),
+                Meta::Tid => i64::from(event.tid),
+                Meta::Time => event.time_ns as i64,
+            }
+        }
+        IntNode::Var(slot) => *input.vars.get(*slot)?,
+        IntNode::Neg(a) => int(a, input)?.wrapping_neg(),
+        IntNode::Not(a) => i64::from(int(a, input)? == 0),
+        IntNode::BitNot(a) => !int(a, input)?,
+        IntNode::Binary(op, a, b) => binary(*op, int(a, input)?, int(b, input)?)?,
+        IntNode::And(a, b) => i64::from(int(a, input)? != 0 && int(b, input)? != 0),
+        IntNode::Or(a, b) => i64::from(int(a, input)? != 0 || int(b, input)? != 0),
+        IntNode::Cond(c, a, b) => {
+            if int(c, input)? != 0 {
+                int(a, input)?
+            } else {
+                int(b, input)?
+            }
+        }
+        IntNode::StrEq { lhs, rhs, equal } => {
+            i64::from((string(lhs, input)? == string(rhs, input)?) == *equal)
+        }
+        IntNode::Glob { text, pattern } => i64::from(super::glob::glob_match(
+            &string(pattern, input)?,
+            &string(text, input)?,
+        )),
+        IntNode::Strncmp(a, b, n) => {
+            let n = usize::try_from(int(n, input)?).unwrap_or(0);
+            let (a, b) = (string(a, input)?, string(b, input)?);
+            let (a, b) = (&a.as_bytes()[..a.len().min(n)], &b.as_bytes()[..b.len().min(n)]);
+            match a.cmp(b) {
+                std::cmp::Ordering::Less => -1,
+                std::cmp::Ordering::Equal => 0,
+                std::cmp::Ordering::Greater => 1,
+            }
+        }
+        IntNode::Ntohl(a) => i64::from((int(a, input)? as u32).swap_bytes()),
+        IntNode::Ntohs(a) => i64::from((int(a, input)? as u16).swap_bytes()),
+    })
+}
+
+fn binary(op: IntOp, a: i64, b: i64) -> Option<i64> {
+    let (ua, ub) = (a as u64, b as u64);
+    Some(match op {
+        IntOp::Mul => a.wrapping_mul(b),
+        IntOp::Div if b == 0 => return None,
+        IntOp::Div => a.wrapping_div(b),
+        IntOp::DivU => ua.checked_div(ub)? as i64,
+        IntOp::Rem if b == 0 => return None,
+        IntOp::Rem => a.wrapping_rem(b),
+        IntOp::RemU => ua.checked_rem(ub)? as i64,
+        IntOp::Add => a.wrapping_add(b),
+        IntOp::Sub => a.wrapping_sub(b),
+        IntOp::Shl => a.wrapping_shl(b as u32),
+        IntOp::Shr => a.wrapping_shr(b as u32),
+        IntOp::ShrU => ua.wrapping_shr(b as u32) as i64,
+        IntOp::Lt => i64::from(a < b),
+        IntOp::LtU => i64::from(ua < ub),
+        IntOp::Le => i64::from(a <= b),
+        IntOp::LeU => i64::from(ua <= ub),
+        IntOp::Gt => i64::from(a > b),
+        IntOp::GtU => i64::from(ua > ub),
+        IntOp::Ge => i64::from(a >= b),
+        IntOp::GeU => i64::from(ua >= ub),
+        IntOp::Eq => i64::from(a == b),
+        IntOp::Ne => i64::from(a != b),
+        IntOp::BitAnd => a & b,
+        IntOp::BitXor => a ^ b,
+        IntOp::BitOr => a | b,
+    })
+}
+
+/// The bytes an indexable field spans: fixed arrays in place (a size-0 flexible array runs
+/// to the end of the record), `__data_loc`/`__rel_loc` arrays at their payload.
+pub(super) fn array_bytes<'r>(field: &FieldLayout, raw: &'r [u8]) -> Option<&'r [u8]> {
+    match field.kind {
+        FieldKind::DataLoc { .. } | FieldKind::RelLoc { .. } => field.payload(raw),
+        _ if field.size == 0 => raw.get(field.offset..),
+        _ => raw.get(field.offset..field.offset.checked_add(field.size)?),
+    }
+}
+
+fn element(field: &FieldLayout, raw: &[u8], element_size: usize, signed: bool, index: usize) -> Option<i64> {
+    let bytes = array_bytes(field, raw)?;
+    let start = index.checked_mul(element_size)?;
+    let b = bytes.get(start..start.checked_add(element_size)?)?;
+    Some(match (element_size, signed) {
+        (1, false) => i64::from(b[0]),
+        (1, true) => i64::from(b[0] as i8),
+        (2, false) => i64::from(u16::from_le_bytes(b.try_into().ok()?)),
+        (2, true) => i64::from(i16::from_le_bytes(b.try_into().ok()?)),
+        (4, false) => i64::from(u32::from_le_bytes(b.try_into().ok()?)),
+        (4, true) => i64::from(i32::from_le_bytes(b.try_into().ok()?)),
+        (8, _) => i64::from_le_bytes(b.try_into().ok()?),
+        _ => return None,
+    })
+}
+
+pub(super) fn string<'a>(node: &'a StrNode, input: &Input<'a, '_>) -> Option<Cow<'a, str>> {
+    match node {
+        StrNode::Const(text) => Some(Cow::Borrowed(text)),
+        StrNode::Field(field) => field.read_str(input.raw()?),
+        StrNode::Cond(c, a, b) => {
+            if int(c, input)? != 0 {
+                string(a, input)
+            } else {
+                string(b, input)
+            }
+        }
+        StrNode::Ksymbol(addr) => {
+            let addr = int(addr, input)? as u64;
+            let name = input.symbolizer.and_then(|lookup| lookup(addr));
+            Some(Cow::Owned(name.unwrap_or_else(|| format!("{addr:#x}"))))
+        }
+        StrNode::Printf(pieces, args) => {
+            let mut out = String::new();
+            let mut args = args.iter();
+            for piece in pieces {
+                match piece {
+                    Piece::Literal(text) => out.push_str(text),
+                    Piece::Conversion(spec) => match args.next()? {
+                        Arg::Int(n) => printf::format_int(&mut out, spec, int(n, input)?),
+                        Arg::Str(s) => printf::format_str(&mut out, spec, &string(s, input)?),
+                    },
+                }
+            }
+            Some(Cow::Owned(out))
+        }
+    }
+}
