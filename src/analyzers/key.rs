@@ -61,7 +61,11 @@ mod tests {
 
     #[test]
     fn keys_come_from_fields_identities_or_closures() {
-        let raw = (-5i32).to_le_bytes().into_iter().chain(7u32.to_le_bytes()).collect::<Vec<_>>();
+        let raw = (-5i32)
+            .to_le_bytes()
+            .into_iter()
+            .chain(7u32.to_le_bytes())
+            .collect::<Vec<_>>();
         let event = TraceEvent {
             time_ns: 1,
             cpu: 3,
@@ -78,8 +82,14 @@ mod tests {
             size: 4,
             kind,
         };
-        assert_eq!(KeySource::Field(field(0, FieldKind::Signed)).read(&event), Some(0));
-        assert_eq!(KeySource::Field(field(4, FieldKind::Signed)).read(&event), Some(7));
+        assert_eq!(
+            KeySource::Field(field(0, FieldKind::Signed)).read(&event),
+            Some(0)
+        );
+        assert_eq!(
+            KeySource::Field(field(4, FieldKind::Signed)).read(&event),
+            Some(7)
+        );
         assert_eq!(KeySource::Field(field(8, FieldKind::Signed)).read(&event), None);
         assert_eq!(KeySource::Pid.read(&event), Some(10));
         assert_eq!(KeySource::Tid.read(&event), Some(11));

@@ -57,10 +57,7 @@ pub trait Analyzer {
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum AnalyzerError {
     #[error("{analyzer} needs the event {event}: add `-e {event}`")]
-    MissingEvent {
-        analyzer: &'static str,
-        event: String,
-    },
+    MissingEvent { analyzer: &'static str, event: String },
     #[error(
         "event {event} has no field `{field}` in its tracefs format: check the event name, \
          or pick a field listed in /sys/kernel/tracing/events/{event_path}/format"
@@ -75,10 +72,7 @@ pub enum AnalyzerError {
 }
 
 impl AnalyzerError {
-    pub(crate) fn missing_field(
-        layout: &crate::model::trace_event::EventLayout,
-        field: &str,
-    ) -> Self {
+    pub(crate) fn missing_field(layout: &crate::model::trace_event::EventLayout, field: &str) -> Self {
         AnalyzerError::MissingField {
             event: layout.full_name(),
             event_path: format!("{}/{}", layout.system, layout.name),

@@ -217,7 +217,11 @@ struct Running {
 
 impl Running {
     fn on_switch(&mut self, event: &TraceEvent<'_>) {
-        let Some(next) = self.next_pid.read_u64(event.raw).and_then(|p| u32::try_from(p).ok()) else {
+        let Some(next) = self
+            .next_pid
+            .read_u64(event.raw)
+            .and_then(|p| u32::try_from(p).ok())
+        else {
             return;
         };
         if let Some(prev) = self.by_cpu.insert(event.cpu, next) {
@@ -232,7 +236,11 @@ impl Running {
     }
 
     fn is_running(&self, event: &TraceEvent<'_>) -> bool {
-        let Some(pid) = self.wakeup_pid.get(&event.event).and_then(|f| f.read_u64(event.raw)) else {
+        let Some(pid) = self
+            .wakeup_pid
+            .get(&event.event)
+            .and_then(|f| f.read_u64(event.raw))
+        else {
             return false;
         };
         // pid 0 is every CPU's idle task, never woken.
@@ -438,7 +446,9 @@ impl MultiTraceAnalyzer {
         if find_prev {
             if let Some(prev) = self.pending.get(&key).filter(|p| p.time_ns < event.time_ns) {
                 let first_node = prev.node;
-                let Some(prev) = self.pending.remove(&key) else { return };
+                let Some(prev) = self.pending.remove(&key) else {
+                    return;
+                };
                 if let Some(&pair) = self.pair_of.get(&(first_node, node)) {
                     self.close(pair, key, prev, event);
                 }

@@ -135,7 +135,10 @@ pub fn rundelay_config(
 }
 
 /// The rundelay analyzer over the opened events.
-pub fn rundelay(layouts: &[EventLayout], options: &RundelayOptions) -> Result<MultiTraceAnalyzer, AnalyzerError> {
+pub fn rundelay(
+    layouts: &[EventLayout],
+    options: &RundelayOptions,
+) -> Result<MultiTraceAnalyzer, AnalyzerError> {
     MultiTraceAnalyzer::new(layouts, rundelay_config(layouts, options)?)
 }
 

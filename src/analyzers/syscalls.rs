@@ -54,7 +54,11 @@ pub struct SyscallTable {
 impl SyscallTable {
     /// Every call of `id` (all threads).
     pub fn calls_of(&self, id: u64) -> u64 {
-        self.rows.iter().filter(|r| r.id == id).map(|r| r.stats.calls()).sum()
+        self.rows
+            .iter()
+            .filter(|r| r.id == id)
+            .map(|r| r.stats.calls())
+            .sum()
     }
 }
 

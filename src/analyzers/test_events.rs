@@ -41,7 +41,10 @@ pub fn sys_enter() -> EventLayout {
         "raw_syscalls",
         "sys_enter",
         21,
-        &[("id", 8, FieldKind::Signed), ("args", 48, FieldKind::Array { element_size: 8 })],
+        &[
+            ("id", 8, FieldKind::Signed),
+            ("args", 48, FieldKind::Array { element_size: 8 }),
+        ],
     )
 }
 

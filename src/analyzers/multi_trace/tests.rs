@@ -58,7 +58,10 @@ fn the_instance_is_the_default_key_and_perins_splits_by_it() {
 
 #[test]
 fn keys_correlate_across_cpus_and_a_newer_first_event_replaces_the_older() {
-    let layouts = vec![test_events::sched_wakeup("sched_wakeup", 1), test_events::sched_switch()];
+    let layouts = vec![
+        test_events::sched_wakeup("sched_wakeup", 1),
+        test_events::sched_switch(),
+    ];
     let pid = KeySource::Field(layouts[0].field("pid").unwrap().clone());
     let next_pid = KeySource::Field(layouts[1].field("next_pid").unwrap().clone());
     let config = MultiTraceConfig::new(vec![
@@ -101,8 +104,18 @@ fn three_stages_chain_and_cycle_closes_the_ring() {
     let mut a = MultiTraceAnalyzer::new(&layouts, MultiTraceConfig::new(stages())).unwrap();
     feed(&mut a);
     let t = delay(a.take_interval());
-    let names: Vec<(&str, &str)> = t.pairs.iter().map(|p| (p.start.as_str(), p.end.as_str())).collect();
-    assert_eq!(names, [("softirq_raise", "softirq_entry"), ("softirq_entry", "softirq_exit")]);
+    let names: Vec<(&str, &str)> = t
+        .pairs
+        .iter()
+        .map(|p| (p.start.as_str(), p.end.as_str()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("softirq_raise", "softirq_entry"),
+            ("softirq_entry", "softirq_exit")
+        ]
+    );
     assert_eq!(rows(&t), [(None, 0, 1, 100), (None, 1, 1, 100)]);
 
     let mut config = MultiTraceConfig::new(stages());
@@ -113,7 +126,10 @@ fn three_stages_chain_and_cycle_closes_the_ring() {
     assert_eq!(t.pairs.len(), 3);
     assert_eq!(t.pairs[2].start, "softirq_exit");
     assert_eq!(t.pairs[2].end, "softirq_raise");
-    assert_eq!(rows(&t), [(None, 0, 1, 100), (None, 1, 1, 100), (None, 2, 1, 100)]);
+    assert_eq!(
+        rows(&t),
+        [(None, 0, 1, 100), (None, 1, 1, 100), (None, 2, 1, 100)]
+    );
 }
 
 #[test]
@@ -123,7 +139,9 @@ fn roles_filters_and_untraced_events_limit_the_parts_played() {
     let mut untraced = StageEvent::new(EventIndex(2));
     untraced.untraced = true;
     let mut exit = StageEvent::new(EventIndex(1));
-    exit.role = Some(KeySource::Custom(Box::new(|e| Some(if e.time_ns == 200 { 0 } else { 2 }))));
+    exit.role = Some(KeySource::Custom(Box::new(|e| {
+        Some(if e.time_ns == 200 { 0 } else { 2 })
+    })));
     let entry = StageEvent::new(EventIndex(0))
         .filter(Box::new(move |e| vec_field.read_u64(e.raw) == Some(1)))
         .alias("entry1");
@@ -167,7 +185,14 @@ fn than_queues_slow_pairs_and_lost_drops_pending_events() {
     let (pairs, dropped) = a.take_slow_pairs();
     assert_eq!(dropped, 0);
     assert_eq!(pairs.len(), 1);
-    assert_eq!((pairs[0].first.time_ns, pairs[0].second.time_ns, pairs[0].latency_ns), (0, 5_000, 5_000));
+    assert_eq!(
+        (
+            pairs[0].first.time_ns,
+            pairs[0].second.time_ns,
+            pairs[0].latency_ns
+        ),
+        (0, 5_000, 5_000)
+    );
     assert_eq!(pairs[0].first.raw, raw);
 }
 
@@ -187,7 +212,11 @@ fn pair_counts_paired_and_unpaired_per_interval() {
     a.feed(&event(0, 40, 1, 1, &raw)); // the entry at 30 never got its exit
     a.feed(&event(1, 50, 1, 1, &raw));
     let counts = |t: MultiTraceTable| match t {
-        MultiTraceTable::Pair(p) => p.rows.iter().map(|r| (r.second.is_some(), r.count)).collect::<Vec<_>>(),
+        MultiTraceTable::Pair(p) => p
+            .rows
+            .iter()
+            .map(|r| (r.second.is_some(), r.count))
+            .collect::<Vec<_>>(),
         MultiTraceTable::Delay(_) => panic!("a delay table"),
     };
     let first = a.take_interval();
@@ -206,7 +235,10 @@ fn pair_counts_paired_and_unpaired_per_interval() {
 
 #[test]
 fn wakeups_of_running_tasks_start_no_delay() {
-    let layouts = vec![test_events::sched_wakeup("sched_wakeup", 1), test_events::sched_switch()];
+    let layouts = vec![
+        test_events::sched_wakeup("sched_wakeup", 1),
+        test_events::sched_switch(),
+    ];
     let pid_field = layouts[0].field("pid").unwrap().clone();
     let next_pid_field = layouts[1].field("next_pid").unwrap().clone();
     let mut config = MultiTraceConfig::new(vec![

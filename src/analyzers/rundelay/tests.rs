@@ -30,7 +30,10 @@ fn both_encodings_of_runnable_count_as_switched_out_runnable() {
     assert!(!switched_out_runnable(1), "S");
     assert!(!switched_out_runnable(2), "D");
     assert!(!switched_out_runnable(0x80), "I");
-    assert!(!switched_out_runnable(0x101), "S with the preempt flag is not runnable");
+    assert!(
+        !switched_out_runnable(0x101),
+        "S with the preempt flag is not runnable"
+    );
 }
 
 #[test]
@@ -44,7 +47,7 @@ fn wakeup_and_preemption_delays_per_task_from_one_sched_switch() {
     let wake = |pid| record(&layouts[0], 1, &[("pid", Value::Int(pid))]);
     let wake_new = |pid| record(&layouts[1], 1, &[("pid", Value::Int(pid))]);
     let evs = [
-        (1, 1_000, 0, wake_new(300)),         // fork of 300
+        (1, 1_000, 0, wake_new(300)),               // fork of 300
         (2, 4_000, 0, switch(&layouts, 1, 1, 300)), // 300 runs after 3 us
         (0, 5_000, 0, wake(400)),
         (2, 6_000, 0, switch(&layouts, 300, 0, 400)), // 300 preempted (R), 400 runs after 1 us
@@ -61,7 +64,11 @@ fn wakeup_and_preemption_delays_per_task_from_one_sched_switch() {
     };
     assert_eq!(t.key_header.as_deref(), Some("THREAD"));
     assert!(t.comm_column);
-    let names: Vec<String> = t.pairs.iter().map(|p| format!("{} => {}", p.start, p.end)).collect();
+    let names: Vec<String> = t
+        .pairs
+        .iter()
+        .map(|p| format!("{} => {}", p.start, p.end))
+        .collect();
     assert_eq!(
         names,
         [
@@ -77,7 +84,12 @@ fn wakeup_and_preemption_delays_per_task_from_one_sched_switch() {
         .collect();
     assert_eq!(
         rows,
-        [(Some(300), 1, 3_000), (Some(300), 2, 3_000), (Some(400), 0, 1_000), (Some(400), 2, 500)]
+        [
+            (Some(300), 1, 3_000),
+            (Some(300), 2, 3_000),
+            (Some(400), 0, 1_000),
+            (Some(400), 2, 500)
+        ]
     );
 }
 
@@ -93,7 +105,9 @@ fn a_second_sched_switch_is_stage_two() {
 
 #[test]
 fn missing_events_are_named() {
-    let err = rundelay(&layouts()[..2], &RundelayOptions::default()).err().unwrap();
+    let err = rundelay(&layouts()[..2], &RundelayOptions::default())
+        .err()
+        .unwrap();
     assert_eq!(
         err.to_string(),
         "rundelay needs the event sched:sched_switch: add `-e sched:sched_switch`"
@@ -102,7 +116,13 @@ fn missing_events_are_named() {
 
 #[test]
 fn filters_are_written_as_perf_prof_writes_them() {
-    assert_eq!(pid_filter("pid", &[9, 5, 7, 8, 12]), "pid==5 || (pid>=7&&pid<=9) || pid==12");
+    assert_eq!(
+        pid_filter("pid", &[9, 5, 7, 8, 12]),
+        "pid==5 || (pid>=7&&pid<=9) || pid==12"
+    );
     assert_eq!(pid_filter("next_pid", &[3]), "next_pid==3");
-    assert_eq!(comm_filter("comm", &["sh", "kworker*"]), "comm == \"sh\" || comm ~ \"kworker*\"");
+    assert_eq!(
+        comm_filter("comm", &["sh", "kworker*"]),
+        "comm == \"sh\" || comm ~ \"kworker*\""
+    );
 }

@@ -20,7 +20,11 @@ impl Rig {
         record(&self.layouts[0], tid, &[("id", Value::Int(id))])
     }
     fn exit(&self, tid: u32, id: i64, ret: i64) -> Vec<u8> {
-        record(&self.layouts[1], tid, &[("id", Value::Int(id)), ("ret", Value::Int(ret))])
+        record(
+            &self.layouts[1],
+            tid,
+            &[("id", Value::Int(id)), ("ret", Value::Int(ret))],
+        )
     }
     fn free(&self, pid: u32) -> Vec<u8> {
         record(&self.layouts[2], 0, &[("pid", Value::Int(pid.into()))])
@@ -124,7 +128,10 @@ fn than_counts_and_queues_the_slow_pairs() {
     assert_eq!((pairs.len(), dropped), (1, 1));
     assert_eq!(pairs[0].latency_ns, 1_500_000);
     assert_eq!((pairs[0].first.time_ns, pairs[0].second.time_ns), (0, 1_500_000));
-    assert_eq!((pairs[0].first.event, pairs[0].second.event), (EventIndex(0), EventIndex(1)));
+    assert_eq!(
+        (pairs[0].first.event, pairs[0].second.event),
+        (EventIndex(0), EventIndex(1))
+    );
     assert_eq!(pairs[0].first.raw, rig.enter(9, 232));
 }
 
@@ -151,7 +158,10 @@ fn lost_records_discard_enters_from_before_the_hole() {
     a.feed(&event(0, 100, 0, 3, &e));
     a.lost(200, 300);
     a.feed(&event(1, 400, 0, 3, &x));
-    assert!(a.take_interval().rows.is_empty(), "the exit may belong to a lost enter");
+    assert!(
+        a.take_interval().rows.is_empty(),
+        "the exit may belong to a lost enter"
+    );
     a.feed(&event(0, 500, 0, 3, &e));
     a.feed(&event(1, 600, 0, 3, &x));
     assert_eq!(a.take_interval().rows[0].stats.total_ns(), 100);
@@ -190,7 +200,10 @@ fn percentiles_are_within_the_stated_error() {
         let rank = ((p * 10_000.0f64 / 100.0).round() as usize).max(1);
         let truth = sorted[rank - 1] as f64;
         let got = h.percentile(p).unwrap() as f64;
-        assert!((got - truth).abs() <= truth * RELATIVE_ERROR / 2.0, "p{p}: {got} vs {truth}");
+        assert!(
+            (got - truth).abs() <= truth * RELATIVE_ERROR / 2.0,
+            "p{p}: {got} vs {truth}"
+        );
     }
 }
 
@@ -208,5 +221,9 @@ fn missing_events_and_fields_are_named_in_the_error() {
     let err = SyscallsAnalyzer::new(&[test_events::sys_enter(), exit], SyscallsConfig::default())
         .err()
         .unwrap();
-    assert!(err.to_string().contains("raw_syscalls:sys_exit has no field `ret`"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("raw_syscalls:sys_exit has no field `ret`"),
+        "{err}"
+    );
 }
