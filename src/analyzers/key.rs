@@ -7,6 +7,9 @@ use std::fmt;
 
 use crate::model::trace_event::{FieldKind, FieldLayout, TraceEvent};
 
+/// A compiled expression: an event in, a number out (`None` = no number).
+pub type EventNumber = Box<dyn Fn(&TraceEvent<'_>) -> Option<u64> + Send>;
+
 /// A number read from an event. `None` = the event has no such number (a short record,
 /// a failed expression): the analyzer skips the event rather than file it under 0.
 pub enum KeySource {
@@ -20,7 +23,7 @@ pub enum KeySource {
     /// The CPU the event was recorded on.
     Cpu,
     /// Anything else (an expression).
-    Custom(Box<dyn Fn(&TraceEvent<'_>) -> Option<u64> + Send>),
+    Custom(EventNumber),
 }
 
 impl KeySource {

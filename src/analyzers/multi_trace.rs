@@ -224,12 +224,12 @@ impl Running {
         else {
             return;
         };
-        if let Some(prev) = self.by_cpu.insert(event.cpu, next) {
-            if let Some(n) = self.cpus_of.get_mut(&prev) {
-                *n -= 1;
-                if *n == 0 {
-                    self.cpus_of.remove(&prev);
-                }
+        if let Some(prev) = self.by_cpu.insert(event.cpu, next)
+            && let Some(n) = self.cpus_of.get_mut(&prev)
+        {
+            *n -= 1;
+            if *n == 0 {
+                self.cpus_of.remove(&prev);
             }
         }
         *self.cpus_of.entry(next).or_default() += 1;
@@ -443,16 +443,12 @@ impl MultiTraceAnalyzer {
         let find_prev = (stage != 0 || self.cycle) && role & 2 != 0;
         let backup = (stage != self.last_stage || self.cycle) && role & 1 != 0 && !unnecessary;
 
-        if find_prev {
-            if let Some(prev) = self.pending.get(&key).filter(|p| p.time_ns < event.time_ns) {
-                let first_node = prev.node;
-                let Some(prev) = self.pending.remove(&key) else {
-                    return;
-                };
-                if let Some(&pair) = self.pair_of.get(&(first_node, node)) {
-                    self.close(pair, key, prev, event);
-                }
-            }
+        if find_prev
+            && self.pending.get(&key).is_some_and(|p| p.time_ns < event.time_ns)
+            && let Some(prev) = self.pending.remove(&key)
+            && let Some(&pair) = self.pair_of.get(&(prev.node, node))
+        {
+            self.close(pair, key, prev, event);
         }
         if backup {
             let pending = Pending {
