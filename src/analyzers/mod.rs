@@ -1,3 +1,122 @@
 //! Analyzers: host tracepoint events in, latency distributions and key/value tables out
 //! (syscalls, rundelay, multi-trace delay/pair, top), as perf-prof computes them.
 //! Pure state machines over [`crate::model::trace_event::TraceEvent`]s; no I/O.
+//!
+//! Every analyzer is an [`Analyzer`]: it is built once from the [`EventLayout`]s of the
+//! opened events (looking up the few [`FieldLayout`]s it needs, so per event only those
+//! fields are read), then fed events in timestamp order. [`Analyzer::lost`] discards the
+//! pending state a lost-records range may have corrupted, as perf-prof does.
+//! [`Analyzer::snapshot`] gives the cumulative table (what the TUI shows);
+//! [`Analyzer::take_interval`] gives what happened since its last call and starts a new
+//! interval (what `-i` text output prints — perf-prof's statistics are per interval).
+//!
+//! Percentiles come from [`crate::model::histogram::LatencyHistogram`]: log-linear
+//! buckets, so a reported percentile is within 1/128 (half a bucket of at most 1/64 of
+//! its value) of the true nearest-rank percentile; min, max, total, calls and averages are
+//! exact. perf-prof uses a t-digest instead, so its p50/p95/p99 differ in the last digits.
+//!
+//! [`text`] renders the tables exactly as perf-prof prints them.
+//!
+//! [`EventLayout`]: crate::model::trace_event::EventLayout
+//! [`FieldLayout`]: crate::model::trace_event::FieldLayout
+
+pub mod key;
+pub mod latency;
+pub mod multi_trace;
+pub mod rundelay;
+mod syscall_table;
+pub mod syscalls;
+pub mod text;
+pub mod top;
+
+#[cfg(test)]
+mod test_events;
+
+use crate::model::trace_event::TraceEvent;
+
+/// An analyzer: events in (timestamp order), a table out.
+pub trait Analyzer {
+    /// What the analyzer reports.
+    type Table;
+
+    /// Account one event. Events of no interest to the analyzer are ignored.
+    fn feed(&mut self, event: &TraceEvent<'_>);
+
+    /// Records between `from_ns` and `to_ns` were lost: drop pending first events that
+    /// may have lost their second one (they would pair with a wrong, later event).
+    fn lost(&mut self, from_ns: u64, to_ns: u64);
+
+    /// Everything since the analyzer was built (intervals already taken included).
+    fn snapshot(&self) -> Self::Table;
+
+    /// What happened since the previous call (or since the start), then a new interval.
+    fn take_interval(&mut self) -> Self::Table;
+}
+
+/// Setting an analyzer up failed: the opened events are not the ones it needs.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum AnalyzerError {
+    #[error("{analyzer} needs the event {event}: add `-e {event}`")]
+    MissingEvent { analyzer: &'static str, event: String },
+    #[error(
+        "event {event} has no field `{field}` in its tracefs format: check the event name, \
+         or pick a field listed in /sys/kernel/tracing/events/{event_path}/format"
+    )]
+    MissingField {
+        event: String,
+        event_path: String,
+        field: String,
+    },
+    #[error("{0}")]
+    Config(String),
+}
+
+impl AnalyzerError {
+    pub(crate) fn missing_field(layout: &crate::model::trace_event::EventLayout, field: &str) -> Self {
+        AnalyzerError::MissingField {
+            event: layout.full_name(),
+            event_path: format!("{}/{}", layout.system, layout.name),
+            field: field.to_string(),
+        }
+    }
+}
+
+/// The syscall name perf-prof prints for an x86_64 syscall number: `read(0)`,
+/// `epoll_wait(232)`; numbers outside the table as `syscall(id)`.
+pub fn syscall_label(id: u64) -> String {
+    match syscall_name(id) {
+        Some(name) => format!("{name}({id})"),
+        None => format!("syscall({id})"),
+    }
+}
+
+/// The x86_64 name of a syscall number, if it has one.
+pub fn syscall_name(id: u64) -> Option<&'static str> {
+    let id = u16::try_from(id).ok()?;
+    let table = syscall_table::X86_64_SYSCALLS;
+    table
+        .binary_search_by_key(&id, |&(nr, _)| nr)
+        .ok()
+        .map(|i| table[i].1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn syscalls_are_named_as_perf_prof_names_them() {
+        assert_eq!(syscall_label(0), "read(0)");
+        assert_eq!(syscall_label(232), "epoll_wait(232)");
+        assert_eq!(syscall_label(262), "newfstatat(262)");
+        assert_eq!(syscall_label(202), "futex(202)");
+        assert_eq!(syscall_label(16), "ioctl(16)");
+        assert_eq!(syscall_label(462), "mseal(462)");
+        assert_eq!(syscall_label(400), "syscall(400)", "a gap in the table");
+        assert_eq!(syscall_label(1 << 40), "syscall(1099511627776)");
+        // The table is sorted (binary search relies on it) and has no duplicate ids.
+        let ids: Vec<u16> = syscall_table::X86_64_SYSCALLS.iter().map(|e| e.0).collect();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(ids.len(), 381);
+    }
+}

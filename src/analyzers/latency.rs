@@ -1,0 +1,164 @@
+//! One latency cell of an analyzer table (a distribution plus the counts perf-prof keeps
+//! next to it), and the bounded queue of over-threshold event pairs for `--than` dumps.
+
+use std::collections::VecDeque;
+
+use crate::model::histogram::LatencyHistogram;
+use crate::model::trace_event::OwnedTraceEvent;
+
+/// The statistics of one table row: every latency, how many exceeded `--than`, how many
+/// calls failed (syscalls only).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LatencyStats {
+    pub histogram: LatencyHistogram,
+    /// Latencies strictly above the `--than` threshold (perf-prof: `delta > than`).
+    pub than: u64,
+    /// Syscalls whose return value was an errno (`-4095..=-1`).
+    pub errors: u64,
+}
+
+impl LatencyStats {
+    pub fn record(&mut self, latency_ns: u64, than_ns: Option<u64>) {
+        self.histogram.record(latency_ns);
+        if than_ns.is_some_and(|than| latency_ns > than) {
+            self.than += 1;
+        }
+    }
+
+    pub fn merge(&mut self, other: &LatencyStats) {
+        self.histogram.merge(&other.histogram);
+        self.than += other.than;
+        self.errors += other.errors;
+    }
+
+    pub fn calls(&self) -> u64 {
+        self.histogram.count()
+    }
+
+    /// Sum of all latencies (saturating at `u64::MAX` ns, 584 years).
+    pub fn total_ns(&self) -> u64 {
+        u64::try_from(self.histogram.sum()).unwrap_or(u64::MAX)
+    }
+
+    /// The mean as perf-prof computes it: integer `sum / n` in ns.
+    pub fn avg_ns(&self) -> u64 {
+        self.total_ns().checked_div(self.calls()).unwrap_or(0)
+    }
+
+    /// The `than(reqs)` percentage: integer `than * 100 / n`, as perf-prof prints it.
+    pub fn than_percent(&self) -> u64 {
+        self.than * 100 / self.calls().max(1)
+    }
+}
+
+/// `errno` returns: the kernel's `IS_ERR_VALUE` range.
+pub fn is_error_return(ret: i64) -> bool {
+    (-4095..=-1).contains(&ret)
+}
+
+/// An over-threshold pair, kept for the text printer (`--than` dumps two raw event lines).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SlowPair {
+    pub first: OwnedTraceEvent,
+    pub second: OwnedTraceEvent,
+    pub latency_ns: u64,
+}
+
+/// A bounded FIFO of [`SlowPair`]s: when full, new pairs are counted as dropped (the
+/// printer says how many) rather than growing without bound when everything is slow.
+#[derive(Clone, Debug, Default)]
+pub struct SlowPairQueue {
+    pairs: VecDeque<SlowPair>,
+    capacity: usize,
+    dropped: u64,
+}
+
+impl SlowPairQueue {
+    pub fn new(capacity: usize) -> Self {
+        Self {
+            pairs: VecDeque::new(),
+            capacity,
+            dropped: 0,
+        }
+    }
+
+    pub fn push(&mut self, pair: SlowPair) {
+        if self.pairs.len() < self.capacity {
+            self.pairs.push_back(pair);
+        } else {
+            self.dropped += 1;
+        }
+    }
+
+    /// Would a push be kept? (Lets callers skip copying events that would be dropped.)
+    pub fn has_room(&self) -> bool {
+        self.pairs.len() < self.capacity
+    }
+
+    pub fn note_dropped(&mut self) {
+        self.dropped += 1;
+    }
+
+    /// The queued pairs, oldest first, and how many were dropped since the last take.
+    pub fn take(&mut self) -> (Vec<SlowPair>, u64) {
+        let dropped = std::mem::take(&mut self.dropped);
+        (self.pairs.drain(..).collect(), dropped)
+    }
+
+    pub fn len(&self) -> usize {
+        self.pairs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pairs.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::trace_event::EventIndex;
+
+    #[test]
+    fn stats_count_than_strictly_above_and_average_in_integers() {
+        let mut stats = LatencyStats::default();
+        for latency in [3_706, 25_618, 1_000] {
+            stats.record(latency, Some(1_000));
+        }
+        assert_eq!(stats.calls(), 3);
+        assert_eq!(stats.than, 2, "1000 is not above 1000");
+        assert_eq!(stats.total_ns(), 30_324);
+        assert_eq!(stats.avg_ns(), 10_108);
+        assert_eq!(stats.than_percent(), 66);
+        assert_eq!(LatencyStats::default().avg_ns(), 0);
+        assert!(is_error_return(-1) && is_error_return(-4095));
+        assert!(!is_error_return(-4096) && !is_error_return(0));
+    }
+
+    #[test]
+    fn the_slow_pair_queue_is_bounded_and_counts_drops() {
+        let event = OwnedTraceEvent {
+            time_ns: 1,
+            cpu: 0,
+            pid: 1,
+            tid: 1,
+            event: EventIndex(0),
+            raw: vec![],
+            callchain: vec![],
+        };
+        let pair = SlowPair {
+            first: event.clone(),
+            second: event,
+            latency_ns: 5,
+        };
+        let mut queue = SlowPairQueue::new(2);
+        for _ in 0..5 {
+            queue.push(pair.clone());
+        }
+        assert_eq!(queue.len(), 2);
+        let (pairs, dropped) = queue.take();
+        assert_eq!((pairs.len(), dropped), (2, 3));
+        assert!(queue.is_empty());
+        assert_eq!(queue.take().1, 0);
+    }
+}

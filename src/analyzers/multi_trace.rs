@@ -1,0 +1,613 @@
+//! `multi-trace`: latency (`--impl delay`) or pairing counts (`--impl pair`) between the
+//! events of consecutive stages, correlated by a key, as perf-prof's multi-trace computes
+//! them; `rundelay` is this analyzer configured by [`super::rundelay`].
+//!
+//! Stages: `-e A,B -e C -e D` = stages `[A, B]`, `[C]`, `[D]`; every traced event of stage
+//! k pairs with every traced event of stage k+1 (and the last stage with the first under
+//! `--cycle`). Per event: its key (`key=`, else the instance: CPU, or thread when attached
+//! to threads); if it may be a second event (stage > 0 or `--cycle`, role bit 1) it looks
+//! up the pending first event with the same key and, when that one is older, closes the
+//! pair and removes it; if it may be a first event (not the last stage or `--cycle`, role
+//! bit 0, not an unnecessary wakeup) it becomes the pending event of its key, replacing an
+//! older one. So at most one first event is pending per key, as in perf-prof's backup
+//! tree. `untraced` events take no part in pairs.
+//!
+//! One opened event may play several parts (rundelay's single `sched_switch` is the
+//! second event keyed by `next_pid` and the first event keyed by `prev_pid` when the task
+//! was preempted): each part is a [`StageEvent`] with the same [`EventIndex`], played in
+//! the order given.
+
+use rustc_hash::FxHashMap;
+
+use super::key::KeySource;
+use super::latency::{LatencyStats, SlowPair, SlowPairQueue};
+use super::{Analyzer, AnalyzerError};
+use crate::model::trace_event::{EventIndex, EventLayout, FieldLayout, OwnedTraceEvent, TraceEvent};
+
+/// What is computed per pair.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Implementation {
+    /// Latency distributions (`--impl delay`, the default).
+    Delay,
+    /// Matched / unmatched counts (`--impl pair`).
+    Pair,
+}
+
+/// The default key of an event without `key=`: what the events are attached to.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Instance {
+    Cpu,
+    Thread,
+}
+
+/// A userspace predicate on an event (a filter the kernel did not apply).
+pub type EventFilter = Box<dyn Fn(&TraceEvent<'_>) -> bool + Send>;
+
+/// One part an opened event plays in a stage.
+pub struct StageEvent {
+    pub event: EventIndex,
+    /// `key=`; `None` = the instance.
+    pub key: Option<KeySource>,
+    /// `role=`: bit 0 may be a first event, bit 1 may be a second; `None` = both.
+    pub role: Option<KeySource>,
+    /// Only events it accepts play this part.
+    pub filter: Option<EventFilter>,
+    /// `untraced`: opened for context only, never paired.
+    pub untraced: bool,
+    /// `alias=`: the name in table columns (else the event name).
+    pub alias: Option<String>,
+}
+
+impl StageEvent {
+    pub fn new(event: EventIndex) -> Self {
+        Self {
+            event,
+            key: None,
+            role: None,
+            filter: None,
+            untraced: false,
+            alias: None,
+        }
+    }
+
+    pub fn key(mut self, key: KeySource) -> Self {
+        self.key = Some(key);
+        self
+    }
+
+    pub fn filter(mut self, filter: EventFilter) -> Self {
+        self.filter = Some(filter);
+        self
+    }
+
+    pub fn alias(mut self, alias: impl Into<String>) -> Self {
+        self.alias = Some(alias.into());
+        self
+    }
+}
+
+/// Wakeups of a task that is already running are not the start of a run delay (the task
+/// never waited; pairing it with its next switch-in would report a delay that did not
+/// happen). Knowing what runs where takes an unfiltered `sched_switch`.
+pub struct UnnecessaryWakeup {
+    /// The wakeup events and their `pid` field.
+    pub wakeups: Vec<(EventIndex, FieldLayout)>,
+    /// An unfiltered sched_switch and its `next_pid` field.
+    pub switch: EventIndex,
+    pub next_pid: FieldLayout,
+}
+
+pub struct MultiTraceConfig {
+    pub stages: Vec<Vec<StageEvent>>,
+    pub implementation: Implementation,
+    pub instance: Instance,
+    /// One row per key (instance) and pair.
+    pub perins: bool,
+    /// The last stage also pairs with the first.
+    pub cycle: bool,
+    pub than_ns: Option<u64>,
+    pub slow_pair_capacity: usize,
+    /// The `--perins` key column header: the key expression text; `None` = `CPU` or
+    /// `THREAD` from the instance.
+    pub key_header: Option<String>,
+    /// Keys are pids: print a `comm` column next to them (rundelay).
+    pub comm_column: bool,
+    pub unnecessary_wakeup: Option<UnnecessaryWakeup>,
+}
+
+impl MultiTraceConfig {
+    pub fn new(stages: Vec<Vec<StageEvent>>) -> Self {
+        Self {
+            stages,
+            implementation: Implementation::Delay,
+            instance: Instance::Cpu,
+            perins: false,
+            cycle: false,
+            than_ns: None,
+            slow_pair_capacity: 1024,
+            key_header: None,
+            comm_column: false,
+            unnecessary_wakeup: None,
+        }
+    }
+}
+
+/// The two column names of a pair (`start => end`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PairNames {
+    pub start: String,
+    pub end: String,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct DelayRow {
+    /// The key, with `--perins`.
+    pub instance: Option<u64>,
+    /// Index into [`DelayTable::pairs`].
+    pub pair: usize,
+    pub stats: LatencyStats,
+}
+
+/// The delay table: rows by instance (with `--perins`), then total time, largest first.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DelayTable {
+    /// Every pair the stages define (column widths come from all of them, as in perf-prof).
+    pub pairs: Vec<PairNames>,
+    /// `Some(header)` with `--perins`.
+    pub key_header: Option<String>,
+    pub comm_column: bool,
+    pub than_ns: Option<u64>,
+    pub rows: Vec<DelayRow>,
+}
+
+/// `--impl pair` counts of one interval: per first event `unpaired`, per pair `paired`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PairCount {
+    /// `sys:name` of the first event.
+    pub first: String,
+    /// `sys:name` of the second event; `None` = the unpaired count of `first`.
+    pub second: Option<String>,
+    pub count: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PairTable {
+    /// perf-prof's order: per first event its unpaired line, then its pairs.
+    pub rows: Vec<PairCount>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum MultiTraceTable {
+    Delay(DelayTable),
+    Pair(PairTable),
+}
+
+/// How many unpaired first events are kept between two takes (all are counted).
+const UNPAIRED_EVENTS_KEPT: usize = 1024;
+
+/// One part (see [`StageEvent`]) after setup.
+struct Part {
+    node: usize,
+    stage: usize,
+    key: Option<KeySource>,
+    role: Option<KeySource>,
+    filter: Option<EventFilter>,
+}
+
+/// A logical event: one [`StageEvent`] (an opened event may be several nodes).
+struct Node {
+    name: String,
+    full_name: String,
+}
+
+struct Pending {
+    node: usize,
+    time_ns: u64,
+    event: Option<OwnedTraceEvent>,
+}
+
+struct Running {
+    wakeup_pid: FxHashMap<EventIndex, FieldLayout>,
+    switch: EventIndex,
+    next_pid: FieldLayout,
+    by_cpu: FxHashMap<u32, u32>,
+    /// How many CPUs each pid is current on (0 or 1, but a lost switch must not panic).
+    cpus_of: FxHashMap<u32, u32>,
+}
+
+impl Running {
+    fn on_switch(&mut self, event: &TraceEvent<'_>) {
+        let Some(next) = self
+            .next_pid
+            .read_u64(event.raw)
+            .and_then(|p| u32::try_from(p).ok())
+        else {
+            return;
+        };
+        if let Some(prev) = self.by_cpu.insert(event.cpu, next)
+            && let Some(n) = self.cpus_of.get_mut(&prev)
+        {
+            *n -= 1;
+            if *n == 0 {
+                self.cpus_of.remove(&prev);
+            }
+        }
+        *self.cpus_of.entry(next).or_default() += 1;
+    }
+
+    fn is_running(&self, event: &TraceEvent<'_>) -> bool {
+        let Some(pid) = self
+            .wakeup_pid
+            .get(&event.event)
+            .and_then(|f| f.read_u64(event.raw))
+        else {
+            return false;
+        };
+        // pid 0 is every CPU's idle task, never woken.
+        pid != 0 && u32::try_from(pid).is_ok_and(|pid| self.cpus_of.contains_key(&pid))
+    }
+}
+
+pub struct MultiTraceAnalyzer {
+    implementation: Implementation,
+    instance: Instance,
+    perins: bool,
+    cycle: bool,
+    last_stage: usize,
+    than_ns: Option<u64>,
+    key_header: String,
+    comm_column: bool,
+    /// Parts by `EventIndex.0`.
+    parts: Vec<Vec<Part>>,
+    nodes: Vec<Node>,
+    pairs: Vec<(usize, usize)>,
+    pair_of: FxHashMap<(usize, usize), usize>,
+    /// First nodes in stage order (the pair table lists them).
+    first_nodes: Vec<usize>,
+    running: Option<Running>,
+    keep_events: bool,
+    pending: FxHashMap<u64, Pending>,
+    delay: FxHashMap<(u64, usize), LatencyStats>,
+    delay_earlier: FxHashMap<(u64, usize), LatencyStats>,
+    paired: Vec<u64>,
+    unpaired: Vec<u64>,
+    paired_earlier: Vec<u64>,
+    unpaired_earlier: Vec<u64>,
+    slow: SlowPairQueue,
+    unpaired_list: Vec<OwnedTraceEvent>,
+}
+
+impl MultiTraceAnalyzer {
+    /// `layouts[i]` is the layout of `EventIndex(i)`.
+    pub fn new(layouts: &[EventLayout], config: MultiTraceConfig) -> Result<Self, AnalyzerError> {
+        if config.stages.len() < 2 {
+            return Err(AnalyzerError::Config(
+                "multi-trace needs at least two stages: give `-e` twice (`-e A -e B`)".into(),
+            ));
+        }
+        let last_stage = config.stages.len() - 1;
+        let mut parts: Vec<Vec<Part>> = (0..layouts.len()).map(|_| Vec::new()).collect();
+        let mut nodes = Vec::new();
+        let mut traced_by_stage: Vec<Vec<usize>> = vec![Vec::new(); config.stages.len()];
+        for (stage, events) in config.stages.into_iter().enumerate() {
+            for part in events {
+                let layout = layouts.get(usize::from(part.event.0)).ok_or_else(|| {
+                    AnalyzerError::Config(format!(
+                        "stage {} names event #{} but only {} events are open",
+                        stage + 1,
+                        part.event.0,
+                        layouts.len()
+                    ))
+                })?;
+                let node = nodes.len();
+                nodes.push(Node {
+                    name: part.alias.clone().unwrap_or_else(|| layout.name.clone()),
+                    full_name: layout.full_name(),
+                });
+                if part.untraced {
+                    continue;
+                }
+                traced_by_stage[stage].push(node);
+                parts[usize::from(part.event.0)].push(Part {
+                    node,
+                    stage,
+                    key: part.key,
+                    role: part.role,
+                    filter: part.filter,
+                });
+            }
+        }
+        let mut pairs = Vec::new();
+        let mut pair_of = FxHashMap::default();
+        let mut links: Vec<(usize, usize)> = (0..last_stage).map(|k| (k, k + 1)).collect();
+        if config.cycle {
+            links.push((last_stage, 0));
+        }
+        for (from, to) in links {
+            for &a in &traced_by_stage[from] {
+                for &b in &traced_by_stage[to] {
+                    pair_of.entry((a, b)).or_insert_with(|| {
+                        pairs.push((a, b));
+                        pairs.len() - 1
+                    });
+                }
+            }
+        }
+        let mut first_nodes: Vec<usize> = Vec::new();
+        for &(a, _) in &pairs {
+            if !first_nodes.contains(&a) {
+                first_nodes.push(a);
+            }
+        }
+        let key_header = config.key_header.unwrap_or_else(|| {
+            match config.instance {
+                Instance::Cpu => "CPU",
+                Instance::Thread => "THREAD",
+            }
+            .to_string()
+        });
+        let running = config.unnecessary_wakeup.map(|u| Running {
+            wakeup_pid: u.wakeups.into_iter().collect(),
+            switch: u.switch,
+            next_pid: u.next_pid,
+            by_cpu: FxHashMap::default(),
+            cpus_of: FxHashMap::default(),
+        });
+        let implementation = config.implementation;
+        Ok(Self {
+            implementation,
+            instance: config.instance,
+            perins: config.perins,
+            cycle: config.cycle,
+            last_stage,
+            than_ns: config.than_ns,
+            key_header,
+            comm_column: config.comm_column,
+            parts,
+            paired: vec![0; pairs.len()],
+            paired_earlier: vec![0; pairs.len()],
+            unpaired: vec![0; nodes.len()],
+            unpaired_earlier: vec![0; nodes.len()],
+            nodes,
+            pairs,
+            pair_of,
+            first_nodes,
+            running,
+            keep_events: config.than_ns.is_some() || implementation == Implementation::Pair,
+            pending: FxHashMap::default(),
+            delay: FxHashMap::default(),
+            delay_earlier: FxHashMap::default(),
+            slow: SlowPairQueue::new(config.slow_pair_capacity),
+            unpaired_list: Vec::new(),
+        })
+    }
+
+    /// The `--than` pairs queued since the last call, and how many were dropped.
+    pub fn take_slow_pairs(&mut self) -> (Vec<SlowPair>, u64) {
+        self.slow.take()
+    }
+
+    /// `--impl pair`: the first events that found no second one since the last call
+    /// (perf-prof prints them as raw event lines).
+    pub fn take_unpaired_events(&mut self) -> Vec<OwnedTraceEvent> {
+        std::mem::take(&mut self.unpaired_list)
+    }
+
+    /// First events waiting for their second one.
+    pub fn pending_len(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// The run is over: pending first events are unpaired (`--impl pair` counts them).
+    pub fn finish(&mut self) {
+        self.flush_pending();
+    }
+
+    fn flush_pending(&mut self) {
+        let pending = std::mem::take(&mut self.pending);
+        if self.implementation == Implementation::Pair {
+            for (_, p) in pending {
+                self.note_unpaired(p);
+            }
+        }
+    }
+
+    fn note_unpaired(&mut self, pending: Pending) {
+        if self.implementation != Implementation::Pair {
+            return;
+        }
+        self.unpaired[pending.node] += 1;
+        if let Some(event) = pending.event {
+            // Bounded like the slow pairs: a flood of unpaired events is counted, not kept.
+            if self.unpaired_list.len() < UNPAIRED_EVENTS_KEPT {
+                self.unpaired_list.push(event);
+            }
+        }
+    }
+
+    fn play(&mut self, part_index: usize, event: &TraceEvent<'_>, unnecessary: bool) {
+        let part = &self.parts[usize::from(event.event.0)][part_index];
+        if part.filter.as_ref().is_some_and(|f| !f(event)) {
+            return;
+        }
+        let key = match &part.key {
+            Some(source) => source.read(event),
+            None => Some(match self.instance {
+                Instance::Cpu => u64::from(event.cpu),
+                Instance::Thread => u64::from(event.tid),
+            }),
+        };
+        let Some(key) = key else { return };
+        let role = part.role.as_ref().map_or(Some(3), |r| r.read(event)).unwrap_or(0);
+        let (node, stage) = (part.node, part.stage);
+        let find_prev = (stage != 0 || self.cycle) && role & 2 != 0;
+        let backup = (stage != self.last_stage || self.cycle) && role & 1 != 0 && !unnecessary;
+
+        if find_prev
+            && self.pending.get(&key).is_some_and(|p| p.time_ns < event.time_ns)
+            && let Some(prev) = self.pending.remove(&key)
+            && let Some(&pair) = self.pair_of.get(&(prev.node, node))
+        {
+            self.close(pair, key, prev, event);
+        }
+        if backup {
+            let pending = Pending {
+                node,
+                time_ns: event.time_ns,
+                event: self.keep_events.then(|| OwnedTraceEvent::from_event(event)),
+            };
+            if let Some(replaced) = self.pending.insert(key, pending) {
+                self.note_unpaired(replaced);
+            }
+        }
+    }
+
+    fn close(&mut self, pair: usize, key: u64, first: Pending, second: &TraceEvent<'_>) {
+        match self.implementation {
+            Implementation::Pair => self.paired[pair] += 1,
+            Implementation::Delay => {
+                let latency = second.time_ns - first.time_ns;
+                let instance = if self.perins { key } else { 0 };
+                self.delay
+                    .entry((instance, pair))
+                    .or_default()
+                    .record(latency, self.than_ns);
+                if self.than_ns.is_some_and(|than| latency > than) {
+                    match first.event {
+                        Some(event) if self.slow.has_room() => self.slow.push(SlowPair {
+                            first: event,
+                            second: OwnedTraceEvent::from_event(second),
+                            latency_ns: latency,
+                        }),
+                        _ => self.slow.note_dropped(),
+                    }
+                }
+            }
+        }
+    }
+
+    fn delay_table(&self, stats: impl Iterator<Item = ((u64, usize), LatencyStats)>) -> DelayTable {
+        let mut rows: Vec<DelayRow> = stats
+            .map(|((instance, pair), stats)| DelayRow {
+                instance: self.perins.then_some(instance),
+                pair,
+                stats,
+            })
+            .collect();
+        rows.sort_by(|a, b| {
+            a.instance
+                .cmp(&b.instance)
+                .then(b.stats.total_ns().cmp(&a.stats.total_ns()))
+                .then(a.pair.cmp(&b.pair))
+        });
+        DelayTable {
+            pairs: self
+                .pairs
+                .iter()
+                .map(|&(a, b)| PairNames {
+                    start: self.nodes[a].name.clone(),
+                    end: self.nodes[b].name.clone(),
+                })
+                .collect(),
+            key_header: self.perins.then(|| self.key_header.clone()),
+            comm_column: self.comm_column,
+            than_ns: self.than_ns,
+            rows,
+        }
+    }
+
+    fn pair_table(&self, paired: &[u64], unpaired: &[u64]) -> PairTable {
+        let mut rows = Vec::new();
+        for &first in &self.first_nodes {
+            rows.push(PairCount {
+                first: self.nodes[first].full_name.clone(),
+                second: None,
+                count: unpaired[first],
+            });
+            for (pair, &(a, b)) in self.pairs.iter().enumerate() {
+                if a == first {
+                    rows.push(PairCount {
+                        first: self.nodes[a].full_name.clone(),
+                        second: Some(self.nodes[b].full_name.clone()),
+                        count: paired[pair],
+                    });
+                }
+            }
+        }
+        PairTable { rows }
+    }
+}
+
+impl Analyzer for MultiTraceAnalyzer {
+    type Table = MultiTraceTable;
+
+    fn feed(&mut self, event: &TraceEvent<'_>) {
+        let index = usize::from(event.event.0);
+        let mut unnecessary = false;
+        if let Some(running) = &mut self.running {
+            if event.event == running.switch {
+                running.on_switch(event);
+            } else {
+                unnecessary = running.is_running(event);
+            }
+        }
+        let parts = self.parts.get(index).map_or(0, Vec::len);
+        for part in 0..parts {
+            self.play(part, event, unnecessary);
+        }
+    }
+
+    fn lost(&mut self, _from_ns: u64, _to_ns: u64) {
+        // The hole's CPU is not known here: every pending first event may have lost its
+        // second one (perf-prof drops all backups unless keys are per instance).
+        self.flush_pending();
+        if let Some(running) = &mut self.running {
+            running.by_cpu.clear();
+            running.cpus_of.clear();
+        }
+    }
+
+    fn snapshot(&self) -> MultiTraceTable {
+        match self.implementation {
+            Implementation::Delay => {
+                let mut all = self.delay_earlier.clone();
+                for (key, stats) in &self.delay {
+                    all.entry(*key).or_default().merge(stats);
+                }
+                MultiTraceTable::Delay(self.delay_table(all.into_iter()))
+            }
+            Implementation::Pair => {
+                let sum = |a: &[u64], b: &[u64]| a.iter().zip(b).map(|(x, y)| x + y).collect::<Vec<_>>();
+                MultiTraceTable::Pair(self.pair_table(
+                    &sum(&self.paired, &self.paired_earlier),
+                    &sum(&self.unpaired, &self.unpaired_earlier),
+                ))
+            }
+        }
+    }
+
+    fn take_interval(&mut self) -> MultiTraceTable {
+        match self.implementation {
+            Implementation::Delay => {
+                let interval = std::mem::take(&mut self.delay);
+                for (key, stats) in &interval {
+                    self.delay_earlier.entry(*key).or_default().merge(stats);
+                }
+                MultiTraceTable::Delay(self.delay_table(interval.into_iter()))
+            }
+            Implementation::Pair => {
+                let table = self.pair_table(&self.paired, &self.unpaired);
+                for (e, n) in self.paired_earlier.iter_mut().zip(&mut self.paired) {
+                    *e += std::mem::take(n);
+                }
+                for (e, n) in self.unpaired_earlier.iter_mut().zip(&mut self.unpaired) {
+                    *e += std::mem::take(n);
+                }
+                MultiTraceTable::Pair(table)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,144 @@
+//! Test helpers: event layouts as the 6.18 tracefs format files publish them, and raw
+//! records written through those layouts, so analyzer tests feed real-shaped bytes.
+
+use crate::model::trace_event::{EventIndex, EventLayout, FieldKind, FieldLayout, TraceEvent};
+
+fn field(name: &str, offset: usize, size: usize, kind: FieldKind) -> FieldLayout {
+    FieldLayout {
+        name: name.into(),
+        declaration: String::new(),
+        offset,
+        size,
+        kind,
+    }
+}
+
+/// A layout with the four common fields, then `fields` as `(name, size, kind)` packed in
+/// order from offset 8.
+pub fn layout(system: &str, name: &str, id: u64, fields: &[(&str, usize, FieldKind)]) -> EventLayout {
+    let mut all = vec![
+        field("common_type", 0, 2, FieldKind::Unsigned),
+        field("common_flags", 2, 1, FieldKind::Unsigned),
+        field("common_preempt_count", 3, 1, FieldKind::Unsigned),
+        field("common_pid", 4, 4, FieldKind::Signed),
+    ];
+    let mut offset = 8;
+    for &(name, size, kind) in fields {
+        all.push(field(name, offset, size, kind));
+        offset += size;
+    }
+    EventLayout {
+        system: system.into(),
+        name: name.into(),
+        id,
+        fields: all,
+        print_fmt: String::new(),
+    }
+}
+
+pub fn sys_enter() -> EventLayout {
+    layout(
+        "raw_syscalls",
+        "sys_enter",
+        21,
+        &[
+            ("id", 8, FieldKind::Signed),
+            ("args", 48, FieldKind::Array { element_size: 8 }),
+        ],
+    )
+}
+
+pub fn sys_exit() -> EventLayout {
+    layout(
+        "raw_syscalls",
+        "sys_exit",
+        20,
+        &[("id", 8, FieldKind::Signed), ("ret", 8, FieldKind::Signed)],
+    )
+}
+
+/// 6.18: `__data_loc char[] comm` at 8, `pid` at 12 (perf-prof assumes `comm[16]`, pid 24).
+pub fn sched_process_free() -> EventLayout {
+    layout(
+        "sched",
+        "sched_process_free",
+        300,
+        &[
+            ("comm", 4, FieldKind::DataLoc { is_string: true }),
+            ("pid", 4, FieldKind::Signed),
+            ("prio", 4, FieldKind::Signed),
+        ],
+    )
+}
+
+pub fn sched_wakeup(name: &str, id: u64) -> EventLayout {
+    layout(
+        "sched",
+        name,
+        id,
+        &[
+            ("comm", 16, FieldKind::CharArray),
+            ("pid", 4, FieldKind::Signed),
+            ("prio", 4, FieldKind::Signed),
+            ("target_cpu", 4, FieldKind::Signed),
+        ],
+    )
+}
+
+pub fn sched_switch() -> EventLayout {
+    layout(
+        "sched",
+        "sched_switch",
+        316,
+        &[
+            ("prev_comm", 16, FieldKind::CharArray),
+            ("prev_pid", 4, FieldKind::Signed),
+            ("prev_prio", 4, FieldKind::Signed),
+            ("prev_state", 8, FieldKind::Signed),
+            ("next_comm", 16, FieldKind::CharArray),
+            ("next_pid", 4, FieldKind::Signed),
+            ("next_prio", 4, FieldKind::Signed),
+        ],
+    )
+}
+
+/// A raw record of `layout` with `common_pid` = `pid` and the named fields set (integers
+/// little-endian at their size, strings into `char[]` fields).
+pub fn record(layout: &EventLayout, pid: u32, values: &[(&str, Value)]) -> Vec<u8> {
+    let end = layout.fields.iter().map(|f| f.offset + f.size).max().unwrap_or(0);
+    let mut raw = vec![0u8; end];
+    raw[0..2].copy_from_slice(&(layout.id as u16).to_le_bytes());
+    raw[4..8].copy_from_slice(&pid.to_le_bytes());
+    for (name, value) in values {
+        let f = layout.field(name).unwrap_or_else(|| panic!("no field {name}"));
+        match value {
+            Value::Int(v) => {
+                let bytes = v.to_le_bytes();
+                raw[f.offset..f.offset + f.size].copy_from_slice(&bytes[..f.size]);
+            }
+            Value::Str(s) => {
+                let n = s.len().min(f.size - 1);
+                raw[f.offset..f.offset + n].copy_from_slice(&s.as_bytes()[..n]);
+            }
+        }
+    }
+    raw
+}
+
+pub enum Value {
+    Int(i64),
+    Str(&'static str),
+}
+
+/// A borrowed event over `raw`.
+pub fn event(index: u16, time_ns: u64, cpu: u32, tid: u32, raw: &[u8]) -> TraceEvent<'_> {
+    TraceEvent {
+        time_ns,
+        cpu,
+        pid: tid,
+        tid,
+        event: EventIndex(index),
+        raw,
+        callchain: &[],
+    }
+}
