@@ -19,8 +19,10 @@ pub mod record;
 pub mod ring;
 pub mod targets;
 
-
 pub use error::PerfEventError;
 
+pub use attr::{EventAttr, EventKind, Sampling, Wakeup};
+pub use fd::own_pid;
+pub use reader::{LostRange, Ordered, PerfEvents, PollOutcome, RecordRef, RingCounters, RingOptions};
 pub use record::{Callchain, DecodeError, FrameContext, Record, Sample, SampleFormat};
-
+pub use targets::{Target, resolve_targets};
