@@ -11,6 +11,20 @@ use perf_event_open_sys::bindings as b;
 /// The perf record header size: `u32 type; u16 misc; u16 size`.
 pub const HEADER_BYTES: usize = 8;
 
+// The bindings type these as the arch's `perf_callchain_context`; perfscope reads u64 words.
+#[allow(clippy::unnecessary_cast)]
+pub const CONTEXT_KERNEL: u64 = b::PERF_CONTEXT_KERNEL as u64;
+#[allow(clippy::unnecessary_cast)]
+pub const CONTEXT_USER: u64 = b::PERF_CONTEXT_USER as u64;
+#[allow(clippy::unnecessary_cast)]
+const CONTEXT_HV: u64 = b::PERF_CONTEXT_HV as u64;
+#[allow(clippy::unnecessary_cast)]
+const CONTEXT_GUEST: u64 = b::PERF_CONTEXT_GUEST as u64;
+#[allow(clippy::unnecessary_cast)]
+const CONTEXT_GUEST_KERNEL: u64 = b::PERF_CONTEXT_GUEST_KERNEL as u64;
+#[allow(clippy::unnecessary_cast)]
+const CONTEXT_GUEST_USER: u64 = b::PERF_CONTEXT_GUEST_USER as u64;
+
 /// Callchain entries at or above this value are context markers (`PERF_CONTEXT_MAX` = -4095).
 const CONTEXT_MARKER_MIN: u64 = (-4095i64) as u64;
 
@@ -97,12 +111,12 @@ pub enum FrameContext {
 impl FrameContext {
     fn of_marker(word: u64) -> FrameContext {
         match word {
-            w if w == b::PERF_CONTEXT_KERNEL as u64 => FrameContext::Kernel,
-            w if w == b::PERF_CONTEXT_USER as u64 => FrameContext::User,
-            w if w == b::PERF_CONTEXT_HV as u64 => FrameContext::Hypervisor,
-            w if w == b::PERF_CONTEXT_GUEST as u64 => FrameContext::Guest,
-            w if w == b::PERF_CONTEXT_GUEST_KERNEL as u64 => FrameContext::GuestKernel,
-            w if w == b::PERF_CONTEXT_GUEST_USER as u64 => FrameContext::GuestUser,
+            CONTEXT_KERNEL => FrameContext::Kernel,
+            CONTEXT_USER => FrameContext::User,
+            CONTEXT_HV => FrameContext::Hypervisor,
+            CONTEXT_GUEST => FrameContext::Guest,
+            CONTEXT_GUEST_KERNEL => FrameContext::GuestKernel,
+            CONTEXT_GUEST_USER => FrameContext::GuestUser,
             _ => FrameContext::Other,
         }
     }

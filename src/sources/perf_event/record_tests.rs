@@ -26,7 +26,7 @@ impl Builder {
         self
     }
     pub(super) fn pad(mut self) -> Self {
-        while self.bytes.len() % 8 != 0 {
+        while !self.bytes.len().is_multiple_of(8) {
             self.bytes.push(0);
         }
         self
@@ -70,8 +70,8 @@ fn a_full_sample_decodes_every_field_and_splits_the_callchain() {
         read_format: 0,
         sample_id_all: true,
     };
-    let kernel = b::PERF_CONTEXT_KERNEL as u64;
-    let user = b::PERF_CONTEXT_USER as u64;
+    let kernel = CONTEXT_KERNEL;
+    let user = CONTEXT_USER;
     let bytes = Builder::new(b::PERF_RECORD_SAMPLE, b::PERF_RECORD_MISC_KERNEL as u16)
         .u64(42)
         .u64(0xffff_ffff_8100_1234)
@@ -120,7 +120,7 @@ fn callchain_words_are_a_slice_when_aligned() {
     };
     let bytes = Builder::new(b::PERF_RECORD_SAMPLE, 0)
         .u64(2)
-        .u64(b::PERF_CONTEXT_USER as u64)
+        .u64(CONTEXT_USER)
         .u64(0x400)
         .finish();
     let words: Vec<u64> = bytes.chunks_exact(8).map(le_u64).collect();
@@ -129,10 +129,7 @@ fn callchain_words_are_a_slice_when_aligned() {
     let Record::Sample(s) = decode(aligned, &format).unwrap() else {
         panic!()
     };
-    assert_eq!(
-        s.callchain.as_words(),
-        Some(&[b::PERF_CONTEXT_USER as u64, 0x400][..])
-    );
+    assert_eq!(s.callchain.as_words(), Some(&[CONTEXT_USER, 0x400][..]));
 }
 
 #[test]
