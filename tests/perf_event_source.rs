@@ -125,6 +125,7 @@ fn per_thread_cpu_clock_sampling_of_a_busy_child_has_user_callchains() {
             s.callchain.frames().count(),
             s.callchain.user_ips().count(),
             r.event,
+            r.trace_event().map(|t| t.callchain.len()),
         )),
         _ => None,
     });
@@ -134,7 +135,12 @@ fn per_thread_cpu_clock_sampling_of_a_busy_child_has_user_callchains() {
         "~997 Hz for 1 s of a busy loop, got {}",
         samples.len()
     );
-    for &(spid, tid, frames, user, event) in &samples {
+    for &(spid, tid, frames, user, event, chain_words) in &samples {
+        let chain_words = chain_words.expect("every sample converts to a TraceEvent");
+        assert!(
+            (frames + 1..=frames + 2).contains(&chain_words),
+            "TraceEvent gets the whole chain: frames plus 1-2 context markers ({chain_words} vs {frames})"
+        );
         assert_eq!((spid, tid, event), (Some(pid), Some(pid), Some(EventIndex(0))));
         assert!(frames > 0, "callchains are not empty");
         assert!(user > 0, "a user-space busy loop has user frames");
@@ -264,6 +270,43 @@ fn sample_of(
         .get(id_offset..id_offset + 8)
         .map(|b| u64::from_le_bytes(b.try_into().unwrap()))?;
     Some((r.event, s.pid, id, s.raw.len()))
+}
+
+#[test]
+fn a_per_thread_session_ends_when_its_threads_exit_and_self_samples_are_recognised() {
+    let mut child = gated_child("exit 0");
+    let event = EventAttr::new(EventKind::TaskClock, Sampling::FrequencyHz(999))
+        .with_wakeup(Wakeup::WatermarkPercent(0));
+    // This test's thread (not the main thread: the harness runs tests on their own).
+    // SAFETY: gettid has no preconditions.
+    let me = unsafe { libc::gettid() } as u32;
+    let targets = [Target::Thread(child.id()), Target::Thread(me)];
+    let mut events = PerfEvents::open(&[event], &targets, RingOptions { data_pages: 1 }).unwrap();
+    events.enable().unwrap();
+    release(&mut child);
+    child.wait().unwrap();
+    let outcome = events.poll(Duration::from_secs(2)).unwrap();
+    assert!(
+        outcome.hung_up >= 1 && !outcome.all_hung_up,
+        "the child's ring hung up, ours did not: {outcome:?}"
+    );
+    // Burn some of our own CPU so task-clock samples this thread.
+    let start = Instant::now();
+    let mut x = 0u64;
+    while start.elapsed() < Duration::from_millis(100) {
+        x = x.wrapping_mul(31).wrapping_add(1);
+    }
+    std::hint::black_box(x);
+    let mut own = 0;
+    events.drain(|r| own += usize::from(r.is_sample_of(events_own_pid())));
+    assert!(
+        own > 10,
+        "samples of this process are recognised for --exclude-self: {own}"
+    );
+}
+
+fn events_own_pid() -> u32 {
+    perfscope::sources::perf_event::own_pid()
 }
 
 #[test]

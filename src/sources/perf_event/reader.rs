@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use rustc_hash::FxHashMap;
 
-use crate::model::trace_event::EventIndex;
+use crate::model::trace_event::{EventIndex, TraceEvent};
 
 use super::attr::{EventAttr, EventKind};
 use super::error::PerfEventError;
@@ -39,6 +39,32 @@ pub struct RecordRef<'a> {
     /// The event it belongs to; `None` when its id is unknown (no identifier).
     pub event: Option<EventIndex>,
     pub record: Record<'a>,
+}
+
+impl<'a> RecordRef<'a> {
+    /// A sample as the model's [`TraceEvent`] (what analyzers consume). `None` for other
+    /// records, samples of unknown events, or samples lacking time/cpu/tid.
+    pub fn trace_event(&self) -> Option<TraceEvent<'a>> {
+        let Record::Sample(s) = self.record else {
+            return None;
+        };
+        Some(TraceEvent {
+            time_ns: s.time?,
+            cpu: s.cpu?,
+            pid: s.pid?,
+            tid: s.tid?,
+            event: self.event?,
+            raw: s.raw,
+            // Ring records are u64-aligned, so the slice view always exists for them.
+            callchain: s.callchain.as_words().unwrap_or(&[]),
+        })
+    }
+
+    /// `--exclude-self`: the record is a sample of process `pid` (pass
+    /// [`PerfEvents::own_pid`]).
+    pub fn is_sample_of(&self, pid: u32) -> bool {
+        matches!(self.record, Record::Sample(s) if s.pid == Some(pid))
+    }
 }
 
 /// What an ordered drain hands out.
