@@ -410,3 +410,51 @@ fn short_and_corrupt_records_are_errors_not_panics() {
         let _ = decode(&cut, &full);
     }
 }
+
+#[test]
+fn random_bytes_never_panic_the_decoder_or_the_ring_walk() {
+    let mut state = 0x1234_5678_9abc_def1u64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let types = [
+        b::PERF_RECORD_SAMPLE,
+        b::PERF_RECORD_LOST,
+        b::PERF_RECORD_COMM,
+        b::PERF_RECORD_MMAP2,
+        b::PERF_RECORD_FORK,
+        b::PERF_RECORD_EXIT,
+        b::PERF_RECORD_THROTTLE,
+        b::PERF_RECORD_LOST_SAMPLES,
+    ];
+    let mut decoded = 0;
+    for round in 0..20_000 {
+        let len = (next() % 160) as usize;
+        let mut bytes: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+        if len >= 8 {
+            bytes[..4].copy_from_slice(&types[round % types.len()].to_le_bytes());
+            bytes[6..8].copy_from_slice(&(len as u16).to_le_bytes());
+        }
+        let format = SampleFormat {
+            sample_type: next() & 0xffff,
+            read_format: next() & 0xf,
+            sample_id_all: next() % 2 == 0,
+        };
+        decoded += usize::from(decode(&bytes, &format).is_ok());
+        let _ = peek_identifier(&bytes);
+        let mut data = bytes.clone();
+        data.resize(256, 0);
+        let mut scratch = Vec::new();
+        let (tail, head) = (next() % 512, next() % 512);
+        let _ = super::super::ring::read_records(&data, tail, head, &mut scratch, |r| {
+            let _ = decode(r, &format);
+        });
+    }
+    assert!(
+        decoded > 100,
+        "some random records are well-formed enough to decode: {decoded}"
+    );
+}
