@@ -8,25 +8,10 @@
 
 use perf_event_open_sys::bindings as b;
 
+pub use super::callchain::{CONTEXT_KERNEL, CONTEXT_USER, Callchain, Frame, FrameContext};
+
 /// The perf record header size: `u32 type; u16 misc; u16 size`.
 pub const HEADER_BYTES: usize = 8;
-
-// The bindings type these as the arch's `perf_callchain_context`; perfscope reads u64 words.
-#[allow(clippy::unnecessary_cast)]
-pub const CONTEXT_KERNEL: u64 = b::PERF_CONTEXT_KERNEL as u64;
-#[allow(clippy::unnecessary_cast)]
-pub const CONTEXT_USER: u64 = b::PERF_CONTEXT_USER as u64;
-#[allow(clippy::unnecessary_cast)]
-const CONTEXT_HV: u64 = b::PERF_CONTEXT_HV as u64;
-#[allow(clippy::unnecessary_cast)]
-const CONTEXT_GUEST: u64 = b::PERF_CONTEXT_GUEST as u64;
-#[allow(clippy::unnecessary_cast)]
-const CONTEXT_GUEST_KERNEL: u64 = b::PERF_CONTEXT_GUEST_KERNEL as u64;
-#[allow(clippy::unnecessary_cast)]
-const CONTEXT_GUEST_USER: u64 = b::PERF_CONTEXT_GUEST_USER as u64;
-
-/// Callchain entries at or above this value are context markers (`PERF_CONTEXT_MAX` = -4095).
-const CONTEXT_MARKER_MIN: u64 = (-4095i64) as u64;
 
 /// What a record's bytes did not satisfy.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -91,101 +76,6 @@ pub struct SampleId {
     pub stream_id: Option<u64>,
     pub cpu: Option<u32>,
     pub identifier: Option<u64>,
-}
-
-/// Which part of the stack a callchain frame belongs to, from the context markers.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum FrameContext {
-    /// Before any marker (the kernel always writes one first; kept for odd producers).
-    Unknown,
-    Kernel,
-    User,
-    Hypervisor,
-    Guest,
-    GuestKernel,
-    GuestUser,
-    /// A marker this decoder does not know (e.g. `PERF_CONTEXT_USER_DEFERRED`).
-    Other,
-}
-
-impl FrameContext {
-    fn of_marker(word: u64) -> FrameContext {
-        match word {
-            CONTEXT_KERNEL => FrameContext::Kernel,
-            CONTEXT_USER => FrameContext::User,
-            CONTEXT_HV => FrameContext::Hypervisor,
-            CONTEXT_GUEST => FrameContext::Guest,
-            CONTEXT_GUEST_KERNEL => FrameContext::GuestKernel,
-            CONTEXT_GUEST_USER => FrameContext::GuestUser,
-            _ => FrameContext::Other,
-        }
-    }
-}
-
-/// One callchain frame: an instruction address and the context it was found in.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Frame {
-    pub ip: u64,
-    pub context: FrameContext,
-}
-
-/// A sample's callchain, borrowed from the record: `nr` u64 words, leaf first, with
-/// `PERF_CONTEXT_*` markers in between (kernel part first, then user).
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub struct Callchain<'a> {
-    bytes: &'a [u8],
-}
-
-impl<'a> Callchain<'a> {
-    /// Every word as the kernel wrote it, markers included.
-    pub fn words(&self) -> impl Iterator<Item = u64> + 'a {
-        self.bytes.chunks_exact(8).map(le_u64)
-    }
-
-    /// The words as a slice when the record is 8-byte aligned (always true of records
-    /// read from a ring: the ring and its scratch buffer are u64-aligned).
-    pub fn as_words(&self) -> Option<&'a [u64]> {
-        // SAFETY: every bit pattern is a valid u64; align_to only yields the aligned middle.
-        let (head, words, tail) = unsafe { self.bytes.align_to::<u64>() };
-        (head.is_empty() && tail.is_empty() && cfg!(target_endian = "little")).then_some(words)
-    }
-
-    /// Words in the chain, markers included.
-    pub fn len_words(&self) -> usize {
-        self.bytes.len() / 8
-    }
-
-    /// The frames, markers removed, each tagged with the context of the last marker.
-    pub fn frames(&self) -> impl Iterator<Item = Frame> + 'a {
-        let mut context = FrameContext::Unknown;
-        self.words().filter_map(move |word| {
-            if word >= CONTEXT_MARKER_MIN {
-                context = FrameContext::of_marker(word);
-                None
-            } else {
-                Some(Frame { ip: word, context })
-            }
-        })
-    }
-
-    /// Kernel frames, leaf first.
-    pub fn kernel_ips(&self) -> impl Iterator<Item = u64> + 'a {
-        self.frames()
-            .filter(|f| f.context == FrameContext::Kernel)
-            .map(|f| f.ip)
-    }
-
-    /// User frames, leaf first.
-    pub fn user_ips(&self) -> impl Iterator<Item = u64> + 'a {
-        self.frames()
-            .filter(|f| f.context == FrameContext::User)
-            .map(|f| f.ip)
-    }
-
-    /// No frames at all (markers alone count as empty).
-    pub fn is_empty(&self) -> bool {
-        self.frames().next().is_none()
-    }
 }
 
 /// `PERF_SAMPLE_READ` of a non-group event.
@@ -566,9 +456,7 @@ fn decode_sample<'a>(c: &mut Cursor<'a>, misc: u16, f: &SampleFormat) -> Result<
             .ok()
             .and_then(|n| n.checked_mul(8))
             .unwrap_or(usize::MAX);
-        s.callchain = Callchain {
-            bytes: c.take(bytes, "callchain")?,
-        };
+        s.callchain = Callchain::from_bytes(c.take(bytes, "callchain")?);
     }
     if f.has(b::PERF_SAMPLE_RAW) {
         let size = c.u32("raw size")? as usize;
