@@ -4,13 +4,14 @@
 //! The road a record travels here, one file per step:
 //! [`attr`] builds the `perf_event_attr` → [`targets`] says where (CPUs or threads) →
 //! [`fd`] opens it and drives its ioctls → [`ring`] reads the mmap ring in place →
-//! [`record`] decodes one record from its bytes → [`merge`] orders records across rings
+//! [`record`] decodes one record from its bytes ([`callchain`] splits its stack) → [`merge`] orders records across rings
 //! when an analyzer needs time order → [`reader`] ties it together as [`PerfEvents`].
 //!
 //! Nothing here knows of symbols, tracepoint formats or views: a sample's `raw` bytes are
 //! read by the model's `EventLayout`, its callchain is resolved by `symbols`.
 
 pub mod attr;
+pub mod callchain;
 pub mod error;
 pub mod fd;
 pub mod merge;
@@ -19,8 +20,10 @@ pub mod record;
 pub mod ring;
 pub mod targets;
 
-
 pub use error::PerfEventError;
 
+pub use attr::{EventAttr, EventKind, Sampling, Wakeup};
+pub use fd::own_pid;
+pub use reader::{LostRange, Ordered, PerfEvents, PollOutcome, RecordRef, RingCounters, RingOptions};
 pub use record::{Callchain, DecodeError, FrameContext, Record, Sample, SampleFormat};
-
+pub use targets::{Target, resolve_targets};

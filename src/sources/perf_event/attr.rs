@@ -14,7 +14,9 @@ use super::record::SampleFormat;
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum EventKind {
     /// A tracepoint, by its tracefs `id`.
-    Tracepoint { id: u64 },
+    Tracepoint {
+        id: u64,
+    },
     CpuClock,
     TaskClock,
     /// Hardware CPU cycles; [`EventAttr::fallback`] turns it into `CpuClock` where the
@@ -151,8 +153,11 @@ impl EventAttr {
     /// The event to try when the kernel has no PMU for this one: cpu-clock instead of
     /// cycles (with `exclude_idle`, as perf-prof in a guest, so idle CPUs do not sample).
     pub fn fallback(&self) -> Option<EventAttr> {
-        (self.kind == EventKind::HardwareCycles)
-            .then(|| EventAttr { kind: EventKind::CpuClock, exclude_idle: true, ..self.clone() })
+        (self.kind == EventKind::HardwareCycles).then(|| EventAttr {
+            kind: EventKind::CpuClock,
+            exclude_idle: true,
+            ..self.clone()
+        })
     }
 
     /// How this event's records are laid out.
@@ -196,6 +201,8 @@ impl EventAttr {
         if self.task_records {
             attr.set_comm(1);
             attr.set_comm_exec(1);
+            // `mmap` turns executable-mapping records on, `mmap2` selects their format.
+            attr.set_mmap(1);
             attr.set_mmap2(1);
             attr.set_task(1);
         }
@@ -240,40 +247,89 @@ mod tests {
         let attr = EventAttr::tracepoint(321).to_raw(64 * 4096).unwrap();
         assert_eq!((attr.type_, attr.config), (b::PERF_TYPE_TRACEPOINT, 321));
         // SAFETY: reading the unions this builder wrote.
-        let (period, watermark_bytes) = unsafe { (attr.__bindgen_anon_1.sample_period, attr.__bindgen_anon_2.wakeup_watermark) };
+        let (period, watermark_bytes) = unsafe {
+            (
+                attr.__bindgen_anon_1.sample_period,
+                attr.__bindgen_anon_2.wakeup_watermark,
+            )
+        };
         assert_eq!((period, attr.freq()), (1, 0));
         assert_eq!((attr.watermark(), watermark_bytes), (1, 32 * 4096));
-        let wanted = b::PERF_SAMPLE_RAW | b::PERF_SAMPLE_IDENTIFIER | b::PERF_SAMPLE_TIME | b::PERF_SAMPLE_TID;
+        let wanted =
+            b::PERF_SAMPLE_RAW | b::PERF_SAMPLE_IDENTIFIER | b::PERF_SAMPLE_TIME | b::PERF_SAMPLE_TID;
         assert_eq!(attr.sample_type & u64::from(wanted), u64::from(wanted));
-        assert_eq!((attr.disabled(), attr.sample_id_all(), attr.use_clockid()), (1, 1, 1));
+        assert_eq!(
+            (attr.disabled(), attr.sample_id_all(), attr.use_clockid()),
+            (1, 1, 1)
+        );
         assert_eq!(attr.clockid, libc::CLOCK_MONOTONIC);
         assert_eq!((attr.comm(), attr.mmap2(), attr.task()), (0, 0, 0));
     }
 
     #[test]
     fn watermark_zero_wakes_on_every_event_and_over_100_is_refused() {
-        let attr = EventAttr::tracepoint(1).with_wakeup(Wakeup::WatermarkPercent(0)).to_raw(8192).unwrap();
+        let attr = EventAttr::tracepoint(1)
+            .with_wakeup(Wakeup::WatermarkPercent(0))
+            .to_raw(8192)
+            .unwrap();
         // SAFETY: reading the union this builder wrote.
-        assert_eq!((attr.watermark(), unsafe { attr.__bindgen_anon_2.wakeup_events }), (0, 1));
-        let attr = EventAttr::tracepoint(1).with_wakeup(Wakeup::WatermarkPercent(25)).to_raw(8192).unwrap();
+        assert_eq!(
+            (attr.watermark(), unsafe { attr.__bindgen_anon_2.wakeup_events }),
+            (0, 1)
+        );
+        let attr = EventAttr::tracepoint(1)
+            .with_wakeup(Wakeup::WatermarkPercent(25))
+            .to_raw(8192)
+            .unwrap();
         // SAFETY: as above.
         assert_eq!(unsafe { attr.__bindgen_anon_2.wakeup_watermark }, 2048);
-        let err = EventAttr::tracepoint(1).with_wakeup(Wakeup::WatermarkPercent(101)).to_raw(8192);
+        let err = EventAttr::tracepoint(1)
+            .with_wakeup(Wakeup::WatermarkPercent(101))
+            .to_raw(8192);
         assert!(matches!(err, Err(PerfEventError::BadWatermark(101))));
     }
 
     #[test]
     fn a_profile_attr_samples_by_frequency_with_stacks_and_task_records() {
-        let event = EventAttr::cpu_profile(997).with_callchain().user_only().with_task_records().with_max_stack(32);
+        let event = EventAttr::cpu_profile(997)
+            .with_callchain()
+            .user_only()
+            .with_task_records()
+            .with_max_stack(32);
         let attr = event.to_raw(8192).unwrap();
-        assert_eq!((attr.type_, attr.config), (b::PERF_TYPE_HARDWARE, u64::from(b::PERF_COUNT_HW_CPU_CYCLES)));
+        assert_eq!(
+            (attr.type_, attr.config),
+            (b::PERF_TYPE_HARDWARE, u64::from(b::PERF_COUNT_HW_CPU_CYCLES))
+        );
         // SAFETY: reading the union this builder wrote.
-        assert_eq!((attr.freq(), unsafe { attr.__bindgen_anon_1.sample_freq }), (1, 997));
-        assert_ne!(attr.sample_type & u64::from(b::PERF_SAMPLE_CALLCHAIN | b::PERF_SAMPLE_IP), 0);
-        assert_eq!((attr.exclude_kernel(), attr.exclude_user(), attr.sample_max_stack), (1, 0, 32));
-        assert_eq!((attr.comm(), attr.comm_exec(), attr.mmap2(), attr.task(), attr.mmap_data()), (1, 1, 1, 1, 0));
+        assert_eq!(
+            (attr.freq(), unsafe { attr.__bindgen_anon_1.sample_freq }),
+            (1, 997)
+        );
+        assert_ne!(
+            attr.sample_type & u64::from(b::PERF_SAMPLE_CALLCHAIN | b::PERF_SAMPLE_IP),
+            0
+        );
+        assert_eq!(
+            (attr.exclude_kernel(), attr.exclude_user(), attr.sample_max_stack),
+            (1, 0, 32)
+        );
+        assert_eq!(
+            (
+                attr.comm(),
+                attr.comm_exec(),
+                attr.mmap(),
+                attr.mmap2(),
+                attr.task(),
+                attr.mmap_data()
+            ),
+            (1, 1, 1, 1, 1, 0)
+        );
         let fallback = event.fallback().unwrap();
-        assert_eq!((fallback.kind, fallback.exclude_idle, fallback.sampling), (EventKind::CpuClock, true, Sampling::FrequencyHz(997)));
+        assert_eq!(
+            (fallback.kind, fallback.exclude_idle, fallback.sampling),
+            (EventKind::CpuClock, true, Sampling::FrequencyHz(997))
+        );
         assert_eq!(fallback.fallback(), None, "cpu-clock has nothing to fall back to");
         let kernel = EventAttr::cpu_profile(99).kernel_only().to_raw(4096).unwrap();
         assert_eq!((kernel.exclude_user(), kernel.exclude_kernel()), (1, 0));

@@ -9,7 +9,11 @@ pub enum PerfEventError {
     #[error(
         "perf_event_open({event}) on {target}: permission denied (kernel.perf_event_paranoid is {paranoid}): run as root, or `sysctl kernel.perf_event_paranoid=-1` (CPU-wide and kernel events need it)"
     )]
-    PermissionDenied { event: String, target: String, paranoid: String },
+    PermissionDenied {
+        event: String,
+        target: String,
+        paranoid: String,
+    },
     #[error(
         "perf_event_open({event}) on {target}: no such event (ENOENT): check the tracepoint exists under /sys/kernel/tracing/events (mount tracefs) or pick another event"
     )]
@@ -17,7 +21,11 @@ pub enum PerfEventError {
     #[error(
         "perf_event_open({event}) on {target}: the kernel refused the attribute (EINVAL): {attr}; drop the option that set it (e.g. -g, --user-only, a too-high -F: see kernel.perf_event_max_sample_rate)"
     )]
-    InvalidAttr { event: String, target: String, attr: String },
+    InvalidAttr {
+        event: String,
+        target: String,
+        attr: String,
+    },
     #[error(
         "perf_event_open({event}) on {target}: too many open files (EMFILE): every CPU × event needs one fd; raise the limit with `ulimit -n 65536` or open fewer CPUs (-C)"
     )]
@@ -25,14 +33,20 @@ pub enum PerfEventError {
     #[error("perf_event_open({event}) on {target}: the thread no longer exists (ESRCH): check -p/-t")]
     NoSuchThread { event: String, target: String },
     #[error("perf_event_open({event}) on {target}: {source}")]
-    Open { event: String, target: String, source: io::Error },
+    Open {
+        event: String,
+        target: String,
+        source: io::Error,
+    },
     #[error("perf event ioctl {what} failed: {source}")]
     Ioctl { what: &'static str, source: io::Error },
     #[error(
         "the kernel refused the filter {filter:?} ({source}): check its syntax (ftrace filter: `field == 1 && comm ~ \"sh*\"`), or filter in user space"
     )]
     FilterRefused { filter: String, source: io::Error },
-    #[error("ring buffer size must be a power of two of pages (1, 2, 4, 8, ...), got {0}: pass -m with a power of two")]
+    #[error(
+        "ring buffer size must be a power of two of pages (1, 2, 4, 8, ...), got {0}: pass -m with a power of two"
+    )]
     PagesNotPowerOfTwo(usize),
     #[error(
         "mmap of a {bytes}-byte perf ring failed ({source}): lower -m, or raise kernel.perf_event_mlock_kb / `ulimit -l`"

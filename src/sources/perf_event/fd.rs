@@ -33,7 +33,11 @@ impl PerfEventFd {
     }
 
     /// Open `event` as given, no fallback.
-    pub fn open_exactly(event: &EventAttr, target: Target, ring_bytes: usize) -> Result<PerfEventFd, PerfEventError> {
+    pub fn open_exactly(
+        event: &EventAttr,
+        target: Target,
+        ring_bytes: usize,
+    ) -> Result<PerfEventFd, PerfEventError> {
         let mut attr = event.to_raw(ring_bytes)?;
         let (pid, cpu) = target.pid_cpu();
         // SAFETY: attr is a valid, fully initialised perf_event_attr for the call.
@@ -42,7 +46,10 @@ impl PerfEventFd {
             return Err(open_error(event, target, io::Error::last_os_error()));
         }
         // SAFETY: a fresh fd this value now owns.
-        Ok(PerfEventFd { fd: unsafe { OwnedFd::from_raw_fd(fd) }, kind: event.kind })
+        Ok(PerfEventFd {
+            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+            kind: event.kind,
+        })
     }
 
     pub fn kind(&self) -> EventKind {
@@ -61,6 +68,7 @@ impl PerfEventFd {
 
     /// Install a kernel ftrace filter (`id == 0 && common_pid != 1`). A refusal is
     /// [`PerfEventError::FilterRefused`] so the caller can filter in user space instead.
+    /// The kernel accepts one filter per event: a second one is refused with EEXIST.
     pub fn set_filter(&self, filter: &str) -> Result<(), PerfEventError> {
         let text = CString::new(filter).map_err(|_| PerfEventError::FilterRefused {
             filter: filter.to_string(),
@@ -69,7 +77,10 @@ impl PerfEventFd {
         // SAFETY: the kernel reads (copies) the NUL-terminated string during the call.
         let rc = unsafe { sys::ioctls::SET_FILTER(self.fd.as_raw_fd(), text.as_ptr().cast_mut()) };
         if rc < 0 {
-            return Err(PerfEventError::FilterRefused { filter: filter.to_string(), source: io::Error::last_os_error() });
+            return Err(PerfEventError::FilterRefused {
+                filter: filter.to_string(),
+                source: io::Error::last_os_error(),
+            });
         }
         Ok(())
     }
@@ -86,7 +97,10 @@ impl PerfEventFd {
     /// several events share one ring and one fd to poll.
     pub fn set_output(&self, ring_owner: &PerfEventFd) -> Result<(), PerfEventError> {
         // SAFETY: both fds are open perf events.
-        check(unsafe { sys::ioctls::SET_OUTPUT(self.fd.as_raw_fd(), ring_owner.fd.as_raw_fd()) }, "SET_OUTPUT")
+        check(
+            unsafe { sys::ioctls::SET_OUTPUT(self.fd.as_raw_fd(), ring_owner.fd.as_raw_fd()) },
+            "SET_OUTPUT",
+        )
     }
 }
 
@@ -103,7 +117,14 @@ pub fn own_pid() -> u32 {
 }
 
 fn check(rc: i32, what: &'static str) -> Result<(), PerfEventError> {
-    if rc < 0 { Err(PerfEventError::Ioctl { what, source: io::Error::last_os_error() }) } else { Ok(()) }
+    if rc < 0 {
+        Err(PerfEventError::Ioctl {
+            what,
+            source: io::Error::last_os_error(),
+        })
+    } else {
+        Ok(())
+    }
 }
 
 fn is_missing_pmu(err: &PerfEventError) -> bool {
@@ -126,11 +147,28 @@ fn open_error(event: &EventAttr, target: Target, source: io::Error) -> PerfEvent
                 .map(|s| s.trim().to_string())
                 .unwrap_or_else(|_| "unreadable".into()),
         },
-        Some(libc::ENOENT) => PerfEventError::NoSuchEvent { event: name, target: target_text },
-        Some(libc::EINVAL) => PerfEventError::InvalidAttr { event: name, target: target_text, attr: event.describe() },
-        Some(libc::EMFILE) => PerfEventError::TooManyFiles { event: name, target: target_text },
-        Some(libc::ESRCH) => PerfEventError::NoSuchThread { event: name, target: target_text },
-        _ => PerfEventError::Open { event: name, target: target_text, source },
+        Some(libc::ENOENT) => PerfEventError::NoSuchEvent {
+            event: name,
+            target: target_text,
+        },
+        Some(libc::EINVAL) => PerfEventError::InvalidAttr {
+            event: name,
+            target: target_text,
+            attr: event.describe(),
+        },
+        Some(libc::EMFILE) => PerfEventError::TooManyFiles {
+            event: name,
+            target: target_text,
+        },
+        Some(libc::ESRCH) => PerfEventError::NoSuchThread {
+            event: name,
+            target: target_text,
+        },
+        _ => PerfEventError::Open {
+            event: name,
+            target: target_text,
+            source,
+        },
     }
 }
 
@@ -143,11 +181,26 @@ mod tests {
     fn errors_name_the_event_and_what_to_do() {
         let event = EventAttr::tracepoint(5);
         let perm = open_error(&event, Target::Cpu(0), io::Error::from_raw_os_error(libc::EACCES)).to_string();
-        assert!(perm.contains("perf_event_paranoid") && perm.contains("root"), "{perm}");
-        let inval = open_error(&event, Target::Cpu(1), io::Error::from_raw_os_error(libc::EINVAL)).to_string();
-        assert!(inval.contains("tracepoint id 5") && inval.contains("sample_type=") && inval.contains("CPU 1"), "{inval}");
-        let mfile = open_error(&event, Target::Thread(3), io::Error::from_raw_os_error(libc::EMFILE)).to_string();
-        assert!(mfile.contains("ulimit -n") && mfile.contains("thread 3"), "{mfile}");
+        assert!(
+            perm.contains("perf_event_paranoid") && perm.contains("root"),
+            "{perm}"
+        );
+        let inval =
+            open_error(&event, Target::Cpu(1), io::Error::from_raw_os_error(libc::EINVAL)).to_string();
+        assert!(
+            inval.contains("tracepoint id 5") && inval.contains("sample_type=") && inval.contains("CPU 1"),
+            "{inval}"
+        );
+        let mfile = open_error(
+            &event,
+            Target::Thread(3),
+            io::Error::from_raw_os_error(libc::EMFILE),
+        )
+        .to_string();
+        assert!(
+            mfile.contains("ulimit -n") && mfile.contains("thread 3"),
+            "{mfile}"
+        );
         let noent = open_error(&event, Target::Cpu(0), io::Error::from_raw_os_error(libc::ENOENT));
         assert!(is_missing_pmu(&noent) && noent.to_string().contains("ENOENT"));
     }

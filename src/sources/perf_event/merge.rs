@@ -31,7 +31,11 @@ pub struct LostSpan {
 /// What the merge releases, in time order.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Released<'a> {
-    Record { ring: usize, time_ns: u64, bytes: &'a [u8] },
+    Record {
+        ring: usize,
+        time_ns: u64,
+        bytes: &'a [u8],
+    },
     Lost(LostSpan),
 }
 
@@ -47,7 +51,12 @@ struct RingState {
 }
 
 enum Held {
-    Record { ring: usize, time_ns: u64, words: Vec<u64>, len: usize },
+    Record {
+        ring: usize,
+        time_ns: u64,
+        words: Vec<u64>,
+        len: usize,
+    },
     Lost(LostSpan),
 }
 
@@ -118,7 +127,16 @@ impl OrderedMerge {
             self.rings.resize_with(ring + 1, RingState::default);
         }
         if let Some((count, start_ns)) = self.rings[ring].lost.take() {
-            self.hold(time_ns, ring, Held::Lost(LostSpan { ring, count, start_ns, end_ns: Some(time_ns) }));
+            self.hold(
+                time_ns,
+                ring,
+                Held::Lost(LostSpan {
+                    ring,
+                    count,
+                    start_ns,
+                    end_ns: Some(time_ns),
+                }),
+            );
         }
         if time_ns < self.released_up_to {
             self.stats.late += 1;
@@ -127,8 +145,18 @@ impl OrderedMerge {
         words.clear();
         words.resize(record.len().div_ceil(8), 0);
         // SAFETY: the u64 buffer viewed as bytes, `record.len()` of them.
-        unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), record.len()) }.copy_from_slice(record);
-        self.hold(time_ns, ring, Held::Record { ring, time_ns, words, len: record.len() });
+        unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), record.len()) }
+            .copy_from_slice(record);
+        self.hold(
+            time_ns,
+            ring,
+            Held::Record {
+                ring,
+                time_ns,
+                words,
+                len: record.len(),
+            },
+        );
         let state = &mut self.rings[ring];
         state.last_ns = Some(state.last_ns.map_or(time_ns, |t| t.max(time_ns)));
     }
@@ -183,7 +211,16 @@ impl OrderedMerge {
     pub fn flush(&mut self, mut on_record: impl FnMut(Released<'_>)) {
         for ring in 0..self.rings.len() {
             if let Some((count, start_ns)) = self.rings[ring].lost.take() {
-                self.hold(start_ns, ring, Held::Lost(LostSpan { ring, count, start_ns, end_ns: None }));
+                self.hold(
+                    start_ns,
+                    ring,
+                    Held::Lost(LostSpan {
+                        ring,
+                        count,
+                        start_ns,
+                        end_ns: None,
+                    }),
+                );
             }
         }
         while !self.heap.is_empty() {
@@ -192,8 +229,12 @@ impl OrderedMerge {
     }
 
     fn pop_one(&mut self, on_record: &mut impl FnMut(Released<'_>)) {
-        let Some(Reverse((time, _, slot))) = self.heap.pop() else { return };
-        let Some(item) = self.slots[slot].take() else { return };
+        let Some(Reverse((time, _, slot))) = self.heap.pop() else {
+            return;
+        };
+        let Some(item) = self.slots[slot].take() else {
+            return;
+        };
         self.free_slots.push(slot);
         self.released_up_to = self.released_up_to.max(time);
         self.stats.released += 1;
@@ -202,7 +243,12 @@ impl OrderedMerge {
                 self.rings[span.ring].held -= 1;
                 on_record(Released::Lost(span));
             }
-            Held::Record { ring, time_ns, words, len } => {
+            Held::Record {
+                ring,
+                time_ns,
+                words,
+                len,
+            } => {
                 self.rings[ring].held -= 1;
                 // SAFETY: the buffer holds `len` bytes written by `push`.
                 let bytes = unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u8>(), len) };
@@ -253,7 +299,10 @@ mod tests {
             let mut next = 0;
             while next < events.len() {
                 let cut = events[next].1 + xorshift(&mut rng) % 400;
-                let end = events[next..].iter().position(|e| e.1 > cut).map_or(events.len(), |p| next + p);
+                let end = events[next..]
+                    .iter()
+                    .position(|e| e.1 > cut)
+                    .map_or(events.len(), |p| next + p);
                 for ring in 0..4 {
                     for &(r, t, serial) in &events[next..end] {
                         if r == ring {
@@ -265,13 +314,26 @@ mod tests {
                 next = end;
             }
             merge.flush(collect(&mut out));
-            assert!(out.windows(2).all(|w| w[0].1 <= w[1].1), "seed {seed}: sorted by time");
+            assert!(
+                out.windows(2).all(|w| w[0].1 <= w[1].1),
+                "seed {seed}: sorted by time"
+            );
             let mut serials: Vec<u64> = out.iter().map(|e| e.2).collect();
             serials.sort_unstable();
-            assert_eq!(serials, (0..2_000).collect::<Vec<_>>(), "seed {seed}: nothing dropped or duplicated");
-            assert_eq!(out.iter().map(|e| (e.0, e.1)).count(), events.len());
+            assert_eq!(
+                serials,
+                (0..2_000).collect::<Vec<_>>(),
+                "seed {seed}: nothing dropped or duplicated"
+            );
+            assert!(
+                out.iter()
+                    .all(|&(ring, time, serial)| events[serial as usize] == (ring, time, serial))
+            );
             assert_eq!((merge.held(), merge.stats().late), (0, 0));
-            assert!(merge.stats().max_held < 2_000, "records are released along the way");
+            assert!(
+                merge.stats().max_held < 2_000,
+                "records are released along the way"
+            );
         }
     }
 
@@ -292,7 +354,11 @@ mod tests {
             // ring 0 had when it was read, as a real reader walking the rings sees.
             let mut consumed = [0usize; 3];
             let mut clock = 0;
-            while consumed.iter().zip(0..).any(|(&c, r)| events.iter().skip(c).any(|e| e.0 == r)) {
+            while consumed
+                .iter()
+                .zip(0..)
+                .any(|(&c, r)| events.iter().skip(c).any(|e| e.0 == r))
+            {
                 for (ring, done) in consumed.iter_mut().enumerate() {
                     clock += xorshift(&mut rng) % 150;
                     let mut idx = *done;
@@ -308,10 +374,17 @@ mod tests {
                 merge.release(collect(&mut out));
             }
             merge.flush(collect(&mut out));
-            assert!(out.windows(2).all(|w| w[0].1 <= w[1].1), "seed {seed}: sorted by time");
+            assert!(
+                out.windows(2).all(|w| w[0].1 <= w[1].1),
+                "seed {seed}: sorted by time"
+            );
             let mut serials: Vec<u64> = out.iter().map(|e| e.2).collect();
             serials.sort_unstable();
-            assert_eq!(serials, (0..3_000).collect::<Vec<_>>(), "seed {seed}: each record exactly once");
+            assert_eq!(
+                serials,
+                (0..3_000).collect::<Vec<_>>(),
+                "seed {seed}: each record exactly once"
+            );
             assert_eq!(merge.stats().late, 0);
         }
     }
@@ -336,7 +409,17 @@ mod tests {
         merge.push(0, 40, &[0; 8]);
         merge.release(&mut take);
         merge.flush(&mut take);
-        assert_eq!(out, ["r0@10", "r1@20", "r0@30", "r0@40", "lost5@r1[20,Some(50)]", "r1@50"]);
+        assert_eq!(
+            out,
+            [
+                "r0@10",
+                "r1@20",
+                "r0@30",
+                "r0@40",
+                "lost5@r1[20,Some(50)]",
+                "r1@50"
+            ]
+        );
     }
 
     #[test]

@@ -1,1 +1,487 @@
-//! wip
+//! [`PerfEvents`]: a list of events opened on a list of targets, one ring per target
+//! (the other events of that CPU or thread write into it with SET_OUTPUT), read by one
+//! thread that sleeps in poll(2) until a ring reaches its watermark.
+//!
+//! Records go to a callback as [`RecordRef`]s borrowed from the ring (no copy), tagged
+//! with the index of the event they belong to (from `PERF_SAMPLE_IDENTIFIER` and
+//! `PERF_EVENT_IOC_ID`), or in time order across rings through [`OrderedMerge`].
+//! Dropping it disables the events, unmaps the rings and closes the fds, in that order.
+
+use std::time::Duration;
+
+use rustc_hash::FxHashMap;
+
+use crate::model::trace_event::{EventIndex, TraceEvent};
+
+use super::attr::{EventAttr, EventKind};
+use super::error::PerfEventError;
+use super::fd::{PerfEventFd, own_pid};
+use super::merge::{OrderedMerge, Released};
+use super::record::{self, Record, SampleFormat};
+use super::ring::{RingBuffer, RingStats, page_size};
+use super::targets::Target;
+
+pub use super::merge::LostSpan as LostRange;
+
+/// How big each ring is.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct RingOptions {
+    /// Data pages per ring (`-m`), a power of two.
+    pub data_pages: usize,
+}
+
+/// One record with where it came from.
+#[derive(Copy, Clone, Debug)]
+pub struct RecordRef<'a> {
+    /// Index of the ring (= of the target) it was read from.
+    pub ring: usize,
+    pub target: Target,
+    /// The event it belongs to; `None` when its id is unknown (no identifier).
+    pub event: Option<EventIndex>,
+    pub record: Record<'a>,
+}
+
+impl<'a> RecordRef<'a> {
+    /// A sample as the model's [`TraceEvent`] (what analyzers consume). `None` for other
+    /// records, samples of unknown events, or samples lacking time/cpu/tid.
+    pub fn trace_event(&self) -> Option<TraceEvent<'a>> {
+        let Record::Sample(s) = self.record else {
+            return None;
+        };
+        Some(TraceEvent {
+            time_ns: s.time?,
+            cpu: s.cpu?,
+            pid: s.pid?,
+            tid: s.tid?,
+            event: self.event?,
+            raw: s.raw,
+            // Ring records are u64-aligned, so the slice view always exists for them.
+            callchain: s.callchain.as_words().unwrap_or(&[]),
+        })
+    }
+
+    /// `--exclude-self`: the record is a sample of process `pid` (pass
+    /// [`PerfEvents::own_pid`]).
+    pub fn is_sample_of(&self, pid: u32) -> bool {
+        matches!(self.record, Record::Sample(s) if s.pid == Some(pid))
+    }
+}
+
+/// What an ordered drain hands out.
+// Handed by value to a callback, never stored in bulk: boxing the record would cost an
+// allocation per record for nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Copy, Clone, Debug)]
+pub enum Ordered<'a> {
+    Record(RecordRef<'a>),
+    /// Records lost on a ring, with the time range the gap covers.
+    Lost(LostRange),
+}
+
+/// What one ring delivered and lost.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct RingCounters {
+    pub target: Target,
+    /// Records the kernel dropped because the ring was full (sum of LOST records).
+    pub lost: u64,
+    /// Samples dropped before reaching the ring (LOST_SAMPLES).
+    pub lost_samples: u64,
+    pub throttles: u64,
+    pub unthrottles: u64,
+    /// Records whose bytes did not decode.
+    pub decode_errors: u64,
+    pub ring: RingStats,
+}
+
+/// What a poll saw.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct PollOutcome {
+    /// Rings with data ready.
+    pub ready: usize,
+    /// Rings whose thread has exited (they will get no more data and are no longer polled).
+    pub hung_up: usize,
+    /// Every ring has hung up: a per-thread session is over.
+    pub all_hung_up: bool,
+}
+
+struct RingSlot {
+    target: Target,
+    ring: RingBuffer,
+    counters: RingCounters,
+}
+
+/// How records find their event and format.
+struct Decoding {
+    ids: FxHashMap<u64, EventIndex>,
+    formats: Vec<SampleFormat>,
+    /// All events share one format: no need to peek at identifiers.
+    uniform: Option<SampleFormat>,
+}
+
+impl Decoding {
+    fn decode<'a>(&self, bytes: &'a [u8]) -> Result<(Option<EventIndex>, Record<'a>), record::DecodeError> {
+        let format = match self.uniform {
+            Some(format) => format,
+            None => record::peek_identifier(bytes)
+                .and_then(|id| self.ids.get(&id))
+                .map_or(self.formats[0], |e| self.formats[usize::from(e.0)]),
+        };
+        let record = record::decode(bytes, &format)?;
+        let identifier = match &record {
+            Record::Sample(s) => s.identifier,
+            Record::Lost { sample_id, .. }
+            | Record::LostSamples { sample_id, .. }
+            | Record::Fork(record::TaskEvent { sample_id, .. })
+            | Record::Exit(record::TaskEvent { sample_id, .. })
+            | Record::Throttle(record::Throttle { sample_id, .. })
+            | Record::Unthrottle(record::Throttle { sample_id, .. }) => sample_id.identifier,
+            Record::Comm(c) => c.sample_id.identifier,
+            Record::Mmap2(m) => m.sample_id.identifier,
+            Record::Other { .. } => None,
+        };
+        Ok((identifier.and_then(|id| self.ids.get(&id).copied()), record))
+    }
+}
+
+fn count(counters: &mut RingCounters, record: &Record<'_>) {
+    match record {
+        Record::Lost { count, .. } => counters.lost += count,
+        Record::LostSamples { count, .. } => counters.lost_samples += count,
+        Record::Throttle(_) => counters.throttles += 1,
+        Record::Unthrottle(_) => counters.unthrottles += 1,
+        _ => {}
+    }
+}
+
+/// A ring found drained is complete up to the clock read before it, less this margin
+/// for an event stamped just before but committed just after (the kernel's output path
+/// takes microseconds).
+const DRAIN_MARGIN_NS: u64 = 1_000_000;
+
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    (ts.tv_sec as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(ts.tv_nsec as u64)
+}
+
+/// Events opened on targets, with their rings.
+pub struct PerfEvents {
+    // Field order is drop order: rings are unmapped before the fds close.
+    rings: Vec<RingSlot>,
+    /// `fds[event][ring]`.
+    fds: Vec<Vec<PerfEventFd>>,
+    events: Vec<EventAttr>,
+    decoding: Decoding,
+    pollfds: Vec<libc::pollfd>,
+    merge: OrderedMerge,
+}
+
+impl PerfEvents {
+    /// Open every event on every target (disabled; call [`PerfEvents::enable`]). Threads
+    /// that exited since they were listed are skipped; any other refusal is an error.
+    pub fn open(
+        events: &[EventAttr],
+        targets: &[Target],
+        options: RingOptions,
+    ) -> Result<PerfEvents, PerfEventError> {
+        if events.is_empty() {
+            return Err(PerfEventError::NoEvents);
+        }
+        if !options.data_pages.is_power_of_two() {
+            return Err(PerfEventError::PagesNotPowerOfTwo(options.data_pages));
+        }
+        let ring_bytes = options.data_pages * page_size();
+        let mut effective = events.to_vec();
+        let mut fds: Vec<Vec<PerfEventFd>> = events.iter().map(|_| Vec::new()).collect();
+        let mut rings = Vec::new();
+        let mut ids = FxHashMap::default();
+        'targets: for &target in targets {
+            let mut opened = Vec::with_capacity(events.len());
+            for event in effective.iter_mut() {
+                let fd = match PerfEventFd::open(event, target, ring_bytes) {
+                    Ok(fd) => fd,
+                    Err(PerfEventError::NoSuchThread { .. }) if matches!(target, Target::Thread(_)) => {
+                        continue 'targets;
+                    }
+                    Err(err) => return Err(err),
+                };
+                if fd.kind() != event.kind {
+                    // The PMU is missing: every target uses the fallback from now on.
+                    *event = event.fallback().unwrap_or_else(|| event.clone());
+                }
+                opened.push(fd);
+            }
+            let ring = RingBuffer::map(std::os::fd::AsFd::as_fd(&opened[0]), options.data_pages)?;
+            for fd in &opened[1..] {
+                fd.set_output(&opened[0])?;
+            }
+            for (index, fd) in opened.into_iter().enumerate() {
+                ids.insert(fd.id()?, EventIndex(index as u16));
+                fds[index].push(fd);
+            }
+            let counters = RingCounters {
+                target,
+                lost: 0,
+                lost_samples: 0,
+                throttles: 0,
+                unthrottles: 0,
+                decode_errors: 0,
+                ring: RingStats::default(),
+            };
+            rings.push(RingSlot {
+                target,
+                ring,
+                counters,
+            });
+        }
+        if rings.is_empty() {
+            return Err(PerfEventError::NoTargets);
+        }
+        let formats: Vec<SampleFormat> = effective.iter().map(EventAttr::sample_format).collect();
+        let uniform = formats.iter().all(|f| *f == formats[0]).then_some(formats[0]);
+        let pollfds = fds[0]
+            .iter()
+            .map(|fd| libc::pollfd {
+                fd: std::os::fd::AsRawFd::as_raw_fd(&std::os::fd::AsFd::as_fd(fd)),
+                events: libc::POLLIN,
+                revents: 0,
+            })
+            .collect();
+        let merge = OrderedMerge::new(rings.len());
+        Ok(PerfEvents {
+            rings,
+            fds,
+            events: effective,
+            decoding: Decoding {
+                ids,
+                formats,
+                uniform,
+            },
+            pollfds,
+            merge,
+        })
+    }
+
+    /// Start counting on every fd (each one: group-enable leaves members at 0, §7).
+    pub fn enable(&self) -> Result<(), PerfEventError> {
+        self.fds.iter().flatten().try_for_each(PerfEventFd::enable)
+    }
+
+    pub fn disable(&self) -> Result<(), PerfEventError> {
+        self.fds.iter().flatten().try_for_each(PerfEventFd::disable)
+    }
+
+    /// Install a kernel filter on every fd of `event`; the kernel's refusal is returned
+    /// as is, so the caller can filter in user space instead.
+    pub fn set_filter(&self, event: EventIndex, filter: &str) -> Result<(), PerfEventError> {
+        self.fds
+            .get(usize::from(event.0))
+            .into_iter()
+            .flatten()
+            .try_for_each(|fd| fd.set_filter(filter))
+    }
+
+    /// The events as opened (cycles may have become cpu-clock).
+    pub fn event_kind(&self, event: EventIndex) -> Option<EventKind> {
+        self.events.get(usize::from(event.0)).map(|e| e.kind)
+    }
+
+    pub fn targets(&self) -> impl Iterator<Item = Target> + '_ {
+        self.rings.iter().map(|r| r.target)
+    }
+
+    pub fn ring_count(&self) -> usize {
+        self.rings.len()
+    }
+
+    /// The pid whose samples `--exclude-self` drops.
+    pub fn own_pid(&self) -> u32 {
+        own_pid()
+    }
+
+    /// Per-ring counters.
+    pub fn counters(&self) -> Vec<RingCounters> {
+        self.rings
+            .iter()
+            .map(|r| RingCounters {
+                ring: r.ring.stats(),
+                ..r.counters
+            })
+            .collect()
+    }
+
+    /// Lost records over all rings (LOST + LOST_SAMPLES).
+    pub fn lost_total(&self) -> u64 {
+        self.rings
+            .iter()
+            .map(|r| r.counters.lost + r.counters.lost_samples)
+            .sum()
+    }
+
+    /// Sleep until some ring reaches its wake-up point, or `timeout`.
+    pub fn poll(&mut self, timeout: Duration) -> Result<PollOutcome, PerfEventError> {
+        let ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
+        // SAFETY: pollfds is a live array of `len` pollfd structs.
+        let rc = unsafe { libc::poll(self.pollfds.as_mut_ptr(), self.pollfds.len() as libc::nfds_t, ms) };
+        if rc < 0 {
+            let err = std::io::Error::last_os_error();
+            if err.kind() == std::io::ErrorKind::Interrupted {
+                return Ok(PollOutcome {
+                    ready: 0,
+                    hung_up: 0,
+                    all_hung_up: false,
+                });
+            }
+            return Err(PerfEventError::Poll(err));
+        }
+        let (mut ready, mut hung_up) = (0, 0);
+        for pollfd in &mut self.pollfds {
+            if pollfd.revents & libc::POLLIN != 0 {
+                ready += 1;
+            }
+            if pollfd.revents & libc::POLLHUP != 0 {
+                hung_up += 1;
+                // Its data stays readable by drain(); poll ignores negative fds.
+                pollfd.fd = -1;
+            }
+            pollfd.revents = 0;
+        }
+        let all_hung_up = self.pollfds.iter().all(|p| p.fd < 0);
+        Ok(PollOutcome {
+            ready,
+            hung_up,
+            all_hung_up,
+        })
+    }
+
+    /// Read every ring to its end, handing each record to `on_record` in ring order.
+    /// Returns the number of records read.
+    pub fn drain(&mut self, mut on_record: impl FnMut(RecordRef<'_>)) -> u64 {
+        let decoding = &self.decoding;
+        let mut total = 0;
+        for (index, slot) in self.rings.iter_mut().enumerate() {
+            let (target, counters) = (slot.target, &mut slot.counters);
+            total += slot.ring.read(|bytes| match decoding.decode(bytes) {
+                Ok((event, record)) => {
+                    count(counters, &record);
+                    on_record(RecordRef {
+                        ring: index,
+                        target,
+                        event,
+                        record,
+                    });
+                }
+                Err(_) => counters.decode_errors += 1,
+            });
+        }
+        total
+    }
+
+    /// Read every ring and release, in time order across rings, what the ordering rule
+    /// allows (held records wait for the next call). Losses come as [`Ordered::Lost`].
+    pub fn drain_ordered(&mut self, on_item: impl FnMut(Ordered<'_>)) -> u64 {
+        let decoding = &self.decoding;
+        let merge = &mut self.merge;
+        let mut total = 0;
+        for (index, slot) in self.rings.iter_mut().enumerate() {
+            let clock = monotonic_ns().saturating_sub(DRAIN_MARGIN_NS);
+            let counters = &mut slot.counters;
+            let mut last_ns = 0;
+            total += slot.ring.read(|bytes| match decoding.decode(bytes) {
+                Ok((_, record)) => {
+                    count(counters, &record);
+                    match record {
+                        Record::Lost { count, .. } => merge.push_lost(index, count),
+                        _ => {
+                            last_ns = record.time().unwrap_or(last_ns);
+                            merge.push(index, last_ns, bytes);
+                        }
+                    }
+                }
+                Err(_) => counters.decode_errors += 1,
+            });
+            merge.mark_drained(index, clock);
+        }
+        Self::release(&self.rings, decoding, merge, false, on_item);
+        total
+    }
+
+    /// Release everything the ordered drain still holds (at the end of a session).
+    pub fn flush_ordered(&mut self, on_item: impl FnMut(Ordered<'_>)) {
+        Self::release(&self.rings, &self.decoding, &mut self.merge, true, on_item);
+    }
+
+    fn release(
+        rings: &[RingSlot],
+        decoding: &Decoding,
+        merge: &mut OrderedMerge,
+        everything: bool,
+        mut on_item: impl FnMut(Ordered<'_>),
+    ) {
+        let mut emit = |item: Released<'_>| match item {
+            Released::Lost(span) => on_item(Ordered::Lost(span)),
+            Released::Record { ring, bytes, .. } => {
+                // These bytes decoded when they were pushed.
+                if let Ok((event, record)) = decoding.decode(bytes) {
+                    on_item(Ordered::Record(RecordRef {
+                        ring,
+                        target: rings[ring].target,
+                        event,
+                        record,
+                    }));
+                }
+            }
+        };
+        if everything {
+            merge.flush(&mut emit)
+        } else {
+            merge.release(&mut emit)
+        }
+    }
+}
+
+impl Drop for PerfEvents {
+    fn drop(&mut self) {
+        // Stop the kernel writing before the rings go away; errors cannot be acted on here.
+        let _ = self.disable();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_send<T: Send>() {}
+
+    #[test]
+    fn the_reader_can_move_to_a_reader_thread() {
+        assert_send::<PerfEvents>();
+    }
+
+    #[test]
+    fn open_refuses_bad_pages_and_empty_lists() {
+        let event = EventAttr::new(
+            EventKind::TaskClock,
+            super::super::attr::Sampling::Period(1_000_000),
+        );
+        let me = [Target::Thread(own_pid())];
+        assert!(matches!(
+            PerfEvents::open(std::slice::from_ref(&event), &me, RingOptions { data_pages: 3 }),
+            Err(PerfEventError::PagesNotPowerOfTwo(3))
+        ));
+        assert!(matches!(
+            PerfEvents::open(&[], &me, RingOptions { data_pages: 1 }),
+            Err(PerfEventError::NoEvents)
+        ));
+        assert!(matches!(
+            PerfEvents::open(&[event], &[], RingOptions { data_pages: 1 }),
+            Err(PerfEventError::NoTargets)
+        ));
+    }
+}

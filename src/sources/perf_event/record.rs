@@ -8,11 +8,10 @@
 
 use perf_event_open_sys::bindings as b;
 
+pub use super::callchain::{CONTEXT_KERNEL, CONTEXT_USER, Callchain, Frame, FrameContext};
+
 /// The perf record header size: `u32 type; u16 misc; u16 size`.
 pub const HEADER_BYTES: usize = 8;
-
-/// Callchain entries at or above this value are context markers (`PERF_CONTEXT_MAX` = -4095).
-const CONTEXT_MARKER_MIN: u64 = (-4095i64) as u64;
 
 /// What a record's bytes did not satisfy.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -21,8 +20,15 @@ pub enum DecodeError {
     NoHeader { len: usize },
     #[error("perf record header says {size} bytes but {len} were given")]
     SizeMismatch { size: usize, len: usize },
-    #[error("perf record type {record_type} is truncated: {what} needs bytes up to {needed}, record has {len}")]
-    Truncated { record_type: u32, what: &'static str, needed: usize, len: usize },
+    #[error(
+        "perf record type {record_type} is truncated: {what} needs bytes up to {needed}, record has {len}"
+    )]
+    Truncated {
+        record_type: u32,
+        what: &'static str,
+        needed: usize,
+        len: usize,
+    },
 }
 
 /// Which optional fields the records of one event carry (from its attr).
@@ -46,11 +52,16 @@ impl SampleFormat {
         if !self.sample_id_all {
             return 0;
         }
-        [b::PERF_SAMPLE_TID, b::PERF_SAMPLE_TIME, b::PERF_SAMPLE_ID, b::PERF_SAMPLE_STREAM_ID]
-            .into_iter()
-            .chain([b::PERF_SAMPLE_CPU, b::PERF_SAMPLE_IDENTIFIER])
-            .filter(|&bit| self.has(bit))
-            .count()
+        [
+            b::PERF_SAMPLE_TID,
+            b::PERF_SAMPLE_TIME,
+            b::PERF_SAMPLE_ID,
+            b::PERF_SAMPLE_STREAM_ID,
+        ]
+        .into_iter()
+        .chain([b::PERF_SAMPLE_CPU, b::PERF_SAMPLE_IDENTIFIER])
+        .filter(|&bit| self.has(bit))
+        .count()
             * 8
     }
 }
@@ -65,97 +76,6 @@ pub struct SampleId {
     pub stream_id: Option<u64>,
     pub cpu: Option<u32>,
     pub identifier: Option<u64>,
-}
-
-/// Which part of the stack a callchain frame belongs to, from the context markers.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum FrameContext {
-    /// Before any marker (the kernel always writes one first; kept for odd producers).
-    Unknown,
-    Kernel,
-    User,
-    Hypervisor,
-    Guest,
-    GuestKernel,
-    GuestUser,
-    /// A marker this decoder does not know (e.g. `PERF_CONTEXT_USER_DEFERRED`).
-    Other,
-}
-
-impl FrameContext {
-    fn of_marker(word: u64) -> FrameContext {
-        match word {
-            w if w == b::PERF_CONTEXT_KERNEL as u64 => FrameContext::Kernel,
-            w if w == b::PERF_CONTEXT_USER as u64 => FrameContext::User,
-            w if w == b::PERF_CONTEXT_HV as u64 => FrameContext::Hypervisor,
-            w if w == b::PERF_CONTEXT_GUEST as u64 => FrameContext::Guest,
-            w if w == b::PERF_CONTEXT_GUEST_KERNEL as u64 => FrameContext::GuestKernel,
-            w if w == b::PERF_CONTEXT_GUEST_USER as u64 => FrameContext::GuestUser,
-            _ => FrameContext::Other,
-        }
-    }
-}
-
-/// One callchain frame: an instruction address and the context it was found in.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Frame {
-    pub ip: u64,
-    pub context: FrameContext,
-}
-
-/// A sample's callchain, borrowed from the record: `nr` u64 words, leaf first, with
-/// `PERF_CONTEXT_*` markers in between (kernel part first, then user).
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub struct Callchain<'a> {
-    bytes: &'a [u8],
-}
-
-impl<'a> Callchain<'a> {
-    /// Every word as the kernel wrote it, markers included.
-    pub fn words(&self) -> impl Iterator<Item = u64> + 'a {
-        self.bytes.chunks_exact(8).map(le_u64)
-    }
-
-    /// The words as a slice when the record is 8-byte aligned (always true of records
-    /// read from a ring: the ring and its scratch buffer are u64-aligned).
-    pub fn as_words(&self) -> Option<&'a [u64]> {
-        // SAFETY: every bit pattern is a valid u64; align_to only yields the aligned middle.
-        let (head, words, tail) = unsafe { self.bytes.align_to::<u64>() };
-        (head.is_empty() && tail.is_empty() && cfg!(target_endian = "little")).then_some(words)
-    }
-
-    /// Words in the chain, markers included.
-    pub fn len_words(&self) -> usize {
-        self.bytes.len() / 8
-    }
-
-    /// The frames, markers removed, each tagged with the context of the last marker.
-    pub fn frames(&self) -> impl Iterator<Item = Frame> + 'a {
-        let mut context = FrameContext::Unknown;
-        self.words().filter_map(move |word| {
-            if word >= CONTEXT_MARKER_MIN {
-                context = FrameContext::of_marker(word);
-                None
-            } else {
-                Some(Frame { ip: word, context })
-            }
-        })
-    }
-
-    /// Kernel frames, leaf first.
-    pub fn kernel_ips(&self) -> impl Iterator<Item = u64> + 'a {
-        self.frames().filter(|f| f.context == FrameContext::Kernel).map(|f| f.ip)
-    }
-
-    /// User frames, leaf first.
-    pub fn user_ips(&self) -> impl Iterator<Item = u64> + 'a {
-        self.frames().filter(|f| f.context == FrameContext::User).map(|f| f.ip)
-    }
-
-    /// No frames at all (markers alone count as empty).
-    pub fn is_empty(&self) -> bool {
-        self.frames().next().is_none()
-    }
 }
 
 /// `PERF_SAMPLE_READ` of a non-group event.
@@ -210,7 +130,12 @@ pub struct Comm<'a> {
 /// What identifies the file of a `PERF_RECORD_MMAP2`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum MappedFile<'a> {
-    Inode { maj: u32, min: u32, ino: u64, ino_generation: u64 },
+    Inode {
+        maj: u32,
+        min: u32,
+        ino: u64,
+        ino_generation: u64,
+    },
     /// `PERF_RECORD_MISC_MMAP_BUILD_ID` (attr `build_id=1`).
     BuildId(&'a [u8]),
 }
@@ -256,9 +181,16 @@ pub struct Throttle {
 pub enum Record<'a> {
     Sample(Sample<'a>),
     /// `PERF_RECORD_LOST`: `count` records of event `id` were dropped (ring full).
-    Lost { id: u64, count: u64, sample_id: SampleId },
+    Lost {
+        id: u64,
+        count: u64,
+        sample_id: SampleId,
+    },
     /// `PERF_RECORD_LOST_SAMPLES`: samples dropped before reaching the ring.
-    LostSamples { count: u64, sample_id: SampleId },
+    LostSamples {
+        count: u64,
+        sample_id: SampleId,
+    },
     Comm(Comm<'a>),
     Mmap2(Mmap2<'a>),
     Fork(TaskEvent),
@@ -266,7 +198,11 @@ pub enum Record<'a> {
     Throttle(Throttle),
     Unthrottle(Throttle),
     /// Any other record type, undecoded.
-    Other { record_type: u32, misc: u16, body: &'a [u8] },
+    Other {
+        record_type: u32,
+        misc: u16,
+        body: &'a [u8],
+    },
 }
 
 impl Record<'_> {
@@ -287,7 +223,9 @@ impl Record<'_> {
 
 /// The record type of a record's header, if it has one.
 pub fn record_type(record: &[u8]) -> Option<u32> {
-    record.get(..4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    record
+        .get(..4)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
 }
 
 /// The `PERF_SAMPLE_IDENTIFIER` of a record: first word of a sample's body, last word of
@@ -320,12 +258,16 @@ struct Cursor<'a> {
 
 impl<'a> Cursor<'a> {
     fn take(&mut self, n: usize, what: &'static str) -> Result<&'a [u8], DecodeError> {
-        let needed = self.pos.checked_add(n).filter(|&e| e <= self.end).ok_or(DecodeError::Truncated {
-            record_type: self.record_type,
-            what,
-            needed: self.pos.saturating_add(n),
-            len: self.end,
-        })?;
+        let needed = self
+            .pos
+            .checked_add(n)
+            .filter(|&e| e <= self.end)
+            .ok_or(DecodeError::Truncated {
+                record_type: self.record_type,
+                what,
+                needed: self.pos.saturating_add(n),
+                len: self.end,
+            })?;
         let slice = &self.bytes[self.pos..needed];
         self.pos = needed;
         Ok(slice)
@@ -336,7 +278,8 @@ impl<'a> Cursor<'a> {
     }
 
     fn u32(&mut self, what: &'static str) -> Result<u32, DecodeError> {
-        self.take(4, what).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        self.take(4, what)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     }
 
     /// Two u32s packed in one word (pid/tid, cpu/res).
@@ -362,37 +305,79 @@ pub fn decode<'a>(record: &'a [u8], format: &SampleFormat) -> Result<Record<'a>,
     let misc = u16::from_le_bytes([record[4], record[5]]);
     let size = usize::from(u16::from_le_bytes([record[6], record[7]]));
     if size != record.len() {
-        return Err(DecodeError::SizeMismatch { size, len: record.len() });
+        return Err(DecodeError::SizeMismatch {
+            size,
+            len: record.len(),
+        });
     }
     if record_type == b::PERF_RECORD_SAMPLE {
-        let mut cursor = Cursor { bytes: record, pos: HEADER_BYTES, end: size, record_type };
+        let mut cursor = Cursor {
+            bytes: record,
+            pos: HEADER_BYTES,
+            end: size,
+            record_type,
+        };
         return decode_sample(&mut cursor, misc, format).map(Record::Sample);
     }
-    let trailer = if is_known_non_sample(record_type) { format.sample_id_bytes() } else { 0 };
-    let body_end = size.checked_sub(trailer).filter(|&e| e >= HEADER_BYTES).ok_or(DecodeError::Truncated {
-        record_type,
-        what: "sample_id trailer",
-        needed: HEADER_BYTES + trailer,
-        len: size,
-    })?;
+    let trailer = if is_known_non_sample(record_type) {
+        format.sample_id_bytes()
+    } else {
+        0
+    };
+    let body_end =
+        size.checked_sub(trailer)
+            .filter(|&e| e >= HEADER_BYTES)
+            .ok_or(DecodeError::Truncated {
+                record_type,
+                what: "sample_id trailer",
+                needed: HEADER_BYTES + trailer,
+                len: size,
+            })?;
     let sample_id = decode_sample_id(&record[body_end..], format);
-    let mut c = Cursor { bytes: record, pos: HEADER_BYTES, end: body_end, record_type };
+    let mut c = Cursor {
+        bytes: record,
+        pos: HEADER_BYTES,
+        end: body_end,
+        record_type,
+    };
     Ok(match record_type {
-        b::PERF_RECORD_LOST => {
-            Record::Lost { id: c.u64("lost id")?, count: c.u64("lost count")?, sample_id }
-        }
-        b::PERF_RECORD_LOST_SAMPLES => Record::LostSamples { count: c.u64("lost count")?, sample_id },
+        b::PERF_RECORD_LOST => Record::Lost {
+            id: c.u64("lost id")?,
+            count: c.u64("lost count")?,
+            sample_id,
+        },
+        b::PERF_RECORD_LOST_SAMPLES => Record::LostSamples {
+            count: c.u64("lost count")?,
+            sample_id,
+        },
         b::PERF_RECORD_COMM => {
             let (pid, tid) = c.u32_pair("comm pid/tid")?;
             let exec = u32::from(misc) & b::PERF_RECORD_MISC_COMM_EXEC != 0;
-            Record::Comm(Comm { pid, tid, comm: c.c_string(), exec, sample_id })
+            Record::Comm(Comm {
+                pid,
+                tid,
+                comm: c.c_string(),
+                exec,
+                sample_id,
+            })
         }
         b::PERF_RECORD_MMAP2 => Record::Mmap2(decode_mmap2(&mut c, misc, sample_id)?),
         b::PERF_RECORD_FORK | b::PERF_RECORD_EXIT => {
             let (pid, ppid) = c.u32_pair("task pid/ppid")?;
             let (tid, ptid) = c.u32_pair("task tid/ptid")?;
-            let task = TaskEvent { pid, ppid, tid, ptid, time: c.u64("task time")?, sample_id };
-            if record_type == b::PERF_RECORD_FORK { Record::Fork(task) } else { Record::Exit(task) }
+            let task = TaskEvent {
+                pid,
+                ppid,
+                tid,
+                ptid,
+                time: c.u64("task time")?,
+                sample_id,
+            };
+            if record_type == b::PERF_RECORD_FORK {
+                Record::Fork(task)
+            } else {
+                Record::Exit(task)
+            }
         }
         b::PERF_RECORD_THROTTLE | b::PERF_RECORD_UNTHROTTLE => {
             let throttle = Throttle {
@@ -407,7 +392,11 @@ pub fn decode<'a>(record: &'a [u8], format: &SampleFormat) -> Result<Record<'a>,
                 Record::Unthrottle(throttle)
             }
         }
-        _ => Record::Other { record_type, misc, body: &record[HEADER_BYTES..] },
+        _ => Record::Other {
+            record_type,
+            misc,
+            body: &record[HEADER_BYTES..],
+        },
     })
 }
 
@@ -426,7 +415,10 @@ fn is_known_non_sample(record_type: u32) -> bool {
 }
 
 fn decode_sample<'a>(c: &mut Cursor<'a>, misc: u16, f: &SampleFormat) -> Result<Sample<'a>, DecodeError> {
-    let mut s = Sample { misc, ..Sample::default() };
+    let mut s = Sample {
+        misc,
+        ..Sample::default()
+    };
     if f.has(b::PERF_SAMPLE_IDENTIFIER) {
         s.identifier = Some(c.u64("identifier")?);
     }
@@ -460,8 +452,11 @@ fn decode_sample<'a>(c: &mut Cursor<'a>, misc: u16, f: &SampleFormat) -> Result<
     }
     if f.has(b::PERF_SAMPLE_CALLCHAIN) {
         let nr = c.u64("callchain nr")?;
-        let bytes = usize::try_from(nr).ok().and_then(|n| n.checked_mul(8)).unwrap_or(usize::MAX);
-        s.callchain = Callchain { bytes: c.take(bytes, "callchain")? };
+        let bytes = usize::try_from(nr)
+            .ok()
+            .and_then(|n| n.checked_mul(8))
+            .unwrap_or(usize::MAX);
+        s.callchain = Callchain::from_bytes(c.take(bytes, "callchain")?);
     }
     if f.has(b::PERF_SAMPLE_RAW) {
         let size = c.u32("raw size")? as usize;
@@ -472,7 +467,10 @@ fn decode_sample<'a>(c: &mut Cursor<'a>, misc: u16, f: &SampleFormat) -> Result<
 
 fn decode_read(c: &mut Cursor<'_>, read_format: u64) -> Result<ReadValue, DecodeError> {
     let has = |bit: u32| read_format & u64::from(bit) != 0;
-    let mut read = ReadValue { value: c.u64("read value")?, ..ReadValue::default() };
+    let mut read = ReadValue {
+        value: c.u64("read value")?,
+        ..ReadValue::default()
+    };
     if has(b::PERF_FORMAT_TOTAL_TIME_ENABLED) {
         read.time_enabled = Some(c.u64("read time_enabled")?);
     }
@@ -523,7 +521,18 @@ fn decode_mmap2<'a>(c: &mut Cursor<'a>, misc: u16, sample_id: SampleId) -> Resul
         }
     };
     let (prot, flags) = c.u32_pair("mmap2 prot/flags")?;
-    Ok(Mmap2 { pid, tid, addr, len, pgoff, file, prot, flags, filename: c.c_string(), sample_id })
+    Ok(Mmap2 {
+        pid,
+        tid,
+        addr,
+        len,
+        pgoff,
+        file,
+        prot,
+        flags,
+        filename: c.c_string(),
+        sample_id,
+    })
 }
 
 #[cfg(test)]

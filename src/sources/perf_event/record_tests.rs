@@ -26,7 +26,7 @@ impl Builder {
         self
     }
     pub(super) fn pad(mut self) -> Self {
-        while self.bytes.len() % 8 != 0 {
+        while !self.bytes.len().is_multiple_of(8) {
             self.bytes.push(0);
         }
         self
@@ -38,10 +38,15 @@ impl Builder {
     }
 }
 
-const ALL_ID: u64 = (b::PERF_SAMPLE_TID | b::PERF_SAMPLE_TIME | b::PERF_SAMPLE_CPU | b::PERF_SAMPLE_IDENTIFIER) as u64;
+const ALL_ID: u64 =
+    (b::PERF_SAMPLE_TID | b::PERF_SAMPLE_TIME | b::PERF_SAMPLE_CPU | b::PERF_SAMPLE_IDENTIFIER) as u64;
 
 fn format_with_trailer() -> SampleFormat {
-    SampleFormat { sample_type: ALL_ID, read_format: 0, sample_id_all: true }
+    SampleFormat {
+        sample_type: ALL_ID,
+        read_format: 0,
+        sample_id_all: true,
+    }
 }
 
 /// Appends the trailer of `format_with_trailer`: pid/tid, time, cpu, identifier.
@@ -60,9 +65,13 @@ fn a_full_sample_decodes_every_field_and_splits_the_callchain() {
         | b::PERF_SAMPLE_PERIOD
         | b::PERF_SAMPLE_CALLCHAIN
         | b::PERF_SAMPLE_RAW;
-    let format = SampleFormat { sample_type: sample_type as u64, read_format: 0, sample_id_all: true };
-    let kernel = b::PERF_CONTEXT_KERNEL as u64;
-    let user = b::PERF_CONTEXT_USER as u64;
+    let format = SampleFormat {
+        sample_type: sample_type as u64,
+        read_format: 0,
+        sample_id_all: true,
+    };
+    let kernel = CONTEXT_KERNEL;
+    let user = CONTEXT_USER;
     let bytes = Builder::new(b::PERF_RECORD_SAMPLE, b::PERF_RECORD_MISC_KERNEL as u16)
         .u64(42)
         .u64(0xffff_ffff_8100_1234)
@@ -80,14 +89,22 @@ fn a_full_sample_decodes_every_field_and_splits_the_callchain() {
         .bytes(&4u32.to_le_bytes())
         .bytes(&[1, 2, 3, 4])
         .finish();
-    let Record::Sample(s) = decode(&bytes, &format).unwrap() else { panic!("not a sample") };
+    let Record::Sample(s) = decode(&bytes, &format).unwrap() else {
+        panic!("not a sample")
+    };
     assert_eq!(s.identifier, Some(42));
     assert_eq!(s.ip, Some(0xffff_ffff_8100_1234));
-    assert_eq!((s.pid, s.tid, s.time, s.id, s.cpu), (Some(100), Some(101), Some(5_000), Some(42), Some(3)));
+    assert_eq!(
+        (s.pid, s.tid, s.time, s.id, s.cpu),
+        (Some(100), Some(101), Some(5_000), Some(42), Some(3))
+    );
     assert_eq!(s.period, Some(1_000_000));
     assert!(s.in_kernel());
     assert_eq!(s.callchain.len_words(), 5);
-    assert_eq!(s.callchain.kernel_ips().collect::<Vec<_>>(), [0xffff_ffff_8100_1234, 0xffff_ffff_8100_9999]);
+    assert_eq!(
+        s.callchain.kernel_ips().collect::<Vec<_>>(),
+        [0xffff_ffff_8100_1234, 0xffff_ffff_8100_9999]
+    );
     assert_eq!(s.callchain.user_ips().collect::<Vec<_>>(), [0x5555_0000_1000]);
     assert_eq!(s.callchain.frames().count(), 3, "markers are not frames");
     assert_eq!(s.raw, &[1, 2, 3, 4]);
@@ -97,13 +114,22 @@ fn a_full_sample_decodes_every_field_and_splits_the_callchain() {
 
 #[test]
 fn callchain_words_are_a_slice_when_aligned() {
-    let format = SampleFormat { sample_type: u64::from(b::PERF_SAMPLE_CALLCHAIN), ..SampleFormat::default() };
-    let bytes = Builder::new(b::PERF_RECORD_SAMPLE, 0).u64(2).u64(b::PERF_CONTEXT_USER as u64).u64(0x400).finish();
+    let format = SampleFormat {
+        sample_type: u64::from(b::PERF_SAMPLE_CALLCHAIN),
+        ..SampleFormat::default()
+    };
+    let bytes = Builder::new(b::PERF_RECORD_SAMPLE, 0)
+        .u64(2)
+        .u64(CONTEXT_USER)
+        .u64(0x400)
+        .finish();
     let words: Vec<u64> = bytes.chunks_exact(8).map(le_u64).collect();
     // SAFETY: a Vec<u64> viewed as its bytes.
     let aligned = unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u8>(), words.len() * 8) };
-    let Record::Sample(s) = decode(aligned, &format).unwrap() else { panic!() };
-    assert_eq!(s.callchain.as_words(), Some(&[b::PERF_CONTEXT_USER as u64, 0x400][..]));
+    let Record::Sample(s) = decode(aligned, &format).unwrap() else {
+        panic!()
+    };
+    assert_eq!(s.callchain.as_words(), Some(&[CONTEXT_USER, 0x400][..]));
 }
 
 #[test]
@@ -113,42 +139,78 @@ fn a_sample_with_read_value_decodes_its_read_format() {
         read_format: u64::from(b::PERF_FORMAT_TOTAL_TIME_ENABLED | b::PERF_FORMAT_ID),
         sample_id_all: false,
     };
-    let bytes = Builder::new(b::PERF_RECORD_SAMPLE, 0).u64(9).u64(123).u64(456).u64(7).finish();
-    let Record::Sample(s) = decode(&bytes, &format).unwrap() else { panic!() };
+    let bytes = Builder::new(b::PERF_RECORD_SAMPLE, 0)
+        .u64(9)
+        .u64(123)
+        .u64(456)
+        .u64(7)
+        .finish();
+    let Record::Sample(s) = decode(&bytes, &format).unwrap() else {
+        panic!()
+    };
     let read = s.read.unwrap();
-    assert_eq!((s.time, read.value, read.time_enabled, read.time_running, read.id), (Some(9), 123, Some(456), None, Some(7)));
+    assert_eq!(
+        (s.time, read.value, read.time_enabled, read.time_running, read.id),
+        (Some(9), 123, Some(456), None, Some(7))
+    );
 }
 
 #[test]
 fn lost_and_lost_samples_carry_counts_and_trailer() {
     let f = format_with_trailer();
     let lost = trailer(Builder::new(b::PERF_RECORD_LOST, 0).u64(99).u64(17), 777).finish();
-    let Record::Lost { id, count, sample_id } = decode(&lost, &f).unwrap() else { panic!() };
+    let Record::Lost { id, count, sample_id } = decode(&lost, &f).unwrap() else {
+        panic!()
+    };
     assert_eq!((id, count), (99, 17));
-    assert_eq!(sample_id, SampleId {
-        pid: Some(7),
-        tid: Some(8),
-        time: Some(777),
-        id: None,
-        stream_id: None,
-        cpu: Some(1),
-        identifier: Some(99)
-    });
+    assert_eq!(
+        sample_id,
+        SampleId {
+            pid: Some(7),
+            tid: Some(8),
+            time: Some(777),
+            id: None,
+            stream_id: None,
+            cpu: Some(1),
+            identifier: Some(99)
+        }
+    );
     assert_eq!(peek_identifier(&lost), Some(99));
     let ls = trailer(Builder::new(b::PERF_RECORD_LOST_SAMPLES, 0).u64(5), 778).finish();
-    assert!(matches!(decode(&ls, &f).unwrap(), Record::LostSamples { count: 5, .. }));
+    assert!(matches!(
+        decode(&ls, &f).unwrap(),
+        Record::LostSamples { count: 5, .. }
+    ));
 }
 
 #[test]
 fn comm_reads_name_and_exec_flag() {
     let f = format_with_trailer();
     let exec = b::PERF_RECORD_MISC_COMM_EXEC as u16;
-    let bytes = trailer(Builder::new(b::PERF_RECORD_COMM, exec).u32s(10, 11).bytes(b"busy\0").pad(), 50).finish();
-    let Record::Comm(c) = decode(&bytes, &f).unwrap() else { panic!() };
+    let bytes = trailer(
+        Builder::new(b::PERF_RECORD_COMM, exec)
+            .u32s(10, 11)
+            .bytes(b"busy\0")
+            .pad(),
+        50,
+    )
+    .finish();
+    let Record::Comm(c) = decode(&bytes, &f).unwrap() else {
+        panic!()
+    };
     assert_eq!((c.pid, c.tid, c.comm, c.exec), (10, 11, &b"busy"[..], true));
     assert_eq!(Record::Comm(c).time(), Some(50));
-    let plain = trailer(Builder::new(b::PERF_RECORD_COMM, 0).u32s(10, 12).bytes(b"worker-1").u64(0), 51).finish();
-    let Record::Comm(c) = decode(&plain, &f).unwrap() else { panic!() };
+    let plain = trailer(
+        Builder::new(b::PERF_RECORD_COMM, 0)
+            .u32s(10, 12)
+            .bytes(b"worker-1")
+            .u64(0),
+        51,
+    )
+    .finish();
+    let Record::Comm(c) = decode(&plain, &f).unwrap() else {
+        panic!()
+    };
     assert_eq!((c.comm, c.exec), (&b"worker-1"[..], false));
 }
 
@@ -170,9 +232,22 @@ fn mmap2_reads_inode_or_build_id_and_filename() {
         60,
     )
     .finish();
-    let Record::Mmap2(m) = decode(&bytes, &f).unwrap() else { panic!() };
-    assert_eq!((m.pid, m.tid, m.addr, m.len, m.pgoff), (20, 20, 0x5555_0000_0000, 0x2000, 0x1000));
-    assert_eq!(m.file, MappedFile::Inode { maj: 8, min: 1, ino: 123_456, ino_generation: 2 });
+    let Record::Mmap2(m) = decode(&bytes, &f).unwrap() else {
+        panic!()
+    };
+    assert_eq!(
+        (m.pid, m.tid, m.addr, m.len, m.pgoff),
+        (20, 20, 0x5555_0000_0000, 0x2000, 0x1000)
+    );
+    assert_eq!(
+        m.file,
+        MappedFile::Inode {
+            maj: 8,
+            min: 1,
+            ino: 123_456,
+            ino_generation: 2
+        }
+    );
     assert_eq!((m.prot, m.flags, m.filename), (5, 2, &b"/usr/bin/dash"[..]));
 
     let mut id = vec![4u8, 0, 0, 0];
@@ -192,30 +267,74 @@ fn mmap2_reads_inode_or_build_id_and_filename() {
         61,
     )
     .finish();
-    let Record::Mmap2(m) = decode(&bytes, &f).unwrap() else { panic!() };
-    assert_eq!((m.file, m.filename), (MappedFile::BuildId(&[0xde, 0xad, 0xbe, 0xef]), &b"[vdso]"[..]));
+    let Record::Mmap2(m) = decode(&bytes, &f).unwrap() else {
+        panic!()
+    };
+    assert_eq!(
+        (m.file, m.filename),
+        (MappedFile::BuildId(&[0xde, 0xad, 0xbe, 0xef]), &b"[vdso]"[..])
+    );
 }
 
 #[test]
 fn fork_exit_and_throttle_records() {
     let f = format_with_trailer();
-    let fork = trailer(Builder::new(b::PERF_RECORD_FORK, 0).u32s(30, 29).u32s(31, 29).u64(70), 70).finish();
-    let exit = trailer(Builder::new(b::PERF_RECORD_EXIT, 0).u32s(30, 29).u32s(30, 30).u64(80), 80).finish();
-    let Record::Fork(t) = decode(&fork, &f).unwrap() else { panic!() };
+    let fork = trailer(
+        Builder::new(b::PERF_RECORD_FORK, 0)
+            .u32s(30, 29)
+            .u32s(31, 29)
+            .u64(70),
+        70,
+    )
+    .finish();
+    let exit = trailer(
+        Builder::new(b::PERF_RECORD_EXIT, 0)
+            .u32s(30, 29)
+            .u32s(30, 30)
+            .u64(80),
+        80,
+    )
+    .finish();
+    let Record::Fork(t) = decode(&fork, &f).unwrap() else {
+        panic!()
+    };
     assert_eq!((t.pid, t.ppid, t.tid, t.ptid, t.time), (30, 29, 31, 29, 70));
-    let Record::Exit(t) = decode(&exit, &f).unwrap() else { panic!() };
+    let Record::Exit(t) = decode(&exit, &f).unwrap() else {
+        panic!()
+    };
     assert_eq!((t.pid, t.tid, t.time), (30, 30, 80));
-    let throttle = trailer(Builder::new(b::PERF_RECORD_THROTTLE, 0).u64(90).u64(99).u64(99), 90).finish();
-    let unthrottle = trailer(Builder::new(b::PERF_RECORD_UNTHROTTLE, 0).u64(95).u64(99).u64(99), 95).finish();
-    assert!(matches!(decode(&throttle, &f).unwrap(), Record::Throttle(Throttle { time: 90, id: 99, .. })));
-    assert!(matches!(decode(&unthrottle, &f).unwrap(), Record::Unthrottle(Throttle { time: 95, .. })));
+    let throttle = trailer(
+        Builder::new(b::PERF_RECORD_THROTTLE, 0).u64(90).u64(99).u64(99),
+        90,
+    )
+    .finish();
+    let unthrottle = trailer(
+        Builder::new(b::PERF_RECORD_UNTHROTTLE, 0).u64(95).u64(99).u64(99),
+        95,
+    )
+    .finish();
+    assert!(matches!(
+        decode(&throttle, &f).unwrap(),
+        Record::Throttle(Throttle { time: 90, id: 99, .. })
+    ));
+    assert!(matches!(
+        decode(&unthrottle, &f).unwrap(),
+        Record::Unthrottle(Throttle { time: 95, .. })
+    ));
 }
 
 #[test]
 fn unknown_records_are_passed_through_undecoded() {
     let bytes = Builder::new(b::PERF_RECORD_SWITCH, 3).u64(1).finish();
     let record = decode(&bytes, &format_with_trailer()).unwrap();
-    assert_eq!(record, Record::Other { record_type: b::PERF_RECORD_SWITCH, misc: 3, body: &1u64.to_le_bytes() });
+    assert_eq!(
+        record,
+        Record::Other {
+            record_type: b::PERF_RECORD_SWITCH,
+            misc: 3,
+            body: &1u64.to_le_bytes()
+        }
+    );
 }
 
 #[test]
@@ -224,23 +343,65 @@ fn short_and_corrupt_records_are_errors_not_panics() {
     assert_eq!(decode(&[1, 2, 3], &f), Err(DecodeError::NoHeader { len: 3 }));
     let mut lost = trailer(Builder::new(b::PERF_RECORD_LOST, 0).u64(99).u64(17), 1).finish();
     lost[6] = 200;
-    assert!(matches!(decode(&lost, &f), Err(DecodeError::SizeMismatch { size: 200, .. })));
+    assert!(matches!(
+        decode(&lost, &f),
+        Err(DecodeError::SizeMismatch { size: 200, .. })
+    ));
     // A LOST whose body is missing its count.
     let short = trailer(Builder::new(b::PERF_RECORD_LOST, 0).u64(99), 1).finish();
-    assert!(matches!(decode(&short, &f), Err(DecodeError::Truncated { what: "lost count", .. })));
+    assert!(matches!(
+        decode(&short, &f),
+        Err(DecodeError::Truncated {
+            what: "lost count",
+            ..
+        })
+    ));
     // A record smaller than its trailer.
     let tiny = Builder::new(b::PERF_RECORD_COMM, 0).u64(1).finish();
-    assert!(matches!(decode(&tiny, &f), Err(DecodeError::Truncated { what: "sample_id trailer", .. })));
+    assert!(matches!(
+        decode(&tiny, &f),
+        Err(DecodeError::Truncated {
+            what: "sample_id trailer",
+            ..
+        })
+    ));
     // A callchain claiming 2^61 entries, a raw size past the end.
-    let chain = SampleFormat { sample_type: u64::from(b::PERF_SAMPLE_CALLCHAIN), ..f };
-    let huge = Builder::new(b::PERF_RECORD_SAMPLE, 0).u64(1 << 61).u64(0).finish();
-    assert!(matches!(decode(&huge, &chain), Err(DecodeError::Truncated { what: "callchain", .. })));
-    let raw = SampleFormat { sample_type: u64::from(b::PERF_SAMPLE_RAW), ..f };
-    let long = Builder::new(b::PERF_RECORD_SAMPLE, 0).bytes(&64u32.to_le_bytes()).bytes(&[0; 4]).finish();
-    assert!(matches!(decode(&long, &raw), Err(DecodeError::Truncated { what: "raw data", .. })));
+    let chain = SampleFormat {
+        sample_type: u64::from(b::PERF_SAMPLE_CALLCHAIN),
+        ..f
+    };
+    let huge = Builder::new(b::PERF_RECORD_SAMPLE, 0)
+        .u64(1 << 61)
+        .u64(0)
+        .finish();
+    assert!(matches!(
+        decode(&huge, &chain),
+        Err(DecodeError::Truncated {
+            what: "callchain",
+            ..
+        })
+    ));
+    let raw = SampleFormat {
+        sample_type: u64::from(b::PERF_SAMPLE_RAW),
+        ..f
+    };
+    let long = Builder::new(b::PERF_RECORD_SAMPLE, 0)
+        .bytes(&64u32.to_le_bytes())
+        .bytes(&[0; 4])
+        .finish();
+    assert!(matches!(
+        decode(&long, &raw),
+        Err(DecodeError::Truncated { what: "raw data", .. })
+    ));
     // Every prefix of a valid sample fails cleanly.
-    let full = SampleFormat { sample_type: u64::MAX >> 40, read_format: 0xf, sample_id_all: true };
-    let sample = Builder::new(b::PERF_RECORD_SAMPLE, 0).bytes(&[0xff; 120]).finish();
+    let full = SampleFormat {
+        sample_type: u64::MAX >> 40,
+        read_format: 0xf,
+        sample_id_all: true,
+    };
+    let sample = Builder::new(b::PERF_RECORD_SAMPLE, 0)
+        .bytes(&[0xff; 120])
+        .finish();
     for len in 0..sample.len() {
         let mut cut = sample[..len].to_vec();
         if cut.len() >= 8 {
@@ -248,4 +409,52 @@ fn short_and_corrupt_records_are_errors_not_panics() {
         }
         let _ = decode(&cut, &full);
     }
+}
+
+#[test]
+fn random_bytes_never_panic_the_decoder_or_the_ring_walk() {
+    let mut state = 0x1234_5678_9abc_def1u64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let types = [
+        b::PERF_RECORD_SAMPLE,
+        b::PERF_RECORD_LOST,
+        b::PERF_RECORD_COMM,
+        b::PERF_RECORD_MMAP2,
+        b::PERF_RECORD_FORK,
+        b::PERF_RECORD_EXIT,
+        b::PERF_RECORD_THROTTLE,
+        b::PERF_RECORD_LOST_SAMPLES,
+    ];
+    let mut decoded = 0;
+    for round in 0..20_000 {
+        let len = (next() % 160) as usize;
+        let mut bytes: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+        if len >= 8 {
+            bytes[..4].copy_from_slice(&types[round % types.len()].to_le_bytes());
+            bytes[6..8].copy_from_slice(&(len as u16).to_le_bytes());
+        }
+        let format = SampleFormat {
+            sample_type: next() & 0xffff,
+            read_format: next() & 0xf,
+            sample_id_all: next() % 2 == 0,
+        };
+        decoded += usize::from(decode(&bytes, &format).is_ok());
+        let _ = peek_identifier(&bytes);
+        let mut data = bytes.clone();
+        data.resize(256, 0);
+        let mut scratch = Vec::new();
+        let (tail, head) = (next() % 512, next() % 512);
+        let _ = super::super::ring::read_records(&data, tail, head, &mut scratch, |r| {
+            let _ = decode(r, &format);
+        });
+    }
+    assert!(
+        decoded > 100,
+        "some random records are well-formed enough to decode: {decoded}"
+    );
 }

@@ -51,7 +51,13 @@ pub fn read_records(
 ) -> ReadOutcome {
     let size = data.len() as u64;
     let mask = size.wrapping_sub(1);
-    let mut outcome = ReadOutcome { tail, records: 0, bytes: 0, wrapped: 0, resynced: false };
+    let mut outcome = ReadOutcome {
+        tail,
+        records: 0,
+        bytes: 0,
+        wrapped: 0,
+        resynced: false,
+    };
     if size == 0 || !size.is_power_of_two() || head.wrapping_sub(tail) > size {
         outcome.resynced = head != tail;
         outcome.tail = head;
@@ -130,7 +136,10 @@ impl RingBuffer {
             )
         };
         if base == libc::MAP_FAILED {
-            return Err(PerfEventError::Mmap { bytes: map_len, source: std::io::Error::last_os_error() });
+            return Err(PerfEventError::Mmap {
+                bytes: map_len,
+                source: std::io::Error::last_os_error(),
+            });
         }
         let base = base.cast::<u8>();
         // SAFETY: the first page of the mapping is the control page.
@@ -140,7 +149,14 @@ impl RingBuffer {
             (offset, size) if size != 0 => (offset as usize, size as usize),
             _ => (page, data_pages * page),
         };
-        Ok(RingBuffer { base, map_len, data_offset, data_size, scratch: Vec::new(), stats: RingStats::default() })
+        Ok(RingBuffer {
+            base,
+            map_len,
+            data_offset,
+            data_size,
+            scratch: Vec::new(),
+            stats: RingStats::default(),
+        })
     }
 
     fn control(&self) -> *mut perf_event_mmap_page {
@@ -160,7 +176,8 @@ impl RingBuffer {
 
     /// Bytes written by the kernel and not yet read.
     pub fn pending_bytes(&self) -> u64 {
-        self.head().wrapping_sub(self.tail_atomic().load(Ordering::Relaxed))
+        self.head()
+            .wrapping_sub(self.tail_atomic().load(Ordering::Relaxed))
     }
 
     pub fn data_size(&self) -> usize {
@@ -239,9 +256,14 @@ mod tests {
         let (words, head) = ring_image(128, start, &records);
         let mut seen = Vec::new();
         let mut scratch = Vec::new();
-        let out = read_records(bytes_of(&words), start, head, &mut scratch, |r| seen.push(r.to_vec()));
+        let out = read_records(bytes_of(&words), start, head, &mut scratch, |r| {
+            seen.push(r.to_vec())
+        });
         assert_eq!(seen, records);
-        assert_eq!((out.records, out.bytes, out.wrapped, out.resynced, out.tail), (3, 96, 1, false, head));
+        assert_eq!(
+            (out.records, out.bytes, out.wrapped, out.resynced, out.tail),
+            (3, 96, 1, false, head)
+        );
         assert_eq!(scratch.len() * 8, 24, "scratch holds the one wrapped record");
     }
 
@@ -250,9 +272,17 @@ mod tests {
         let (words, head) = ring_image(64, 0, &[record(9, 1, 16)]);
         let mut n = 0;
         let out = read_records(bytes_of(&words), 0, head - 12, &mut Vec::new(), |_| n += 1);
-        assert_eq!((n, out.tail, out.resynced), (0, 0, false), "less than a header: nothing to read");
+        assert_eq!(
+            (n, out.tail, out.resynced),
+            (0, 0, false),
+            "less than a header: nothing to read"
+        );
         let out = read_records(bytes_of(&words), 0, head - 4, &mut Vec::new(), |_| n += 1);
-        assert_eq!((n, out.tail, out.resynced), (0, head - 4, true), "head inside a record is impossible");
+        assert_eq!(
+            (n, out.tail, out.resynced),
+            (0, head - 4, true),
+            "head inside a record is impossible"
+        );
 
         let mut torn = record(9, 1, 16);
         torn[6..8].copy_from_slice(&4u16.to_le_bytes());
@@ -260,7 +290,10 @@ mod tests {
         let out = read_records(bytes_of(&words), 0, head, &mut Vec::new(), |_| n += 1);
         assert_eq!((n, out.tail, out.resynced), (0, head, true));
         let out = read_records(bytes_of(&words), 0, 1000, &mut Vec::new(), |_| n += 1);
-        assert!(out.resynced && out.tail == 1000, "head - tail larger than the ring");
+        assert!(
+            out.resynced && out.tail == 1000,
+            "head - tail larger than the ring"
+        );
     }
 
     #[test]

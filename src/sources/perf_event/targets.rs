@@ -35,13 +35,20 @@ impl fmt::Display for Target {
 
 /// Parse a CPU list as the kernel prints it: `0-3,5`, `7`, `0-1,4-5`.
 pub fn parse_cpu_list(text: &str) -> Result<Vec<u32>, PerfEventError> {
-    let bad = |why: String| PerfEventError::CpuList { text: text.to_string(), why };
+    let bad = |why: String| PerfEventError::CpuList {
+        text: text.to_string(),
+        why,
+    };
     let mut cpus = Vec::new();
     for part in text.trim().split(',').map(str::trim) {
         if part.is_empty() {
             return Err(bad("empty item".into()));
         }
-        let number = |s: &str| s.trim().parse::<u32>().map_err(|_| bad(format!("{s:?} is not a CPU number")));
+        let number = |s: &str| {
+            s.trim()
+                .parse::<u32>()
+                .map_err(|_| bad(format!("{s:?} is not a CPU number")))
+        };
         let (first, last) = match part.split_once('-') {
             Some((a, b)) => (number(a)?, number(b)?),
             None => (number(part)?, number(part)?),
@@ -64,8 +71,10 @@ pub fn parse_id_list(text: &str) -> Result<Vec<u32>, PerfEventError> {
     text.split(',')
         .map(str::trim)
         .map(|s| {
-            s.parse::<u32>()
-                .map_err(|_| PerfEventError::IdList { text: text.to_string(), why: format!("{s:?} is not a number") })
+            s.parse::<u32>().map_err(|_| PerfEventError::IdList {
+                text: text.to_string(),
+                why: format!("{s:?} is not a number"),
+            })
         })
         .collect()
 }
@@ -73,23 +82,34 @@ pub fn parse_id_list(text: &str) -> Result<Vec<u32>, PerfEventError> {
 /// The online CPUs (/sys/devices/system/cpu/online).
 pub fn online_cpus() -> Result<Vec<u32>, PerfEventError> {
     let path = "/sys/devices/system/cpu/online";
-    let text = std::fs::read_to_string(path).map_err(|source| PerfEventError::Proc { path: path.into(), source })?;
+    let text = std::fs::read_to_string(path).map_err(|source| PerfEventError::Proc {
+        path: path.into(),
+        source,
+    })?;
     parse_cpu_list(&text)
 }
 
 /// Every thread of process `pid` now (/proc/PID/task), sorted.
 pub fn threads_of(pid: u32) -> Result<Vec<u32>, PerfEventError> {
     let path = format!("/proc/{pid}/task");
-    let entries = std::fs::read_dir(&path).map_err(|source| PerfEventError::Proc { path: path.clone(), source })?;
-    let mut tids: Vec<u32> =
-        entries.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).collect();
+    let entries = std::fs::read_dir(&path).map_err(|source| PerfEventError::Proc {
+        path: path.clone(),
+        source,
+    })?;
+    let mut tids: Vec<u32> = entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
     tids.sort_unstable();
     Ok(tids)
 }
 
 /// The targets of the `-C` / `-p` / `-t` options: threads win over CPUs (as perf-prof);
 /// no option at all means every online CPU. `-C` CPUs that are offline are dropped.
-pub fn resolve_targets(cpus: Option<&str>, pids: &[u32], tids: &[u32]) -> Result<Vec<Target>, PerfEventError> {
+pub fn resolve_targets(
+    cpus: Option<&str>,
+    pids: &[u32],
+    tids: &[u32],
+) -> Result<Vec<Target>, PerfEventError> {
     let targets: Vec<Target> = if !pids.is_empty() || !tids.is_empty() {
         let mut threads = Vec::new();
         for &pid in pids {
@@ -102,7 +122,10 @@ pub fn resolve_targets(cpus: Option<&str>, pids: &[u32], tids: &[u32]) -> Result
     } else {
         let online = online_cpus()?;
         let chosen = match cpus {
-            Some(list) => parse_cpu_list(list)?.into_iter().filter(|c| online.contains(c)).collect(),
+            Some(list) => parse_cpu_list(list)?
+                .into_iter()
+                .filter(|c| online.contains(c))
+                .collect(),
             None => online,
         };
         chosen.into_iter().map(Target::Cpu).collect()
@@ -138,8 +161,14 @@ mod tests {
         let targets = resolve_targets(Some("0"), &[me], &[]).unwrap();
         assert!(targets.contains(&Target::Thread(me)), "-p wins over -C");
         let online = online_cpus().unwrap();
-        assert_eq!(resolve_targets(None, &[], &[]).unwrap(), online.iter().map(|&c| Target::Cpu(c)).collect::<Vec<_>>());
-        assert!(matches!(resolve_targets(Some("100000"), &[], &[]), Err(PerfEventError::NoTargets)));
+        assert_eq!(
+            resolve_targets(None, &[], &[]).unwrap(),
+            online.iter().map(|&c| Target::Cpu(c)).collect::<Vec<_>>()
+        );
+        assert!(matches!(
+            resolve_targets(Some("100000"), &[], &[]),
+            Err(PerfEventError::NoTargets)
+        ));
         assert_eq!(Target::Cpu(3).pid_cpu(), (-1, 3));
         assert_eq!(Target::Thread(9).pid_cpu(), (9, -1));
     }
