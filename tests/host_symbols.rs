@@ -594,3 +594,83 @@ fn mmap_fork_exec_exit_records_drive_the_lookups() {
         at("perfscope_outer") - 1
     );
 }
+
+/// The start of a process's `[vdso]` mapping.
+fn vdso_start(pid: u32) -> u64 {
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
+    maps.lines()
+        .find(|l| l.ends_with("[vdso]"))
+        .and_then(|l| u64::from_str_radix(l.split('-').next()?, 16).ok())
+        .expect("a [vdso] mapping")
+}
+
+/// The address of `name` in this process's vDSO, from the image itself.
+fn own_vdso_symbol(name: &str) -> u64 {
+    use std::os::unix::fs::FileExt;
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+    let line = maps
+        .lines()
+        .find(|l| l.ends_with("[vdso]"))
+        .expect("a [vdso] mapping");
+    let (start, end) = line.split_whitespace().next().unwrap().split_once('-').unwrap();
+    let (start, end) = (
+        u64::from_str_radix(start, 16).unwrap(),
+        u64::from_str_radix(end, 16).unwrap(),
+    );
+    let mut image = vec![0u8; (end - start) as usize];
+    std::fs::File::open("/proc/self/mem")
+        .unwrap()
+        .read_exact_at(&mut image, start)
+        .unwrap();
+    let elf = object::File::parse(&*image).unwrap();
+    let lowest = elf.segments().map(|s| s.address()).min().unwrap();
+    let symbol = elf
+        .dynamic_symbols()
+        .find(|s| s.name() == Ok(name))
+        .unwrap_or_else(|| panic!("{name} in the vDSO"));
+    start + (symbol.address() - lowest)
+}
+
+#[test]
+fn vdso_frames_are_named_from_the_kernel_image() {
+    let mut s = HostSymbolizer::new(user_only()).unwrap();
+    let address = own_vdso_symbol("__vdso_clock_gettime") + 1;
+    let frames = s.resolve_user(std::process::id(), address);
+    assert_eq!(frames.len(), 1, "{frames:?}");
+    assert!(frames[0].name.contains("clock_gettime"), "{frames:?}");
+    assert_eq!((&*frames[0].module, frames[0].offset), ("[vdso]", Some(1)));
+
+    // Another process's vDSO is the same image at its own address.
+    let dir = tempfile::tempdir().unwrap();
+    let spin = Spin::start(&build_pie(dir.path(), "spin"));
+    let in_child = vdso_start(spin.pid()) + (address - vdso_start(std::process::id()));
+    assert_eq!(s.resolve_user(spin.pid(), in_child), frames);
+    assert_eq!(s.counters().cache_hits, 1, "one image, one cache entry");
+}
+
+#[test]
+fn jit_code_in_anonymous_memory_is_named_by_the_perf_map() {
+    // A pid no kernel hands out, so its perf map is this test's alone.
+    const PID: u32 = 4_000_000_011;
+    const JIT: u64 = 0x7f00_0000_0000;
+    let map = PathBuf::from(format!("/tmp/perf-{PID}.map"));
+    std::fs::write(&map, format!("{:x} 40 LazyCompile:*fib app.js:3\n", JIT + 0x100)).unwrap();
+
+    let mut s = HostSymbolizer::new(user_only()).unwrap();
+    s.on_comm(PID, PID, "node", true);
+    s.on_mmap(PID, JIT, 0x10000, 0, "//anon", None);
+    let frames = s.resolve_user(PID, JIT + 0x104);
+    std::fs::remove_file(&map).unwrap();
+    assert_eq!(
+        (&*frames[0].name, &*frames[0].module, frames[0].offset),
+        ("LazyCompile:*fib app.js:3", "perf-4000000011.map", Some(4))
+    );
+    // Anonymous code the map does not list still names its mapping.
+    let unlisted = s.resolve_user(PID, JIT + 0x200);
+    assert_eq!(
+        (&*unlisted[0].name, &*unlisted[0].module),
+        ("[unknown]", "[anon]")
+    );
+    // An address no mapping holds.
+    assert_eq!(&*s.resolve_user(PID, 0x1000)[0].module, "[unknown]");
+}

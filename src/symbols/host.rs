@@ -12,6 +12,8 @@
 //! - [`debug_file`]: build-id and `.gnu_debuglink` debug file lookup.
 //! - [`kernel`]: kallsyms with module names.
 //! - [`comms`]: thread names and the optional comm/pid root frame.
+//! - [`perf_map`]: JIT code named by `/tmp/perf-PID.map`.
+//! - [`vdso`]: the `[vdso]` image, read from this process.
 //! - [`address_cache`]: the bounded per-address cache.
 //!
 //! Symbols are cached per file (device + inode), never per pid: a hundred processes
@@ -29,7 +31,9 @@ pub mod debug_file;
 pub mod kernel;
 pub mod mapped_file;
 pub mod maps;
+pub mod perf_map;
 pub mod processes;
+pub mod vdso;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -44,7 +48,9 @@ use kernel::{KERNEL_MODULE, KernelSymbols};
 use mapped_file::MappedFile;
 pub use maps::FileKey;
 use maps::MappingTarget;
+use perf_map::PerfMaps;
 use processes::ProcessTable;
+use vdso::Vdso;
 
 /// One frame of a host stack.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -128,6 +134,9 @@ pub struct HostSymbolizer {
     user_cache: AddressCache<(FileKey, u64), CachedFrames>,
     /// `[unknown]` frames per module name, built once.
     unknown_frames: FxHashMap<Arc<str>, Arc<[HostFrame]>>,
+    /// This process's vDSO image, loaded at the first `[vdso]` address (`Some(None)`: none).
+    vdso: Option<Option<Vdso>>,
+    perf_maps: PerfMaps,
     counters: HostCounters,
 }
 
@@ -146,6 +155,8 @@ impl HostSymbolizer {
             files: FxHashMap::default(),
             user_cache: AddressCache::new(options.address_cache_entries),
             unknown_frames: FxHashMap::default(),
+            vdso: None,
+            perf_maps: PerfMaps::default(),
             counters: HostCounters::default(),
             options,
         })
@@ -211,13 +222,22 @@ impl HostSymbolizer {
             self.counters.unresolved += 1;
             return unknown_frames(&mut self.unknown_frames, UNKNOWN_MODULE);
         };
-        let (path, key) = match &mapping.target {
+        let size = mapping.end - mapping.start;
+        let (source, key) = match &mapping.target {
             MappingTarget::File { path, key: Some(key) }
-            | MappingTarget::Deleted { path, key: Some(key) } => (path, *key),
+            | MappingTarget::Deleted { path, key: Some(key) } => (Some(Arc::clone(path)), *key),
+            MappingTarget::Special(name) if &**name == VDSO => (None, vdso_key(size)),
+            MappingTarget::Special(name) if &**name == ANON => {
+                if let Some(frames) = self.perf_maps.lookup(pid, ip) {
+                    self.counters.resolved += 1;
+                    return frames;
+                }
+                self.counters.unresolved += 1;
+                return unknown_frames(&mut self.unknown_frames, ANON);
+            }
             target => {
                 self.counters.unresolved += 1;
-                let module = target.module().to_string();
-                return unknown_frames(&mut self.unknown_frames, &module);
+                return unknown_frames(&mut self.unknown_frames, target.module());
             }
         };
         let offset = mapping.file_offset(ip);
@@ -230,15 +250,27 @@ impl HostSymbolizer {
             }
             return frames;
         }
-        let (path, range) = (Arc::clone(path), (mapping.start, mapping.end));
-        let file = self.files.entry(key).or_insert_with(|| {
-            let opened = open_mapped_file(&path, key, pid, range, &self.options.debug_root);
-            match &opened {
-                Some(_) => self.counters.files_loaded += 1,
-                None => self.counters.files_failed += 1,
-            }
-            opened
-        });
+        let range = (mapping.start, mapping.end);
+        let file = match &source {
+            Some(path) => self
+                .files
+                .entry(key)
+                .or_insert_with(|| {
+                    let opened = open_mapped_file(path, key, pid, range, &self.options.debug_root);
+                    match &opened {
+                        Some(_) => self.counters.files_loaded += 1,
+                        None => self.counters.files_failed += 1,
+                    }
+                    opened
+                })
+                .as_ref(),
+            None => self
+                .vdso
+                .get_or_insert_with(Vdso::load_own)
+                .as_ref()
+                .filter(|v| v.size == size)
+                .map(|v| &v.file),
+        };
         let (frames, known) = match file {
             Some(file) => {
                 let vaddr = file.virtual_address(offset);
@@ -268,8 +300,11 @@ impl HostSymbolizer {
                 }
             }
             None => {
-                let module = path.rsplit('/').next().unwrap_or(&path).to_string();
-                (unknown_frames(&mut self.unknown_frames, &module), false)
+                let module = match &source {
+                    Some(path) => path.rsplit('/').next().unwrap_or(path),
+                    None => VDSO,
+                };
+                (unknown_frames(&mut self.unknown_frames, module), false)
             }
         };
         if known {
@@ -307,6 +342,7 @@ impl HostSymbolizer {
     pub fn on_exit(&mut self, pid: u32) {
         for forgotten in self.processes.on_exit(pid) {
             self.comms.forget(forgotten);
+            self.perf_maps.forget(forgotten);
         }
     }
 
@@ -347,6 +383,16 @@ impl HostSymbolizer {
 }
 
 const UNKNOWN: &str = "[unknown]";
+const VDSO: &str = "[vdso]";
+const ANON: &str = "[anon]";
+
+/// The cache key of a vDSO image of `size` bytes (no file: a device number no disk has).
+fn vdso_key(size: u64) -> FileKey {
+    FileKey {
+        dev: u64::MAX,
+        inode: size,
+    }
+}
 const UNKNOWN_MODULE: &str = "[unknown]";
 
 fn unknown_frames(table: &mut FxHashMap<Arc<str>, Arc<[HostFrame]>>, module: &str) -> Arc<[HostFrame]> {

@@ -49,18 +49,17 @@ impl ProcessTable {
     /// The mapping that holds `address` in process `pid`. An unknown pid has its maps read
     /// from /proc first; a miss in a known one re-reads them (rate-limited).
     pub fn find(&mut self, pid: u32, address: u64) -> Option<&Mapping> {
-        let now = Instant::now();
         let reread = match self.processes.get(&pid) {
             None => true,
+            // The clock is read on misses only: a hit is the hot path.
             Some(p) => {
                 p.maps.find(address).is_none()
                     && !p.exited
-                    && p.read_at
-                        .is_none_or(|at| now.duration_since(at) >= REREAD_AFTER_MISS)
+                    && p.read_at.is_none_or(|at| at.elapsed() >= REREAD_AFTER_MISS)
             }
         };
         if reread {
-            self.read_proc(pid, now);
+            self.read_proc(pid, Instant::now());
         }
         self.processes.get(&pid)?.maps.find(address)
     }

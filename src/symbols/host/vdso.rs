@@ -1,0 +1,45 @@
+//! The vDSO: the small ELF the kernel maps into every process as `[vdso]`. It is not a
+//! file on disk, but every process of one ABI gets the same image from the running kernel,
+//! so this process's copy (read from /proc/self/mem) names the vDSO frames of all of them
+//! — `__vdso_clock_gettime` instead of `[unknown]`. A mapping of another size (a 32-bit
+//! process's vDSO) is not this image and stays unnamed.
+
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use super::mapped_file::MappedFile;
+
+/// This process's vDSO, loaded.
+pub struct Vdso {
+    pub file: MappedFile,
+    pub size: u64,
+}
+
+impl Vdso {
+    /// Copy this process's vDSO to a temporary file just long enough for the ELF reader to
+    /// map it (the map keeps it after the name is gone). `None` when there is no vDSO.
+    pub fn load_own() -> Option<Self> {
+        let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+        let (start, end) = maps.lines().filter(|l| l.ends_with("[vdso]")).find_map(|l| {
+            let (start, end) = l.split_whitespace().next()?.split_once('-')?;
+            Some((
+                u64::from_str_radix(start, 16).ok()?,
+                u64::from_str_radix(end, 16).ok()?,
+            ))
+        })?;
+        let size = end.checked_sub(start)?;
+        let mut image = vec![0u8; usize::try_from(size).ok()?];
+        std::fs::File::open("/proc/self/mem")
+            .ok()?
+            .read_exact_at(&mut image, start)
+            .ok()?;
+        let path = std::env::temp_dir().join(format!("perfscope-vdso-{}.so", std::process::id()));
+        std::fs::write(&path, &image).ok()?;
+        let file = MappedFile::open(&path, Path::new("[vdso]"), Path::new("/nonexistent"));
+        let _ = std::fs::remove_file(&path);
+        Some(Self {
+            file: file.ok()?,
+            size,
+        })
+    }
+}
