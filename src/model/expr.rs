@@ -59,13 +59,21 @@ impl ExprError {
 /// Three lines: the message, the text, a caret under the bad character.
 impl fmt::Display for ExprError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let column = self.text[..self.position].chars().count();
+        let column = caret_column(&self.text, self.position);
         write!(
             f,
             "bad expression: {}\n  {}\n  {:column$}^",
             self.message, self.text, ""
         )
     }
+}
+
+/// The column (in characters) of byte offset `position` in `text`, for a caret line. An
+/// offset inside a character counts as that character.
+pub fn caret_column(text: &str, position: usize) -> usize {
+    text.char_indices()
+        .take_while(|&(i, c)| i + c.len_utf8() <= position)
+        .count()
 }
 
 /// The value of an expression.
@@ -139,6 +147,7 @@ impl Expr {
             text: &self.text,
             layout,
             vars,
+            filter: false,
         };
         Ok(BoundExpr {
             root: bind::bind(&self.root, &scope)?,

@@ -107,6 +107,9 @@ pub(super) struct Scope<'a> {
     pub(super) text: &'a str,
     pub(super) layout: Option<&'a EventLayout>,
     pub(super) vars: &'a [&'a str],
+    /// Kernel filter mode: `cpu`/`CPU` name the event's CPU when the event has no such
+    /// field, as in ftrace.
+    pub(super) filter: bool,
 }
 
 enum Typed {
@@ -188,7 +191,16 @@ impl Scope<'_> {
                 pos,
             ));
         };
+        let ftrace_special = self.filter && layout.field(name).is_none();
+        if ftrace_special && matches!(name, "comm" | "COMM") {
+            return Err(self.error(
+                "the current task's comm is not in the record; filter on one of the event's \
+                 comm fields, or on common_pid",
+                pos,
+            ));
+        }
         let meta = match name {
+            "cpu" | "CPU" if ftrace_special => Some(Meta::Cpu),
             "_cpu" => Some(Meta::Cpu),
             "_pid" => Some(Meta::Pid),
             "_tid" => Some(Meta::Tid),

@@ -27,6 +27,7 @@ impl Filter {
             text,
             layout: Some(layout),
             vars: &[],
+            filter: true,
         };
         match bind::bind(&root, &scope)? {
             Bound::Int(node) => Ok(Self {

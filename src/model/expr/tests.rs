@@ -263,15 +263,21 @@ fn no_input_panics() {
     inputs.push("a[".repeat(5_000));
     inputs.push("1?".repeat(5_000));
     inputs.push("é~ü".into());
+    inputs.push("printf(\"\\é%f\", 1)".into());
     for text in &inputs {
-        if let Ok(expr) = Expr::parse(text)
-            && let Ok(bound) = expr.bind(&layout)
-        {
-            for raw in [&[][..], &[0xff; 7][..], &[0xff; 64][..]] {
-                let _ = bound.eval(&event(raw));
+        match Expr::parse(text).and_then(|e| e.bind(&layout)) {
+            Ok(bound) => {
+                for raw in [&[][..], &[0xff; 7][..], &[0xff; 64][..]] {
+                    let _ = bound.eval(&event(raw));
+                }
+            }
+            Err(e) => {
+                let _ = e.to_string();
             }
         }
-        let _ = Filter::compile(text, &layout);
+        if let Err(e) = Filter::compile(text, &layout) {
+            let _ = e.to_string();
+        }
     }
     assert!(
         Expr::parse(&"(".repeat(10_000))
@@ -317,6 +323,8 @@ fn filters_accept_ftrace_syntax() {
     );
     assert!(!check("prev_pid < prev_prio"));
     assert!(!check("prev_comm == zsh"));
+    assert!(check("cpu == 3 && CPU < 4"), "ftrace's special cpu field");
+    assert!(Filter::compile("comm == bash", &switch).is_err());
     assert!(check("1"));
     assert!(!check("0"));
     assert!(!check("prev_pid / next_pid"), "division by zero does not match");

@@ -16,7 +16,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::model::expr::{Expr, glob};
+use crate::model::expr::{Expr, caret_column, glob};
 
 /// A malformed selector: the message, the selector text and the byte offset of the bad
 /// character. Displayed as the message, the text, and a caret under that character.
@@ -47,7 +47,7 @@ impl SelectorError {
 
 impl fmt::Display for SelectorError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let column = self.text[..self.position].chars().count();
+        let column = caret_column(&self.text, self.position);
         write!(
             f,
             "bad event selector: {}\n  {}\n  {:column$}^",
@@ -275,6 +275,14 @@ impl Parser<'_> {
         let name = &self.text[start..end];
         if name.is_empty() {
             return Err(self.error("empty event name (expected sys:name)", start));
+        }
+        if let Some((kind, _)) = name.split_once(':')
+            && matches!(kind, "kprobe" | "kretprobe" | "uprobe" | "uretprobe")
+        {
+            return Err(self.error(
+                format!("{kind} events are not supported; use a tracepoint (sys:name)"),
+                start,
+            ));
         }
         if let Some((i, c)) = name.char_indices().find(|&(_, c)| {
             !(c.is_ascii_alphanumeric()

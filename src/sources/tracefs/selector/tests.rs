@@ -123,6 +123,12 @@ fn errors_point_at_the_bad_character() {
         ("sched:a//key=next_pid+/", 22, "key=: expected a value"),
         ("sched:a//key=\"1 +\"/", 17, "key=: expected a value"),
         ("sched:a//alias=/", 15, "empty alias"),
+        ("sched:a,kprobe:do_sys_open", 8, "kprobe events are not supported"),
+        (
+            "uprobe:malloc@\"/lib/libc.so.6\"",
+            0,
+            "uprobe events are not supported",
+        ),
     ];
     for &(text, position, message) in cases {
         let e = err(text);
@@ -135,8 +141,11 @@ fn errors_point_at_the_bad_character() {
 fn no_selector_input_panics() {
     let seed = "'sched:sched_wakeup*'/prev_comm~\"k*\"/key=(a/b)/top-by=printf(\"%d\",x)/cpus=\"0-3\"/";
     for end in 0..=seed.len() {
-        let _ = parse_selectors(&seed[..end]);
-        let _ = parse_selectors(&seed[end..]);
+        for text in [&seed[..end], &seed[end..]] {
+            if let Err(e) = parse_selectors(text) {
+                let _ = e.to_string();
+            }
+        }
     }
     for odd in [
         "é:ü",
