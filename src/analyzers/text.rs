@@ -24,7 +24,7 @@ mod wall_clock;
 #[cfg(test)]
 mod golden_tests;
 
-pub use event_line::{event_line, latency_flags};
+pub use event_line::{event_line, latency_flags, slow_pair_lines};
 pub use latency_tables::{delay_table, syscall_table};
 pub use pair_lines::pair_lines;
 pub use top_table::{TopText, top_table};
@@ -45,6 +45,20 @@ impl Default for TextStyle {
             color: false,
             perfscope_columns: true,
         }
+    }
+}
+
+/// A multi-trace table as perf-prof prints it: the delay table, or the pair lines.
+pub fn multi_trace_text(
+    table: &crate::analyzers::multi_trace::MultiTraceTable,
+    wall: &WallClock,
+    comm_of: &dyn Fn(u32) -> Option<String>,
+    style: TextStyle,
+) -> String {
+    use crate::analyzers::multi_trace::MultiTraceTable;
+    match table {
+        MultiTraceTable::Delay(delay) => delay_table(delay, wall, comm_of, style),
+        MultiTraceTable::Pair(pair) => pair_lines(pair, wall),
     }
 }
 

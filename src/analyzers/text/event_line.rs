@@ -2,6 +2,7 @@
 //! `<prefix><marker> <comm %16s> <tid %6u> <lat-flags> [<cpu %03d>] <sec>.<usec %06>: <sys>:<name>: <fields>`.
 
 use super::{UNKNOWN_COMM, WallClock};
+use crate::analyzers::latency::SlowPair;
 use crate::model::trace_event::{EventLayout, TraceEvent};
 
 // `common_flags` bits (include/linux/trace_events.h, 6.x).
@@ -89,6 +90,35 @@ pub fn event_line(
         layout.name,
         fields_text(event, layout)
     )
+}
+
+/// The `--than` dump of slow pairs: for each, the first and the second event's raw line
+/// (perf-prof prints them before the interval's table). `wall_of` turns an event's perf
+/// timestamp into wall-clock time; events whose layout is unknown are skipped.
+pub fn slow_pair_lines(
+    pairs: &[SlowPair],
+    layouts: &[EventLayout],
+    wall_of: &dyn Fn(u64) -> WallClock,
+    comm_of: &dyn Fn(u32) -> Option<String>,
+    fields_text: &dyn Fn(&TraceEvent<'_>, &EventLayout) -> String,
+) -> String {
+    let mut out = String::new();
+    for pair in pairs {
+        for owned in [&pair.first, &pair.second] {
+            let event = owned.as_event();
+            if let Some(layout) = layouts.get(usize::from(event.event.0)) {
+                out.push_str(&event_line(
+                    &wall_of(event.time_ns),
+                    ' ',
+                    &event,
+                    layout,
+                    comm_of,
+                    fields_text,
+                ));
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -731,3 +731,34 @@ fn raw_event_lines_reproduce_perf_prof_byte_for_byte() {
         "{unknown}"
     );
 }
+
+#[test]
+fn slow_pairs_print_as_two_raw_lines_each() {
+    let mut rig = Syscalls::new();
+    let mut a = SyscallsAnalyzer::new(
+        &rig.layouts,
+        SyscallsConfig {
+            than_ns: Some(1_000_000),
+            ..SyscallsConfig::default()
+        },
+    )
+    .unwrap();
+    rig.feed(&mut a, 17493, 232, &[1_005_000, 10], 0);
+    let (pairs, _) = a.take_slow_pairs();
+    let wall_of = |t: u64| WallClock {
+        microsecond: (t / 1_000 % 1_000_000) as u32,
+        ..wall("2026-12-02 15:45:16.000000 ")
+    };
+    let fields = |e: &crate::model::trace_event::TraceEvent<'_>, l: &EventLayout| {
+        let id = l.field("id").and_then(|f| f.read_i64(e.raw)).unwrap_or(0);
+        match l.field("ret") {
+            Some(ret) => format!("NR {id} = {}", ret.read_i64(e.raw).unwrap_or(0)),
+            None => format!("NR {id}"),
+        }
+    };
+    assert_eq!(
+        slow_pair_lines(&pairs, &rig.layouts, &wall_of, &comm_of, &fields),
+        "2026-12-02 15:45:16.000001          perf-prof  17493 .... [000] 0.000001: raw_syscalls:sys_enter: NR 232\n\
+         2026-12-02 15:45:16.001006          perf-prof  17493 .... [000] 0.001006: raw_syscalls:sys_exit: NR 232 = 0\n"
+    );
+}
