@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 
 use crate::model::histogram::LatencyHistogram;
-use crate::model::trace_event::OwnedTraceEvent;
+use crate::model::trace_event::{OwnedTraceEvent, TraceEvent};
 
 /// The statistics of one table row: every latency, how many exceeded `--than`, how many
 /// calls failed (syscalls only).
@@ -54,6 +54,20 @@ impl LatencyStats {
 /// `errno` returns: the kernel's `IS_ERR_VALUE` range.
 pub fn is_error_return(ret: i64) -> bool {
     (-4095..=-1).contains(&ret)
+}
+
+/// Overwrite `owned` with `event`, keeping its buffers' capacity: pending events are
+/// copied at event rate under `--than`, and reusing buffers keeps that allocation-free.
+pub(crate) fn refill_owned(owned: &mut OwnedTraceEvent, event: &TraceEvent<'_>) {
+    owned.time_ns = event.time_ns;
+    owned.cpu = event.cpu;
+    owned.pid = event.pid;
+    owned.tid = event.tid;
+    owned.event = event.event;
+    owned.raw.clear();
+    owned.raw.extend_from_slice(event.raw);
+    owned.callchain.clear();
+    owned.callchain.extend_from_slice(event.callchain);
 }
 
 /// An over-threshold pair, kept for the text printer (`--than` dumps two raw event lines).

@@ -20,7 +20,7 @@
 use rustc_hash::FxHashMap;
 
 use super::key::KeySource;
-use super::latency::{LatencyStats, SlowPair, SlowPairQueue};
+use super::latency::{LatencyStats, SlowPair, SlowPairQueue, refill_owned};
 use super::{Analyzer, AnalyzerError};
 use crate::model::trace_event::{EventIndex, EventLayout, FieldLayout, OwnedTraceEvent, TraceEvent};
 
@@ -160,6 +160,18 @@ pub struct DelayTable {
     pub rows: Vec<DelayRow>,
 }
 
+impl DelayTable {
+    /// Pairs closed, over all rows.
+    pub fn total_calls(&self) -> u64 {
+        self.rows.iter().map(|r| r.stats.calls()).sum()
+    }
+
+    /// The `start => end` names of a row.
+    pub fn names(&self, row: &DelayRow) -> Option<&PairNames> {
+        self.pairs.get(row.pair)
+    }
+}
+
 /// `--impl pair` counts of one interval: per first event `unpaired`, per pair `paired`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PairCount {
@@ -184,6 +196,9 @@ pub enum MultiTraceTable {
 
 /// How many unpaired first events are kept between two takes (all are counted).
 const UNPAIRED_EVENTS_KEPT: usize = 1024;
+
+/// Event copies kept for reuse (first events closed without being queued).
+const SPARE_EVENTS_KEPT: usize = 64;
 
 /// One part (see [`StageEvent`]) after setup.
 struct Part {
@@ -275,6 +290,7 @@ pub struct MultiTraceAnalyzer {
     unpaired_earlier: Vec<u64>,
     slow: SlowPairQueue,
     unpaired_list: Vec<OwnedTraceEvent>,
+    spare_events: Vec<OwnedTraceEvent>,
 }
 
 impl MultiTraceAnalyzer {
@@ -379,6 +395,7 @@ impl MultiTraceAnalyzer {
             delay_earlier: FxHashMap::default(),
             slow: SlowPairQueue::new(config.slow_pair_capacity),
             unpaired_list: Vec::new(),
+            spare_events: Vec::new(),
         })
     }
 
@@ -412,8 +429,28 @@ impl MultiTraceAnalyzer {
         }
     }
 
+    /// A copy of `event` in a recycled buffer when one is spare.
+    fn owned(&mut self, event: &TraceEvent<'_>) -> OwnedTraceEvent {
+        match self.spare_events.pop() {
+            Some(mut owned) => {
+                refill_owned(&mut owned, event);
+                owned
+            }
+            None => OwnedTraceEvent::from_event(event),
+        }
+    }
+
+    fn recycle(&mut self, event: Option<OwnedTraceEvent>) {
+        if let Some(event) = event
+            && self.spare_events.len() < SPARE_EVENTS_KEPT
+        {
+            self.spare_events.push(event);
+        }
+    }
+
     fn note_unpaired(&mut self, pending: Pending) {
         if self.implementation != Implementation::Pair {
+            self.recycle(pending.event);
             return;
         }
         self.unpaired[pending.node] += 1;
@@ -451,10 +488,11 @@ impl MultiTraceAnalyzer {
             self.close(pair, key, prev, event);
         }
         if backup {
+            let copy = self.keep_events.then(|| self.owned(event));
             let pending = Pending {
                 node,
                 time_ns: event.time_ns,
-                event: self.keep_events.then(|| OwnedTraceEvent::from_event(event)),
+                event: copy,
             };
             if let Some(replaced) = self.pending.insert(key, pending) {
                 self.note_unpaired(replaced);
@@ -464,7 +502,10 @@ impl MultiTraceAnalyzer {
 
     fn close(&mut self, pair: usize, key: u64, first: Pending, second: &TraceEvent<'_>) {
         match self.implementation {
-            Implementation::Pair => self.paired[pair] += 1,
+            Implementation::Pair => {
+                self.paired[pair] += 1;
+                self.recycle(first.event);
+            }
             Implementation::Delay => {
                 let latency = second.time_ns - first.time_ns;
                 let instance = if self.perins { key } else { 0 };
@@ -479,8 +520,13 @@ impl MultiTraceAnalyzer {
                             second: OwnedTraceEvent::from_event(second),
                             latency_ns: latency,
                         }),
-                        _ => self.slow.note_dropped(),
+                        event => {
+                            self.slow.note_dropped();
+                            self.recycle(event);
+                        }
                     }
+                } else {
+                    self.recycle(first.event);
                 }
             }
         }

@@ -10,7 +10,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::latency::{LatencyStats, SlowPair, SlowPairQueue, is_error_return};
+use super::latency::{LatencyStats, SlowPair, SlowPairQueue, is_error_return, refill_owned};
 use super::{Analyzer, AnalyzerError};
 use crate::model::trace_event::{EventIndex, EventLayout, FieldLayout, OwnedTraceEvent, TraceEvent};
 
@@ -157,18 +157,8 @@ impl SyscallsAnalyzer {
         pending.id = id;
         if keep_event {
             match &mut pending.event {
-                Some(owned) => {
-                    // Reuse the thread's buffer: one allocation per thread, not per call.
-                    owned.time_ns = event.time_ns;
-                    owned.cpu = event.cpu;
-                    owned.pid = event.pid;
-                    owned.tid = event.tid;
-                    owned.event = event.event;
-                    owned.raw.clear();
-                    owned.raw.extend_from_slice(event.raw);
-                    owned.callchain.clear();
-                    owned.callchain.extend_from_slice(event.callchain);
-                }
+                // Reuse the thread's buffer: one allocation per thread, not per call.
+                Some(owned) => refill_owned(owned, event),
                 None => pending.event = Some(OwnedTraceEvent::from_event(event)),
             }
         } else {

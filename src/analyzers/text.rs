@@ -1,1 +1,71 @@
-//! placeholder
+//! perf-prof's text output for the analyzer tables (`--no-tui`, `-i`): the same header,
+//! dash line, column widths, `%.3f` microseconds, `--perins` key and comm columns, the
+//! `than(reqs)` column and the row order, byte for byte, so scripts written against
+//! perf-prof's tables keep working.
+//!
+//! perfscope prints more than perf-prof: p99.9 in the delay tables (multi-trace,
+//! rundelay), and p50/p95/p99/p99.9 in the syscalls table (perf-prof prints min/avg/max
+//! only). These columns are **appended after perf-prof's last column** (after
+//! `than(reqs)` when present), so every perf-prof column keeps its position;
+//! [`TextStyle::perfscope_columns`] turns them off for strictly perf-prof output. Their
+//! percentiles come from log-linear histograms: within 1/128 of the true value (see
+//! [`crate::model::histogram::RELATIVE_ERROR`]); perf-prof's own p50/p95/p99 come from a
+//! t-digest, so those columns may differ from perf-prof's in the last digits.
+//!
+//! Lines are built into a `String` (the caller writes it out); wall-clock time is passed
+//! in as a [`WallClock`] (local time), never read here.
+
+mod event_line;
+mod latency_tables;
+mod pair_lines;
+mod top_table;
+mod wall_clock;
+
+#[cfg(test)]
+mod golden_tests;
+
+pub use event_line::{event_line, latency_flags, slow_pair_lines};
+pub use latency_tables::{delay_table, syscall_table};
+pub use pair_lines::pair_lines;
+pub use top_table::{TopText, top_table};
+pub use wall_clock::WallClock;
+
+/// How tables are printed.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct TextStyle {
+    /// Wrap non-zero `than(reqs)` cells in bold red (perf-prof does when stdout is a tty).
+    pub color: bool,
+    /// Append perfscope's percentile columns after perf-prof's.
+    pub perfscope_columns: bool,
+}
+
+impl Default for TextStyle {
+    fn default() -> Self {
+        Self {
+            color: false,
+            perfscope_columns: true,
+        }
+    }
+}
+
+/// A multi-trace table as perf-prof prints it: the delay table, or the pair lines.
+pub fn multi_trace_text(
+    table: &crate::analyzers::multi_trace::MultiTraceTable,
+    wall: &WallClock,
+    comm_of: &dyn Fn(u32) -> Option<String>,
+    style: TextStyle,
+) -> String {
+    use crate::analyzers::multi_trace::MultiTraceTable;
+    match table {
+        MultiTraceTable::Delay(delay) => delay_table(delay, wall, comm_of, style),
+        MultiTraceTable::Pair(pair) => pair_lines(pair, wall),
+    }
+}
+
+/// perf-prof's name for a pid the comm cache does not know.
+pub const UNKNOWN_COMM: &str = "<...>";
+
+/// `ns` as perf-prof prints latencies: microseconds, `%.3f`.
+fn us(ns: u64) -> String {
+    format!("{:.3}", ns as f64 / 1000.0)
+}

@@ -1,0 +1,155 @@
+//! The raw event line of `--than` dumps (perf-prof's `tp_print_event`):
+//! `<prefix><marker> <comm %16s> <tid %6u> <lat-flags> [<cpu %03d>] <sec>.<usec %06>: <sys>:<name>: <fields>`.
+
+use super::{UNKNOWN_COMM, WallClock};
+use crate::analyzers::latency::SlowPair;
+use crate::model::trace_event::{EventLayout, TraceEvent};
+
+// `common_flags` bits (include/linux/trace_events.h, 6.x).
+const IRQS_OFF: u64 = 0x01;
+/// 0x02 was `TRACE_FLAG_IRQS_NOSUPPORT` (printed `X`) before 6.12; it is
+/// `NEED_RESCHED_LAZY` since, which is what a 6.18 kernel sets.
+const NEED_RESCHED_LAZY: u64 = 0x02;
+const NEED_RESCHED: u64 = 0x04;
+const HARDIRQ: u64 = 0x08;
+const SOFTIRQ: u64 = 0x10;
+const PREEMPT_RESCHED: u64 = 0x20;
+const NMI: u64 = 0x40;
+const BH_OFF: u64 = 0x80;
+
+/// The latency flags of an event as perf-prof prints them: irqs-off, need-resched,
+/// hard/soft irq, then the preempt depth (`d..3`, `dNh4`, `...1`; `....` at depth 0;
+/// the low and high preempt-count nibbles in hex, each only when non-zero).
+pub fn latency_flags(flags: u64, preempt_count: u64) -> String {
+    let irqs_off = match (flags & IRQS_OFF != 0, flags & BH_OFF != 0) {
+        (true, true) => 'D',
+        (true, false) => 'd',
+        (false, true) => 'b',
+        (false, false) => '.',
+    };
+    let need_resched = match flags & (NEED_RESCHED | NEED_RESCHED_LAZY | PREEMPT_RESCHED) {
+        f if f == NEED_RESCHED | NEED_RESCHED_LAZY | PREEMPT_RESCHED => 'B',
+        f if f == NEED_RESCHED | PREEMPT_RESCHED => 'N',
+        f if f == NEED_RESCHED | NEED_RESCHED_LAZY => 'L',
+        f if f == NEED_RESCHED_LAZY | PREEMPT_RESCHED => 'b',
+        NEED_RESCHED => 'n',
+        NEED_RESCHED_LAZY => 'l',
+        PREEMPT_RESCHED => 'p',
+        _ => '.',
+    };
+    let (nmi, hardirq, softirq) = (flags & NMI != 0, flags & HARDIRQ != 0, flags & SOFTIRQ != 0);
+    let hardsoft = match (nmi, hardirq, softirq) {
+        (true, true, _) => 'Z',
+        (true, false, _) => 'z',
+        (false, true, true) => 'H',
+        (false, true, false) => 'h',
+        (false, false, true) => 's',
+        (false, false, false) => '.',
+    };
+    let mut out = format!("{irqs_off}{need_resched}{hardsoft}");
+    if preempt_count == 0 {
+        out.push('.');
+    } else {
+        if preempt_count & 0xf != 0 {
+            out.push_str(&format!("{:x}", preempt_count & 0xf));
+        }
+        if preempt_count & 0xf0 != 0 {
+            out.push_str(&format!("{:x}", (preempt_count >> 4) & 0xf));
+        }
+    }
+    out
+}
+
+/// One raw event line (with its `\n`). `wall` is the event's time on the wall clock,
+/// `marker` is `' '` for host events (`'G'` for guest ones), `comm_of` names the event's
+/// thread, `fields_text` renders the fields (the print-fmt text).
+pub fn event_line(
+    wall: &WallClock,
+    marker: char,
+    event: &TraceEvent<'_>,
+    layout: &EventLayout,
+    comm_of: &dyn Fn(u32) -> Option<String>,
+    fields_text: &dyn Fn(&TraceEvent<'_>, &EventLayout) -> String,
+) -> String {
+    let read = |name: &str| {
+        layout
+            .field(name)
+            .and_then(|f| f.read_u64(event.raw))
+            .unwrap_or(0)
+    };
+    let comm = comm_of(event.tid).unwrap_or_else(|| UNKNOWN_COMM.into());
+    format!(
+        "{}{marker} {comm:>16} {:>6} {} [{:03}] {}.{:06}: {}:{}: {}\n",
+        wall.prefix(),
+        event.tid,
+        latency_flags(read("common_flags"), read("common_preempt_count")),
+        event.cpu,
+        event.time_ns / 1_000_000_000,
+        event.time_ns % 1_000_000_000 / 1_000,
+        layout.system,
+        layout.name,
+        fields_text(event, layout)
+    )
+}
+
+/// The `--than` dump of slow pairs: for each, the first and the second event's raw line
+/// (perf-prof prints them before the interval's table). `wall_of` turns an event's perf
+/// timestamp into wall-clock time; events whose layout is unknown are skipped.
+pub fn slow_pair_lines(
+    pairs: &[SlowPair],
+    layouts: &[EventLayout],
+    wall_of: &dyn Fn(u64) -> WallClock,
+    comm_of: &dyn Fn(u32) -> Option<String>,
+    fields_text: &dyn Fn(&TraceEvent<'_>, &EventLayout) -> String,
+) -> String {
+    let mut out = String::new();
+    for pair in pairs {
+        for owned in [&pair.first, &pair.second] {
+            let event = owned.as_event();
+            if let Some(layout) = layouts.get(usize::from(event.event.0)) {
+                out.push_str(&event_line(
+                    &wall_of(event.time_ns),
+                    ' ',
+                    &event,
+                    layout,
+                    comm_of,
+                    fields_text,
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_read_as_ftrace_prints_them() {
+        assert_eq!(latency_flags(0, 1), "...1");
+        assert_eq!(latency_flags(IRQS_OFF, 3), "d..3");
+        assert_eq!(
+            latency_flags(IRQS_OFF | NEED_RESCHED | PREEMPT_RESCHED, 3),
+            "dN.3"
+        );
+        assert_eq!(
+            latency_flags(IRQS_OFF | NEED_RESCHED | PREEMPT_RESCHED | HARDIRQ, 4),
+            "dNh4"
+        );
+        assert_eq!(
+            latency_flags(IRQS_OFF | NEED_RESCHED | PREEMPT_RESCHED | SOFTIRQ, 5),
+            "dNs5"
+        );
+        assert_eq!(latency_flags(0, 0), "....");
+        assert_eq!(latency_flags(IRQS_OFF | BH_OFF | NMI | HARDIRQ, 0x21), "D.Z12");
+        assert_eq!(latency_flags(NEED_RESCHED_LAZY, 0x10), ".l.1");
+        assert_eq!(latency_flags(NEED_RESCHED | NEED_RESCHED_LAZY, 0), ".L..");
+        assert_eq!(latency_flags(NMI | HARDIRQ | SOFTIRQ, 0), "..Z.");
+        assert_eq!(latency_flags(HARDIRQ | SOFTIRQ, 0), "..H.");
+        assert_eq!(
+            latency_flags(NEED_RESCHED | NEED_RESCHED_LAZY | PREEMPT_RESCHED, 2),
+            ".B.2"
+        );
+    }
+}

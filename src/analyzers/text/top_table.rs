@@ -1,0 +1,74 @@
+//! top's plain (non-tty) output: a title line, the header, then one row per key;
+//! `%*s `/`%*lu ` right-aligned cells with one trailing space, the name `%s` last.
+
+use std::fmt::Write;
+
+use super::{UNKNOWN_COMM, WallClock};
+use crate::analyzers::top::TopTable;
+
+/// What the top printer needs beyond the table.
+pub struct TopText<'a> {
+    /// The title's program name (`perf-prof` in perf-prof's output).
+    pub program: &'a str,
+    /// Names of keys that are pids (no event has `key=`).
+    pub comm_of: &'a dyn Fn(u32) -> Option<String>,
+    /// `printkey=`: the key cell's text, padded to the key column.
+    pub printkey: Option<&'a dyn Fn(u64) -> String>,
+}
+
+/// The top table; empty when there are no rows (perf-prof prints nothing then).
+pub fn top_table(table: &TopTable, wall: &WallClock, text: &TopText<'_>) -> String {
+    let mut out = String::new();
+    if table.rows.is_empty() {
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "{}{} - {}  sample {} events",
+        wall.prefix(),
+        text.program,
+        wall.time_of_day(),
+        table.events_total
+    );
+    let key_width = table.key_header.as_deref().map(|h| h.len().max(8));
+    let widths: Vec<usize> = table.column_headers.iter().map(|h| h.len().max(12)).collect();
+    if let (Some(header), Some(width)) = (table.key_header.as_deref(), key_width) {
+        let _ = write!(out, "{header:>width$} ");
+    }
+    for (header, width) in table.column_headers.iter().zip(&widths) {
+        let _ = write!(out, "{header:>width$} ");
+    }
+    if let Some(comm) = &table.comm_header {
+        out.push_str(comm);
+    }
+    out.push('\n');
+    for row in &table.rows {
+        if let Some(width) = key_width {
+            match text.printkey {
+                Some(printkey) => {
+                    let cell = printkey(row.key);
+                    let _ = write!(out, "{cell:<width$} ");
+                }
+                None => {
+                    let _ = write!(out, "{:>width$} ", row.key);
+                }
+            }
+        }
+        for (value, width) in row.values.iter().zip(&widths) {
+            let _ = write!(out, "{value:>width$} ");
+        }
+        if table.comm_header.is_some() {
+            let name = match &row.comm {
+                Some(name) => name.clone(),
+                None if table.comm_from_pid => u32::try_from(row.key)
+                    .ok()
+                    .and_then(text.comm_of)
+                    .unwrap_or_else(|| UNKNOWN_COMM.into()),
+                None => String::new(),
+            };
+            out.push_str(&name);
+        }
+        out.push('\n');
+    }
+    out
+}
