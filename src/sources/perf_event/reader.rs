@@ -464,6 +464,79 @@ mod tests {
         assert_send::<PerfEvents>();
     }
 
+    fn record(record_type: u32, words: &[u64]) -> Vec<u8> {
+        let mut bytes = record_type.to_le_bytes().to_vec();
+        bytes.extend_from_slice(&0u16.to_le_bytes());
+        bytes.extend_from_slice(&((8 + words.len() * 8) as u16).to_le_bytes());
+        words
+            .iter()
+            .for_each(|w| bytes.extend_from_slice(&w.to_le_bytes()));
+        bytes
+    }
+
+    #[test]
+    fn a_ring_shared_by_events_of_different_formats_decodes_each_by_its_identifier() {
+        use perf_event_open_sys::bindings as b;
+        let tracepoint = EventAttr::tracepoint(1).sample_format();
+        let profile = EventAttr::cpu_profile(99).with_callchain().sample_format();
+        let decoding = Decoding {
+            ids: [(100, EventIndex(0)), (200, EventIndex(1))].into_iter().collect(),
+            formats: vec![tracepoint, profile],
+            uniform: None,
+        };
+        // Tracepoint: identifier, pid/tid, time, cpu, period, raw (size 4 + 4 bytes).
+        let tp = record(
+            b::PERF_RECORD_SAMPLE,
+            &[100, 5 | (6 << 32), 1_000, 1, 1, 4 | (0xabcd_u64 << 32)],
+        );
+        // Profile: identifier, ip, pid/tid, time, cpu, period, callchain (nr 2).
+        let user = super::super::record::CONTEXT_USER;
+        let cpu = record(
+            b::PERF_RECORD_SAMPLE,
+            &[200, 0x400, 7 | (7 << 32), 2_000, 0, 10_101, 2, user, 0x400],
+        );
+        let (event, Record::Sample(s)) = decoding.decode(&tp).unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            (event, s.pid, s.time, s.raw),
+            (
+                Some(EventIndex(0)),
+                Some(5),
+                Some(1_000),
+                &0xabcd_u32.to_le_bytes()[..]
+            )
+        );
+        let (event, Record::Sample(s)) = decoding.decode(&cpu).unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            (event, s.ip, s.period),
+            (Some(EventIndex(1)), Some(0x400), Some(10_101))
+        );
+        assert_eq!(s.callchain.user_ips().collect::<Vec<_>>(), [0x400]);
+        // A LOST record of event 1 (trailer: pid/tid, time, cpu, identifier) is counted.
+        let lost = record(b::PERF_RECORD_LOST, &[200, 9, 7 | (7 << 32), 3_000, 0, 200]);
+        let (event, lost_record) = decoding.decode(&lost).unwrap();
+        assert_eq!((event, lost_record.time()), (Some(EventIndex(1)), Some(3_000)));
+        let mut counters = RingCounters {
+            target: Target::Cpu(0),
+            lost: 0,
+            lost_samples: 0,
+            throttles: 0,
+            unthrottles: 0,
+            decode_errors: 0,
+            ring: RingStats::default(),
+        };
+        count(&mut counters, &lost_record);
+        assert_eq!(counters.lost, 9);
+        let bad = record(b::PERF_RECORD_SAMPLE, &[200, 1]);
+        assert!(
+            decoding.decode(&bad).is_err(),
+            "a short sample is an error, not a panic"
+        );
+    }
+
     #[test]
     fn open_refuses_bad_pages_and_empty_lists() {
         let event = EventAttr::new(
