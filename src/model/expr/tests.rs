@@ -380,3 +380,11 @@ fn data_loc_arrays_index_their_payload() {
     let raw = (-5i64).to_le_bytes().repeat(3);
     assert_eq!(value_on(&l, "x[2] < 0", &raw).as_deref(), Some("1"));
 }
+
+#[test]
+fn bound_expressions_and_filters_cross_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<BoundExpr>();
+    send_sync::<Filter>();
+    send_sync::<Expr>();
+}
