@@ -10,6 +10,14 @@
 //! 3. [`BoundExpr::eval`] walks that tree over one [`TraceEvent`]; integer expressions do
 //!    not allocate, strings borrow from the record.
 //!
+//! The language: integer literals (decimal, `0x` hex, `0` octal), `"strings"`, field names,
+//! `_cpu _pid _tid _time`, `args[i]`, C casts to scalar types (`(u32)x`), unary `- ! ~`,
+//! binary `* / % + - << >> < <= > >= == != & ^ | && ||` with C precedence, `?:`, string
+//! `==`/`!=`, the glob match `text ~ "kworker*"`, and the builtins `printf(fmt, ...)`
+//! (a string), `ksymbol(addr)`, `strncmp(a, b, n)`, `ntohl`, `ntohs`. Values are 64-bit;
+//! operands that are unsigned 64-bit (u64 fields, pointers, big literals, `(u64)` casts)
+//! divide, shift and compare unsigned, as C's usual conversions do.
+//!
 //! [`Filter`] is the same language read as a kernel ftrace filter (unquoted string values
 //! allowed), the user-space fallback when the kernel rejects a filter.
 //!

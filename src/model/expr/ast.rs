@@ -16,6 +16,8 @@ pub(super) enum NodeKind {
     Ident(String),
     Index(Box<Node>, Box<Node>),
     Unary(UnaryOp, Box<Node>),
+    /// `(u32)x`: a C scalar type name, as [`super::ctype`] knows them.
+    Cast(String, Box<Node>),
     Binary(BinaryOp, Box<Node>, Box<Node>),
     Ternary(Box<Node>, Box<Node>, Box<Node>),
     Call(String, Vec<Node>),

@@ -49,7 +49,13 @@ pub(super) enum IntOp {
 #[derive(Clone, Debug)]
 pub(super) enum IntNode {
     Const(i64),
-    Field(FieldLayout),
+    /// A scalar field (or an array's first element), read in place: no layout lookup and
+    /// no string data on the hot path.
+    Field {
+        offset: usize,
+        size: usize,
+        signed: bool,
+    },
     /// `args[i]`, `comm[0]`, `phys_addrs[2]` (a `__data_loc` array).
     Element {
         field: FieldLayout,
@@ -59,6 +65,13 @@ pub(super) enum IntNode {
     },
     Meta(Meta),
     Var(usize),
+    /// `(T)x`: cut to `size` bytes, sign-extended when `T` is signed; `(bool)x` is `x != 0`.
+    Cast {
+        size: usize,
+        signed: bool,
+        boolean: bool,
+        inner: Box<IntNode>,
+    },
     Neg(Box<IntNode>),
     Not(Box<IntNode>),
     BitNot(Box<IntNode>),
@@ -159,6 +172,20 @@ impl Scope<'_> {
                     UnaryOp::BitNot => Typed::Int(IntNode::BitNot(inner), unsigned),
                 }
             }
+            NodeKind::Cast(type_name, operand) => {
+                let (inner, _) = self.int(operand)?;
+                let size = ctype::scalar_size(type_name).unwrap_or(8);
+                let signed = ctype::is_signed(type_name);
+                Typed::Int(
+                    IntNode::Cast {
+                        size,
+                        signed,
+                        boolean: matches!(type_name.as_str(), "bool" | "_Bool"),
+                        inner: Box::new(inner),
+                    },
+                    size == 8 && !signed,
+                )
+            }
             NodeKind::Binary(op, lhs, rhs) => self.binary(*op, lhs, rhs, node.pos)?,
             NodeKind::Ternary(cond, then, otherwise) => {
                 let (cond, _) = self.int(cond)?;
@@ -233,7 +260,18 @@ impl Scope<'_> {
                     let unsigned = field.kind != FieldKind::Signed
                         && field.size == 8
                         && !matches!(field.kind, FieldKind::Array { element_size } if element_size < 8);
-                    Typed::Int(IntNode::Field(field.clone()), unsigned)
+                    let (size, signed) = match field.kind {
+                        FieldKind::Array { element_size } => (element_size, false),
+                        kind => (field.size, kind == FieldKind::Signed),
+                    };
+                    Typed::Int(
+                        IntNode::Field {
+                            offset: field.offset,
+                            size,
+                            signed,
+                        },
+                        unsigned,
+                    )
                 }
             }
         })

@@ -26,7 +26,10 @@ impl<'a> Input<'a, '_> {
 pub(super) fn int(node: &IntNode, input: &Input<'_, '_>) -> Option<i64> {
     Some(match node {
         IntNode::Const(v) => *v,
-        IntNode::Field(field) => field.read_i64(input.raw()?)?,
+        IntNode::Field { offset, size, signed } => {
+            let raw = input.raw()?;
+            scalar(raw.get(*offset..offset.checked_add(*size)?)?, *signed)?
+        }
         IntNode::Element {
             field,
             element_size,
@@ -46,6 +49,26 @@ pub(super) fn int(node: &IntNode, input: &Input<'_, '_>) -> Option<i64> {
             }
         }
         IntNode::Var(slot) => *input.vars.get(*slot)?,
+        IntNode::Cast {
+            size,
+            signed,
+            boolean,
+            inner,
+        } => {
+            let value = int(inner, input)?;
+            if *boolean {
+                i64::from(value != 0)
+            } else if *size >= 8 {
+                value
+            } else {
+                let shift = 64 - 8 * *size as u32;
+                if *signed {
+                    (value << shift) >> shift
+                } else {
+                    ((value as u64) << shift >> shift) as i64
+                }
+            }
+        }
         IntNode::Neg(a) => int(a, input)?.wrapping_neg(),
         IntNode::Not(a) => i64::from(int(a, input)? == 0),
         IntNode::BitNot(a) => !int(a, input)?,
@@ -125,8 +148,13 @@ pub(super) fn array_bytes<'r>(field: &FieldLayout, raw: &'r [u8]) -> Option<&'r 
 fn element(field: &FieldLayout, raw: &[u8], element_size: usize, signed: bool, index: usize) -> Option<i64> {
     let bytes = array_bytes(field, raw)?;
     let start = index.checked_mul(element_size)?;
-    let b = bytes.get(start..start.checked_add(element_size)?)?;
-    Some(match (element_size, signed) {
+    scalar(bytes.get(start..start.checked_add(element_size)?)?, signed)
+}
+
+/// A little-endian integer of 1, 2, 4 or 8 bytes.
+#[inline]
+fn scalar(b: &[u8], signed: bool) -> Option<i64> {
+    Some(match (b.len(), signed) {
         (1, false) => i64::from(b[0]),
         (1, true) => i64::from(b[0] as i8),
         (2, false) => i64::from(u16::from_le_bytes(b.try_into().ok()?)),

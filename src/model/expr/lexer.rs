@@ -120,6 +120,28 @@ impl<'t> Lexer<'t> {
         (rest[..len].to_string(), start)
     }
 
+    /// After a `(`: a C scalar type name closed by `)` (`(u32)`, `(unsigned long)`,
+    /// `(void *)`), consumed and returned normalized; otherwise nothing is consumed.
+    pub(super) fn cast_type(&mut self) -> Option<String> {
+        let rest = &self.text[self.pos..];
+        let close = rest.find(')')?;
+        let inner = &rest[..close];
+        if !inner
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b' ' || b == b'*')
+        {
+            return None;
+        }
+        let name = inner
+            .replace('*', " * ")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        super::ctype::scalar_size(&name)?;
+        self.pos += close + 1;
+        Some(name)
+    }
+
     /// The next token and its offset.
     pub(super) fn next(&mut self) -> Result<(Token, usize), ExprError> {
         self.skip_space();

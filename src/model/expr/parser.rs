@@ -223,6 +223,17 @@ impl<'t, 'f> Parser<'t, 'f> {
                 }
             }
             Token::Punct(Punct::LParen) => {
+                if let Some(type_name) = self.lexer.cast_type() {
+                    // A cast binds like a unary operator.
+                    self.enter(pos)?;
+                    self.advance()?;
+                    let operand = self.unary()?;
+                    self.depth -= 1;
+                    return Ok(Node {
+                        pos,
+                        kind: NodeKind::Cast(type_name, Box::new(operand)),
+                    });
+                }
                 self.advance()?;
                 let inner = self.ternary()?;
                 self.expect(Punct::RParen, "to close '('")?;

@@ -85,6 +85,15 @@ fn arithmetic_follows_c_precedence() {
     assert_eq!(int("ntohs(0x1234) + ntohl(1)"), Some(0x3412 + 0x0100_0000));
     assert_eq!(int("_cpu * 1000 + _pid + _tid"), Some(3201));
     assert_eq!(int("_time / 1000"), Some(1000));
+    assert_eq!(int("(u8)0x1ff"), Some(0xff));
+    assert_eq!(int("(char)0xff"), Some(-1));
+    assert_eq!(int("(unsigned  int)-1"), Some(0xffff_ffff));
+    assert_eq!(int("(s32)0xffffffff + 1"), Some(0), "a cast binds tighter than +");
+    assert_eq!(int("(bool)256"), Some(1));
+    assert_eq!(int("(u64)-1 > 0"), Some(1), "(u64) makes the compare unsigned");
+    assert_eq!(int("(long)-1 > 0"), Some(0));
+    assert_eq!(int("(void *)-1 >> 63"), Some(1));
+    assert_eq!(int("(1) + (2)"), Some(3), "a parenthesised value is not a cast");
 }
 
 #[test]
@@ -370,4 +379,12 @@ fn data_loc_arrays_index_their_payload() {
     };
     let raw = (-5i64).to_le_bytes().repeat(3);
     assert_eq!(value_on(&l, "x[2] < 0", &raw).as_deref(), Some("1"));
+}
+
+#[test]
+fn bound_expressions_and_filters_cross_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<BoundExpr>();
+    send_sync::<Filter>();
+    send_sync::<Expr>();
 }

@@ -98,13 +98,29 @@ fn resolve_one(tracefs: &Tracefs, spec: EventSpec) -> Result<ResolvedEvent, Reso
         } else {
             attr.expr.bind(&layout)
         };
-        bound.map_err(|e| {
+        let bound = bound.map_err(|e| {
             SelectorError::new(
                 format!("{key}=: {}", e.message),
                 &spec.source,
                 attr.offset + e.position,
             )
-        })
+        })?;
+        // comm= names a row and printkey= prints a key: strings. The rest are summed,
+        // compared or used as keys: numbers.
+        let wants_string = matches!(key, "comm" | "printkey");
+        if bound.is_string() != wants_string {
+            let wanted = if wants_string {
+                "a string (a field like comm, or printf(...))"
+            } else {
+                "a number"
+            };
+            return Err(SelectorError::new(
+                format!("{key}= must be {wanted}"),
+                &spec.source,
+                attr.offset,
+            ));
+        }
+        Ok(bound)
     };
     let one = |attr: &Option<AttrExpr>, key: &str| attr.as_ref().map(|a| bind(a, key)).transpose();
     let attrs = BoundAttrs {
@@ -245,6 +261,10 @@ mod tests {
         );
         let e = selector_error("sched:sched_stat_runtime//printkey=pid/");
         assert_eq!(e.position, 35);
+        let e = selector_error("sched:sched_stat_runtime//key=comm/");
+        assert_eq!((e.message.as_str(), e.position), ("key= must be a number", 30));
+        let e = selector_error("sched:sched_stat_runtime//comm=pid/");
+        assert!(e.message.starts_with("comm= must be a string"), "{}", e.message);
         let e = selector_error("sched:../sched//");
         assert!(e.message.contains("unknown event"), "{}", e.message);
     }
