@@ -107,8 +107,8 @@ pub struct MultiTraceConfig {
     pub cycle: bool,
     pub than_ns: Option<u64>,
     pub slow_pair_capacity: usize,
-    /// The `--perins` key column header: the key expression text; `None` = `CPU` or
-    /// `THREAD` from the instance.
+    /// The `--perins` key column header: the key expression text (the column is then at
+    /// least 6 wide, as perf-prof makes it); `None` = `CPU` or `THREAD` from the instance.
     pub key_header: Option<String>,
     /// Keys are pids: print a `comm` column next to them (rundelay).
     pub comm_column: bool,
@@ -155,6 +155,8 @@ pub struct DelayTable {
     pub pairs: Vec<PairNames>,
     /// `Some(header)` with `--perins`.
     pub key_header: Option<String>,
+    /// The key column's width (perf-prof: at least 6 for a key expression, else 3).
+    pub key_width: usize,
     pub comm_column: bool,
     pub than_ns: Option<u64>,
     pub rows: Vec<DelayRow>,
@@ -271,6 +273,7 @@ pub struct MultiTraceAnalyzer {
     last_stage: usize,
     than_ns: Option<u64>,
     key_header: String,
+    key_width: usize,
     comm_column: bool,
     /// Parts by `EventIndex.0`.
     parts: Vec<Vec<Part>>,
@@ -291,6 +294,8 @@ pub struct MultiTraceAnalyzer {
     slow: SlowPairQueue,
     unpaired_list: Vec<OwnedTraceEvent>,
     spare_events: Vec<OwnedTraceEvent>,
+    /// No part has `key=`: the key of every event is its instance.
+    keys_are_instances: bool,
 }
 
 impl MultiTraceAnalyzer {
@@ -355,6 +360,7 @@ impl MultiTraceAnalyzer {
                 first_nodes.push(a);
             }
         }
+        let key_width = config.key_header.as_ref().map_or(3, |h| h.len().max(6));
         let key_header = config.key_header.unwrap_or_else(|| {
             match config.instance {
                 Instance::Cpu => "CPU",
@@ -370,6 +376,9 @@ impl MultiTraceAnalyzer {
             cpus_of: FxHashMap::default(),
         });
         let implementation = config.implementation;
+        let keys_are_instances = parts.iter().flatten().all(|p| p.key.is_none());
+        // perf-prof names the tasks of a thread-instance key (its `comm` option).
+        let comm_column = config.comm_column || (keys_are_instances && config.instance == Instance::Thread);
         Ok(Self {
             implementation,
             instance: config.instance,
@@ -377,8 +386,10 @@ impl MultiTraceAnalyzer {
             cycle: config.cycle,
             last_stage,
             than_ns: config.than_ns,
+            key_width: key_width.max(key_header.len()),
             key_header,
-            comm_column: config.comm_column,
+            comm_column,
+            keys_are_instances,
             parts,
             paired: vec![0; pairs.len()],
             paired_earlier: vec![0; pairs.len()],
@@ -413,6 +424,20 @@ impl MultiTraceAnalyzer {
     /// First events waiting for their second one.
     pub fn pending_len(&self) -> usize {
         self.pending.len()
+    }
+
+    /// Records of one instance (`cpu` when attached to CPUs, else the thread) were lost.
+    /// When every key is the instance, only that instance's pending event can be
+    /// corrupted (perf-prof's per-instance reclaim); with `key=` any key may be, and all
+    /// pending events go, as [`Analyzer::lost`] does.
+    pub fn lost_instance(&mut self, instance: u64, from_ns: u64, to_ns: u64) {
+        if !self.keys_are_instances {
+            self.lost(from_ns, to_ns);
+            return;
+        }
+        if let Some(p) = self.pending.remove(&instance) {
+            self.note_unpaired(p);
+        }
     }
 
     /// The run is over: pending first events are unpaired (`--impl pair` counts them).
@@ -480,12 +505,13 @@ impl MultiTraceAnalyzer {
         let find_prev = (stage != 0 || self.cycle) && role & 2 != 0;
         let backup = (stage != self.last_stage || self.cycle) && role & 1 != 0 && !unnecessary;
 
-        if find_prev
-            && self.pending.get(&key).is_some_and(|p| p.time_ns < event.time_ns)
-            && let Some(prev) = self.pending.remove(&key)
-            && let Some(&pair) = self.pair_of.get(&(prev.node, node))
-        {
-            self.close(pair, key, prev, event);
+        // perf-prof pairs with whatever is pending under the key and removes it; events
+        // come in time order, so it is older (a tie closes nothing in `delay`).
+        if find_prev && let Some(prev) = self.pending.remove(&key) {
+            match self.pair_of.get(&(prev.node, node)) {
+                Some(&pair) => self.close(pair, key, prev, event),
+                None => self.recycle(prev.event),
+            }
         }
         if backup {
             let copy = self.keep_events.then(|| self.owned(event));
@@ -494,8 +520,10 @@ impl MultiTraceAnalyzer {
                 time_ns: event.time_ns,
                 event: copy,
             };
+            // A newer first event replaces the older silently (perf-prof's EEXIST path:
+            // not even `--impl pair` counts the older one as unpaired).
             if let Some(replaced) = self.pending.insert(key, pending) {
-                self.note_unpaired(replaced);
+                self.recycle(replaced.event);
             }
         }
     }
@@ -506,6 +534,7 @@ impl MultiTraceAnalyzer {
                 self.paired[pair] += 1;
                 self.recycle(first.event);
             }
+            Implementation::Delay if second.time_ns <= first.time_ns => self.recycle(first.event),
             Implementation::Delay => {
                 let latency = second.time_ns - first.time_ns;
                 let instance = if self.perins { key } else { 0 };
@@ -556,6 +585,7 @@ impl MultiTraceAnalyzer {
                 })
                 .collect(),
             key_header: self.perins.then(|| self.key_header.clone()),
+            key_width: self.key_width,
             comm_column: self.comm_column,
             than_ns: self.than_ns,
             rows,
