@@ -7,6 +7,8 @@
 //! - `cached_hot_1k`: 1,000 of them 100 times each (a profile's few hot addresses);
 //!
 //! plus `load`: a fresh symbolizer's first address in the file (maps + symbol load only).
+//! `libc` uses the distro's debug file when installed (found by build-id);
+//! `libc_symtab_only` ignores it, measuring the ELF symbol tables alone.
 
 use std::time::Duration;
 
@@ -21,6 +23,14 @@ fn options() -> HostSymbolizerOptions {
     HostSymbolizerOptions {
         kernel: false,
         ..HostSymbolizerOptions::default()
+    }
+}
+
+/// No separate debug files: libc's own .symtab/.dynsym only.
+fn symtab_only() -> HostSymbolizerOptions {
+    HostSymbolizerOptions {
+        debug_root: "/nonexistent".into(),
+        ..options()
     }
 }
 
@@ -47,7 +57,7 @@ fn spread(start: u64, end: u64) -> Vec<u64> {
         .collect()
 }
 
-fn bench_file(c: &mut Criterion, label: &str, suffix: &str) {
+fn bench_file(c: &mut Criterion, label: &str, suffix: &str, options: fn() -> HostSymbolizerOptions) {
     let pid = std::process::id();
     let (start, end) = text_mapping(suffix);
     let addresses = spread(start, end);
@@ -116,8 +126,9 @@ fn bench_file(c: &mut Criterion, label: &str, suffix: &str) {
 fn host_symbols(c: &mut Criterion) {
     let exe = std::env::current_exe().expect("current exe");
     let exe = exe.to_str().expect("utf-8 path").to_string();
-    bench_file(c, "own_text", &exe);
-    bench_file(c, "libc", "/libc.so.6");
+    bench_file(c, "own_text", &exe, options);
+    bench_file(c, "libc", "/libc.so.6", options);
+    bench_file(c, "libc_symtab_only", "/libc.so.6", symtab_only);
 }
 
 criterion_group!(benches, host_symbols);

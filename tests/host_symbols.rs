@@ -323,23 +323,53 @@ fn split_debug(exe: &Path, debug_file: &Path) {
     objcopy(&[&link], exe);
 }
 
+/// Where a test puts a separate debug file.
+#[derive(Copy, Clone, Debug)]
+enum DebugPlace {
+    NextToTheFile,
+    DotDebugFolder,
+    /// `<debug root>/<the file's folder>/spin.debug`
+    DebugRootMirror,
+    /// `<debug root>/.build-id/xx/rest.debug`
+    BuildIdPath,
+}
+
 #[test]
-fn debuglink_files_next_to_the_binary_and_in_dot_debug_supply_dwarf() {
-    for in_dot_debug in [false, true] {
+fn separate_debug_files_are_found_where_gdb_looks() {
+    use DebugPlace::*;
+    for place in [NextToTheFile, DotDebugFolder, DebugRootMirror, BuildIdPath] {
         let dir = tempfile::tempdir().unwrap();
+        let root = tempfile::tempdir().unwrap();
         let exe = build_pie(dir.path(), "spin");
         let funcs = functions(&exe);
-        let debug_dir = if in_dot_debug {
-            dir.path().join(".debug")
-        } else {
-            dir.path().to_path_buf()
+        let data = std::fs::read(&exe).unwrap();
+        let build_id: String = object::File::parse(&*data)
+            .unwrap()
+            .build_id()
+            .unwrap()
+            .expect("gcc writes a build-id")
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let exe_dir = exe.parent().unwrap().canonicalize().unwrap();
+        let debug_file = match place {
+            NextToTheFile => exe_dir.join("spin.debug"),
+            DotDebugFolder => exe_dir.join(".debug/spin.debug"),
+            DebugRootMirror => root
+                .path()
+                .join(exe_dir.strip_prefix("/").unwrap())
+                .join("spin.debug"),
+            BuildIdPath => root
+                .path()
+                .join(".build-id")
+                .join(&build_id[..2])
+                .join(format!("{}.debug", &build_id[2..])),
         };
-        std::fs::create_dir_all(&debug_dir).unwrap();
-        let debug_file = debug_dir.join("spin.debug");
-        // objcopy records the base name; build the link from the folder of the debug file.
+        // objcopy records the base name (and CRC) of the file it links.
         let staging = dir.path().join("spin.debug");
         split_debug(&exe, &staging);
-        if in_dot_debug {
+        if debug_file != staging {
+            std::fs::create_dir_all(debug_file.parent().unwrap()).unwrap();
             std::fs::rename(&staging, &debug_file).unwrap();
         }
         assert!(
@@ -348,21 +378,22 @@ fn debuglink_files_next_to_the_binary_and_in_dot_debug_supply_dwarf() {
         );
 
         let spin = Spin::start(&exe);
-        let mut s = HostSymbolizer::new(user_only()).unwrap();
+        let options = HostSymbolizerOptions {
+            debug_root: root.path().to_path_buf(),
+            ..user_only()
+        };
+        let mut s = HostSymbolizer::new(options).unwrap();
         let address = spin.runtime_address(&debug_file, funcs["perfscope_static_step"].0 + 1);
         let frames = s.resolve_user(spin.pid(), address);
-        assert_eq!(
-            names(&frames),
-            ["perfscope_static_step"],
-            "in .debug/: {in_dot_debug}"
-        );
+        assert_eq!(names(&frames), ["perfscope_static_step"], "{place:?}");
         assert!(
             frames[0].line > 0,
-            "DWARF lines come from the debug file: {frames:?}"
+            "DWARF lines come from the debug file: {place:?} {frames:?}"
         );
         assert_eq!(
             s.symbol_sources(spin.pid(), address),
-            [exe.canonicalize().unwrap(), debug_file.clone()]
+            [exe.canonicalize().unwrap(), debug_file.clone()],
+            "{place:?}"
         );
     }
 }

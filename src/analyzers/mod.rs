@@ -82,7 +82,8 @@ impl AnalyzerError {
 }
 
 /// The syscall name perf-prof prints for an x86_64 syscall number: `read(0)`,
-/// `epoll_wait(232)`; numbers outside the table as `syscall(id)`.
+/// `epoll_wait(232)`. Numbers outside the table print as `syscall(id)` (perf-prof prints
+/// the bare number there; the cell keeps its `%-20s` width either way).
 pub fn syscall_label(id: u64) -> String {
     match syscall_name(id) {
         Some(name) => format!("{name}({id})"),
@@ -103,6 +104,17 @@ pub fn syscall_name(id: u64) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn analyzers_can_move_to_the_model_thread() {
+        fn send<T: Send>() {}
+        send::<syscalls::SyscallsAnalyzer>();
+        send::<multi_trace::MultiTraceAnalyzer>();
+        send::<top::TopAnalyzer>();
+        send::<syscalls::SyscallTable>();
+        send::<multi_trace::MultiTraceTable>();
+        send::<top::TopTable>();
+    }
 
     #[test]
     fn syscalls_are_named_as_perf_prof_names_them() {

@@ -17,182 +17,18 @@
 //! was preempted): each part is a [`StageEvent`] with the same [`EventIndex`], played in
 //! the order given.
 
+mod config;
+mod tables;
+
+pub use config::{EventFilter, Implementation, Instance, MultiTraceConfig, StageEvent, UnnecessaryWakeup};
+pub use tables::{DelayRow, DelayTable, MultiTraceTable, PairCount, PairNames, PairTable};
+
 use rustc_hash::FxHashMap;
 
 use super::key::KeySource;
 use super::latency::{LatencyStats, SlowPair, SlowPairQueue, refill_owned};
 use super::{Analyzer, AnalyzerError};
 use crate::model::trace_event::{EventIndex, EventLayout, FieldLayout, OwnedTraceEvent, TraceEvent};
-
-/// What is computed per pair.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Implementation {
-    /// Latency distributions (`--impl delay`, the default).
-    Delay,
-    /// Matched / unmatched counts (`--impl pair`).
-    Pair,
-}
-
-/// The default key of an event without `key=`: what the events are attached to.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Instance {
-    Cpu,
-    Thread,
-}
-
-/// A userspace predicate on an event (a filter the kernel did not apply).
-pub type EventFilter = Box<dyn Fn(&TraceEvent<'_>) -> bool + Send>;
-
-/// One part an opened event plays in a stage.
-pub struct StageEvent {
-    pub event: EventIndex,
-    /// `key=`; `None` = the instance.
-    pub key: Option<KeySource>,
-    /// `role=`: bit 0 may be a first event, bit 1 may be a second; `None` = both.
-    pub role: Option<KeySource>,
-    /// Only events it accepts play this part.
-    pub filter: Option<EventFilter>,
-    /// `untraced`: opened for context only, never paired.
-    pub untraced: bool,
-    /// `alias=`: the name in table columns (else the event name).
-    pub alias: Option<String>,
-}
-
-impl StageEvent {
-    pub fn new(event: EventIndex) -> Self {
-        Self {
-            event,
-            key: None,
-            role: None,
-            filter: None,
-            untraced: false,
-            alias: None,
-        }
-    }
-
-    pub fn key(mut self, key: KeySource) -> Self {
-        self.key = Some(key);
-        self
-    }
-
-    pub fn filter(mut self, filter: EventFilter) -> Self {
-        self.filter = Some(filter);
-        self
-    }
-
-    pub fn alias(mut self, alias: impl Into<String>) -> Self {
-        self.alias = Some(alias.into());
-        self
-    }
-}
-
-/// Wakeups of a task that is already running are not the start of a run delay (the task
-/// never waited; pairing it with its next switch-in would report a delay that did not
-/// happen). Knowing what runs where takes an unfiltered `sched_switch`.
-pub struct UnnecessaryWakeup {
-    /// The wakeup events and their `pid` field.
-    pub wakeups: Vec<(EventIndex, FieldLayout)>,
-    /// An unfiltered sched_switch and its `next_pid` field.
-    pub switch: EventIndex,
-    pub next_pid: FieldLayout,
-}
-
-pub struct MultiTraceConfig {
-    pub stages: Vec<Vec<StageEvent>>,
-    pub implementation: Implementation,
-    pub instance: Instance,
-    /// One row per key (instance) and pair.
-    pub perins: bool,
-    /// The last stage also pairs with the first.
-    pub cycle: bool,
-    pub than_ns: Option<u64>,
-    pub slow_pair_capacity: usize,
-    /// The `--perins` key column header: the key expression text; `None` = `CPU` or
-    /// `THREAD` from the instance.
-    pub key_header: Option<String>,
-    /// Keys are pids: print a `comm` column next to them (rundelay).
-    pub comm_column: bool,
-    pub unnecessary_wakeup: Option<UnnecessaryWakeup>,
-}
-
-impl MultiTraceConfig {
-    pub fn new(stages: Vec<Vec<StageEvent>>) -> Self {
-        Self {
-            stages,
-            implementation: Implementation::Delay,
-            instance: Instance::Cpu,
-            perins: false,
-            cycle: false,
-            than_ns: None,
-            slow_pair_capacity: 1024,
-            key_header: None,
-            comm_column: false,
-            unnecessary_wakeup: None,
-        }
-    }
-}
-
-/// The two column names of a pair (`start => end`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PairNames {
-    pub start: String,
-    pub end: String,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct DelayRow {
-    /// The key, with `--perins`.
-    pub instance: Option<u64>,
-    /// Index into [`DelayTable::pairs`].
-    pub pair: usize,
-    pub stats: LatencyStats,
-}
-
-/// The delay table: rows by instance (with `--perins`), then total time, largest first.
-#[derive(Clone, Debug, PartialEq)]
-pub struct DelayTable {
-    /// Every pair the stages define (column widths come from all of them, as in perf-prof).
-    pub pairs: Vec<PairNames>,
-    /// `Some(header)` with `--perins`.
-    pub key_header: Option<String>,
-    pub comm_column: bool,
-    pub than_ns: Option<u64>,
-    pub rows: Vec<DelayRow>,
-}
-
-impl DelayTable {
-    /// Pairs closed, over all rows.
-    pub fn total_calls(&self) -> u64 {
-        self.rows.iter().map(|r| r.stats.calls()).sum()
-    }
-
-    /// The `start => end` names of a row.
-    pub fn names(&self, row: &DelayRow) -> Option<&PairNames> {
-        self.pairs.get(row.pair)
-    }
-}
-
-/// `--impl pair` counts of one interval: per first event `unpaired`, per pair `paired`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PairCount {
-    /// `sys:name` of the first event.
-    pub first: String,
-    /// `sys:name` of the second event; `None` = the unpaired count of `first`.
-    pub second: Option<String>,
-    pub count: u64,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PairTable {
-    /// perf-prof's order: per first event its unpaired line, then its pairs.
-    pub rows: Vec<PairCount>,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub enum MultiTraceTable {
-    Delay(DelayTable),
-    Pair(PairTable),
-}
 
 /// How many unpaired first events are kept between two takes (all are counted).
 const UNPAIRED_EVENTS_KEPT: usize = 1024;
@@ -271,6 +107,7 @@ pub struct MultiTraceAnalyzer {
     last_stage: usize,
     than_ns: Option<u64>,
     key_header: String,
+    key_width: usize,
     comm_column: bool,
     /// Parts by `EventIndex.0`.
     parts: Vec<Vec<Part>>,
@@ -291,6 +128,8 @@ pub struct MultiTraceAnalyzer {
     slow: SlowPairQueue,
     unpaired_list: Vec<OwnedTraceEvent>,
     spare_events: Vec<OwnedTraceEvent>,
+    /// No part has `key=`: the key of every event is its instance.
+    keys_are_instances: bool,
 }
 
 impl MultiTraceAnalyzer {
@@ -355,6 +194,7 @@ impl MultiTraceAnalyzer {
                 first_nodes.push(a);
             }
         }
+        let key_width = config.key_header.as_ref().map_or(3, |h| h.len().max(6));
         let key_header = config.key_header.unwrap_or_else(|| {
             match config.instance {
                 Instance::Cpu => "CPU",
@@ -370,6 +210,9 @@ impl MultiTraceAnalyzer {
             cpus_of: FxHashMap::default(),
         });
         let implementation = config.implementation;
+        let keys_are_instances = parts.iter().flatten().all(|p| p.key.is_none());
+        // perf-prof names the tasks of a thread-instance key (its `comm` option).
+        let comm_column = config.comm_column || (keys_are_instances && config.instance == Instance::Thread);
         Ok(Self {
             implementation,
             instance: config.instance,
@@ -377,8 +220,10 @@ impl MultiTraceAnalyzer {
             cycle: config.cycle,
             last_stage,
             than_ns: config.than_ns,
+            key_width: key_width.max(key_header.len()),
             key_header,
-            comm_column: config.comm_column,
+            comm_column,
+            keys_are_instances,
             parts,
             paired: vec![0; pairs.len()],
             paired_earlier: vec![0; pairs.len()],
@@ -413,6 +258,20 @@ impl MultiTraceAnalyzer {
     /// First events waiting for their second one.
     pub fn pending_len(&self) -> usize {
         self.pending.len()
+    }
+
+    /// Records of one instance (`cpu` when attached to CPUs, else the thread) were lost.
+    /// When every key is the instance, only that instance's pending event can be
+    /// corrupted (perf-prof's per-instance reclaim); with `key=` any key may be, and all
+    /// pending events go, as [`Analyzer::lost`] does.
+    pub fn lost_instance(&mut self, instance: u64, from_ns: u64, to_ns: u64) {
+        if !self.keys_are_instances {
+            self.lost(from_ns, to_ns);
+            return;
+        }
+        if let Some(p) = self.pending.remove(&instance) {
+            self.note_unpaired(p);
+        }
     }
 
     /// The run is over: pending first events are unpaired (`--impl pair` counts them).
@@ -480,12 +339,13 @@ impl MultiTraceAnalyzer {
         let find_prev = (stage != 0 || self.cycle) && role & 2 != 0;
         let backup = (stage != self.last_stage || self.cycle) && role & 1 != 0 && !unnecessary;
 
-        if find_prev
-            && self.pending.get(&key).is_some_and(|p| p.time_ns < event.time_ns)
-            && let Some(prev) = self.pending.remove(&key)
-            && let Some(&pair) = self.pair_of.get(&(prev.node, node))
-        {
-            self.close(pair, key, prev, event);
+        // perf-prof pairs with whatever is pending under the key and removes it; events
+        // come in time order, so it is older (a tie closes nothing in `delay`).
+        if find_prev && let Some(prev) = self.pending.remove(&key) {
+            match self.pair_of.get(&(prev.node, node)) {
+                Some(&pair) => self.close(pair, key, prev, event),
+                None => self.recycle(prev.event),
+            }
         }
         if backup {
             let copy = self.keep_events.then(|| self.owned(event));
@@ -494,8 +354,10 @@ impl MultiTraceAnalyzer {
                 time_ns: event.time_ns,
                 event: copy,
             };
+            // A newer first event replaces the older silently (perf-prof's EEXIST path:
+            // not even `--impl pair` counts the older one as unpaired).
             if let Some(replaced) = self.pending.insert(key, pending) {
-                self.note_unpaired(replaced);
+                self.recycle(replaced.event);
             }
         }
     }
@@ -506,6 +368,7 @@ impl MultiTraceAnalyzer {
                 self.paired[pair] += 1;
                 self.recycle(first.event);
             }
+            Implementation::Delay if second.time_ns <= first.time_ns => self.recycle(first.event),
             Implementation::Delay => {
                 let latency = second.time_ns - first.time_ns;
                 let instance = if self.perins { key } else { 0 };
@@ -556,6 +419,7 @@ impl MultiTraceAnalyzer {
                 })
                 .collect(),
             key_header: self.perins.then(|| self.key_header.clone()),
+            key_width: self.key_width,
             comm_column: self.comm_column,
             than_ns: self.than_ns,
             rows,

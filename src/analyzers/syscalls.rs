@@ -167,6 +167,15 @@ impl SyscallsAnalyzer {
     }
 
     fn on_exit(&mut self, event: &TraceEvent<'_>) {
+        self.close_enter(event);
+        // Without `--than` an entry holds no buffer worth keeping: drop it, so threads
+        // that exit without a sched_process_free leave nothing behind.
+        if self.config.than_ns.is_none() {
+            self.pending.remove(&event.tid);
+        }
+    }
+
+    fn close_enter(&mut self, event: &TraceEvent<'_>) {
         let Some(pending) = self.pending.get_mut(&event.tid) else {
             return;
         };

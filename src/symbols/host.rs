@@ -225,7 +225,7 @@ impl HostSymbolizer {
         let size = mapping.end - mapping.start;
         let (source, key) = match &mapping.target {
             MappingTarget::File { path, key: Some(key) }
-            | MappingTarget::Deleted { path, key: Some(key) } => (Some(Arc::clone(path)), *key),
+            | MappingTarget::Deleted { path, key: Some(key) } => (Some(path), *key),
             MappingTarget::Special(name) if &**name == VDSO => (None, vdso_key(size)),
             MappingTarget::Special(name) if &**name == ANON => {
                 if let Some(frames) = self.perf_maps.lookup(pid, ip) {
@@ -272,33 +272,7 @@ impl HostSymbolizer {
                 .map(|v| &v.file),
         };
         let (frames, known) = match file {
-            Some(file) => {
-                let vaddr = file.virtual_address(offset);
-                let module = file.module();
-                let frames: Vec<HostFrame> = file
-                    .symbolize(vaddr)
-                    .into_iter()
-                    .map(|f| HostFrame {
-                        name: f.name.into(),
-                        module: Arc::clone(module),
-                        offset: f.offset,
-                        file: f.file.map(Into::into),
-                        line: f.line,
-                    })
-                    .collect();
-                if frames.is_empty() {
-                    let unknown = HostFrame {
-                        name: UNKNOWN.into(),
-                        module: Arc::clone(module),
-                        offset: Some(vaddr),
-                        file: None,
-                        line: 0,
-                    };
-                    (Arc::from([unknown]), false)
-                } else {
-                    (Arc::from(frames), true)
-                }
-            }
+            Some(file) => frames_of(file, offset),
             None => {
                 let module = match &source {
                     Some(path) => path.rsplit('/').next().unwrap_or(path),
@@ -409,6 +383,34 @@ fn unknown_frames(table: &mut FxHashMap<Arc<str>, Arc<[HostFrame]>>, module: &st
     }]);
     table.insert(module, Arc::clone(&frames));
     frames
+}
+
+/// The frames of file offset `offset` of `file`, and whether a symbol named it.
+fn frames_of(file: &MappedFile, offset: u64) -> CachedFrames {
+    let vaddr = file.virtual_address(offset);
+    let module = file.module();
+    let frames: Vec<HostFrame> = file
+        .symbolize(vaddr)
+        .into_iter()
+        .map(|f| HostFrame {
+            name: f.name.into(),
+            module: Arc::clone(module),
+            offset: f.offset,
+            file: f.file.map(Into::into),
+            line: f.line,
+        })
+        .collect();
+    if frames.is_empty() {
+        let unknown = HostFrame {
+            name: UNKNOWN.into(),
+            module: Arc::clone(module),
+            offset: Some(vaddr),
+            file: None,
+            line: 0,
+        };
+        return (Arc::from([unknown]), false);
+    }
+    (Arc::from(frames), true)
 }
 
 /// Open the file a mapping shows: its path when that still names the mapped inode, else

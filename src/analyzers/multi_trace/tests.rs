@@ -209,7 +209,7 @@ fn pair_counts_paired_and_unpaired_per_interval() {
     a.feed(&event(0, 10, 0, 1, &raw));
     a.feed(&event(1, 20, 0, 1, &raw));
     a.feed(&event(0, 30, 1, 1, &raw));
-    a.feed(&event(0, 40, 1, 1, &raw)); // the entry at 30 never got its exit
+    a.feed(&event(0, 40, 1, 1, &raw)); // replaces the entry at 30, which perf-prof forgets
     a.feed(&event(1, 50, 1, 1, &raw));
     let counts = |t: MultiTraceTable| match t {
         MultiTraceTable::Pair(p) => p
@@ -224,13 +224,22 @@ fn pair_counts_paired_and_unpaired_per_interval() {
         assert_eq!(p.rows[0].first, "irq:softirq_entry");
         assert_eq!(p.rows[1].second.as_deref(), Some("irq:softirq_exit"));
     }
-    assert_eq!(counts(first), [(false, 1), (true, 2)]);
-    let unpaired = a.take_unpaired_events();
-    assert_eq!(unpaired.iter().map(|e| e.time_ns).collect::<Vec<_>>(), [30]);
+    assert_eq!(counts(first), [(false, 0), (true, 2)]);
+    assert!(a.take_unpaired_events().is_empty());
+    // Entries pending on both CPUs; records of CPU 1 are lost: only its entry is unpaired.
     a.feed(&event(0, 60, 0, 1, &raw));
+    a.feed(&event(0, 61, 1, 1, &raw));
+    a.lost_instance(1, 62, 70);
+    assert_eq!(a.pending_len(), 1);
+    let unpaired = a.take_unpaired_events();
+    assert_eq!(
+        unpaired.iter().map(|e| (e.time_ns, e.cpu)).collect::<Vec<_>>(),
+        [(61, 1)]
+    );
     a.finish();
-    assert_eq!(counts(a.take_interval()), [(false, 1), (true, 0)]);
+    assert_eq!(counts(a.take_interval()), [(false, 2), (true, 0)]);
     assert_eq!(counts(a.snapshot()), [(false, 2), (true, 2)]);
+    assert_eq!(a.take_unpaired_events().len(), 1, "the CPU 0 entry, at the end");
 }
 
 #[test]
@@ -274,4 +283,45 @@ fn a_single_stage_is_refused_with_what_to_do() {
     .err()
     .unwrap();
     assert!(err.to_string().contains("give `-e` twice"), "{err}");
+}
+
+#[test]
+fn key_columns_are_as_wide_as_perf_prof_makes_them() {
+    let layouts = softirq_layouts();
+    let stages = || {
+        vec![
+            vec![StageEvent::new(EventIndex(0))],
+            vec![StageEvent::new(EventIndex(1))],
+        ]
+    };
+    let table = |config: MultiTraceConfig| {
+        let mut a = MultiTraceAnalyzer::new(&layouts, config).unwrap();
+        let raw = record(&layouts[0], 1, &[]);
+        a.feed(&event(0, 1, 0, 9, &raw));
+        a.feed(&event(1, 2, 0, 9, &raw));
+        delay(a.take_interval())
+    };
+    let mut by_cpu = MultiTraceConfig::new(stages());
+    by_cpu.perins = true;
+    let t = table(by_cpu);
+    assert_eq!(
+        (t.key_header.as_deref(), t.key_width, t.comm_column),
+        (Some("CPU"), 3, false)
+    );
+
+    let mut by_thread = MultiTraceConfig::new(stages());
+    by_thread.perins = true;
+    by_thread.instance = Instance::Thread;
+    let t = table(by_thread);
+    assert_eq!(
+        (t.key_header.as_deref(), t.key_width, t.comm_column),
+        (Some("THREAD"), 6, true)
+    );
+    assert_eq!(t.rows[0].instance, Some(9));
+
+    let mut by_key = MultiTraceConfig::new(stages());
+    by_key.perins = true;
+    by_key.key_header = Some("pid".into());
+    let t = table(by_key);
+    assert_eq!((t.key_header.as_deref(), t.key_width), (Some("pid"), 6));
 }

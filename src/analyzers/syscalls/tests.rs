@@ -77,6 +77,7 @@ fn enters_pair_with_the_next_exit_of_the_same_thread_and_syscall() {
     assert_eq!(table.rows[1].stats.errors, 1);
     assert_eq!(table.calls_of(232), 0);
     assert_eq!(a.pending_len(), 0);
+    assert!(a.pending.is_empty(), "closed entries are dropped without --than");
 }
 
 #[test]

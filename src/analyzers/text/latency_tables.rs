@@ -127,7 +127,10 @@ pub fn delay_table(
     // Widths over every pair the stages define, at least "start" / "end".
     let start_width = table.pairs.iter().map(|p| p.start.len()).fold(5, usize::max);
     let end_width = table.pairs.iter().map(|p| p.end.len()).fold(3, usize::max);
-    let key = table.key_header.as_deref().map(|h| (h, h.len().max(3)));
+    let key = table
+        .key_header
+        .as_deref()
+        .map(|h| (h, table.key_width.max(h.len()).max(3)));
     let comm = key.is_some() && table.comm_column;
 
     out.push_str(&wall.prefix());
