@@ -8,10 +8,11 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 
 use crate::live::host::options::{
-    AnalyzerKind, HostRunOptions, HostTarget, RingOptions, RootFrameKind, SamplingOptions, TraceOptions,
+    AnalyzerKind, HostRunOptions, HostTarget, RingOptions, SamplingOptions, TraceOptions,
 };
 
 use super::units::parse_duration_ns;
+use crate::symbols::host::RootFrame;
 
 /// Where and how events are collected; shared by every host subcommand.
 #[derive(Args, Clone, Debug)]
@@ -130,10 +131,10 @@ impl SamplingArgs {
             kernel_only: self.kernel_only,
             exclude_self: self.exclude_self,
             root: match self.root {
-                RootArg::None => RootFrameKind::None,
-                RootArg::Comm => RootFrameKind::Comm,
-                RootArg::Pid => RootFrameKind::Pid,
-                RootArg::CommPid => RootFrameKind::CommPid,
+                RootArg::None => RootFrame::None,
+                RootArg::Comm => RootFrame::Comm,
+                RootArg::Pid => RootFrame::Pid,
+                RootArg::CommPid => RootFrame::CommPid,
             },
         })
     }

@@ -4,3 +4,8 @@
 
 pub mod options;
 pub mod workload;
+pub mod analysis;
+pub mod comms;
+pub mod targets;
+pub mod trace_session;
+pub mod sample_session;

@@ -3,6 +3,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::symbols::host::RootFrame;
+
 /// Where events are collected: CPUs (the default: all online), or threads.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct HostTarget {
@@ -25,16 +27,6 @@ pub struct RingOptions {
     pub watermark_percent: Option<u8>,
 }
 
-/// The frame put above each sampled stack (perf top's `--sort comm,pid`).
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub enum RootFrameKind {
-    None,
-    #[default]
-    Comm,
-    Pid,
-    CommPid,
-}
-
 /// CPU sampling (`perfscope top` / `profile`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SamplingOptions {
@@ -45,7 +37,8 @@ pub struct SamplingOptions {
     pub kernel_only: bool,
     /// Drop perfscope's own samples.
     pub exclude_self: bool,
-    pub root: RootFrameKind,
+    /// The frame above each stack (perf top's `--sort comm,pid`).
+    pub root: RootFrame,
 }
 
 /// Which analyzer a tracepoint session feeds.

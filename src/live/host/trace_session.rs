@@ -1,0 +1,267 @@
+//! A tracepoint session: the `-e` selectors resolved against tracefs, the events opened on
+//! the targets (one ring per CPU or thread), kernel filters set (or compiled into a
+//! user-space filter when the kernel refuses one), and every record drained in time order
+//! into the analyzer. Used by the live source and by `--no-tui` alike.
+
+use std::time::{Duration, Instant, SystemTime};
+
+use anyhow::{Context, bail};
+
+use crate::analyzers::text::WallClock;
+use crate::model::expr::Filter;
+use crate::model::trace_event::{EventIndex, TraceEvent};
+use crate::sources::perf_event::PerfEventError;
+use crate::sources::perf_event::attr::{EventAttr, Wakeup};
+use crate::sources::perf_event::reader::{Ordered, PerfEvents, RingOptions};
+use crate::sources::perf_event::targets::Target;
+use crate::sources::qemu::clock::monotonic_ns;
+use crate::sources::tracefs::{ResolvedEvent, Tracefs, parse_selectors, resolve};
+
+use super::analysis::Analysis;
+use super::comms::CommCache;
+use super::options::{AnalyzerKind, HostRunOptions, TraceOptions};
+use super::targets::{SessionTargets, open_targets};
+
+/// Counters of a session, for the status line and the closing summary.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct TraceCounters {
+    /// Tracepoint samples fed to the analyzer.
+    pub events: u64,
+    /// Records the kernel reported lost.
+    pub lost: u64,
+    /// Events a user-space filter dropped (filters the kernel refused).
+    pub filtered: u64,
+}
+
+/// The default selectors of an analyzer when the user gives none.
+fn default_events(analyzer: AnalyzerKind) -> Vec<String> {
+    match analyzer {
+        AnalyzerKind::Syscalls => vec!["raw_syscalls:sys_enter".into(), "raw_syscalls:sys_exit".into()],
+        AnalyzerKind::Rundelay => vec!["sched:sched_wakeup*,sched:sched_switch".into(), "sched:sched_switch".into()],
+        _ => Vec::new(),
+    }
+}
+
+/// Resolve every `-e` text into its stage of events.
+fn resolve_stages(tracefs: &Tracefs, texts: &[String]) -> anyhow::Result<Vec<Vec<ResolvedEvent>>> {
+    texts
+        .iter()
+        .map(|text| {
+            let specs = parse_selectors(text).map_err(|e| anyhow::anyhow!("{e}"))?;
+            resolve(tracefs, &specs).map_err(|e| anyhow::anyhow!("{e}"))
+        })
+        .collect()
+}
+
+/// A running tracepoint session.
+pub struct TraceSession {
+    events: PerfEvents,
+    analysis: Analysis,
+    /// User-space filters by event index, for filters the kernel refused.
+    filters: Vec<Option<Filter>>,
+    pub comms: CommCache,
+    targets: SessionTargets,
+    pub counters: TraceCounters,
+    started: Instant,
+    /// CLOCK_REALTIME − CLOCK_MONOTONIC at the start, to print event times as wall time.
+    realtime_offset_ns: i128,
+    finished: bool,
+}
+
+impl TraceSession {
+    pub fn open(run: &HostRunOptions, trace: &TraceOptions) -> anyhow::Result<TraceSession> {
+        let tracefs = Tracefs::open()?;
+        let texts = if trace.events.is_empty() {
+            default_events(trace.analyzer)
+        } else {
+            trace.events.clone()
+        };
+        if texts.is_empty() {
+            bail!("{} needs events: give them with -e sys:name[/filter/attrs/]", trace.analyzer.name());
+        }
+        if trace.analyzer == AnalyzerKind::Syscalls {
+            let names: Vec<&str> = texts.iter().map(|t| t.split('/').next().unwrap_or(t)).collect();
+            if names != ["raw_syscalls:sys_enter", "raw_syscalls:sys_exit"] {
+                bail!("syscalls: use -e raw_syscalls:sys_enter -e raw_syscalls:sys_exit (filters and attributes allowed)");
+            }
+        }
+        let mut stages = resolve_stages(&tracefs, &texts)?;
+        if trace.analyzer == AnalyzerKind::Syscalls
+            && let Ok(free) = resolve_stages(&tracefs, &["sched:sched_process_free".to_string()])
+        {
+            // Reclaims the pending enter of a task that exits inside a syscall, as perf-prof.
+            stages.extend(free);
+        }
+        let targets = open_targets(&run.target)?;
+        let attrs: Vec<EventAttr> = stages
+            .iter()
+            .flatten()
+            .map(|event| {
+                let mut attr = EventAttr::tracepoint(event.layout.id).with_wakeup(match run.ring.watermark_percent {
+                    Some(w) => Wakeup::WatermarkPercent(u32::from(w)),
+                    None => Wakeup::default(),
+                });
+                if event.spec.stack {
+                    attr = attr.with_callchain().with_max_stack(event.spec.max_stack.unwrap_or(127));
+                }
+                attr
+            })
+            .collect();
+        let pages = run.ring.pages.unwrap_or(trace.analyzer.default_pages());
+        let ring_targets: Vec<Target> = targets.targets.clone();
+        let events = PerfEvents::open(&attrs, &ring_targets, RingOptions { data_pages: pages })?;
+        let mut filters = Vec::new();
+        for (index, event) in stages.iter().flatten().enumerate() {
+            let mut user_filter = None;
+            if let Some(filter) = &event.spec.filter {
+                match events.set_filter(EventIndex(index as u16), filter) {
+                    Ok(()) => {}
+                    Err(PerfEventError::FilterRefused { .. }) => {
+                        let compiled = Filter::compile(filter, &event.layout).map_err(|e| {
+                            anyhow::anyhow!(
+                                "{}: the kernel refused the filter '{filter}' and it does not compile in user space either: {e}",
+                                event.layout.full_name()
+                            )
+                        })?;
+                        eprintln!("{} filters '{filter}' in userspace", event.layout.full_name());
+                        user_filter = Some(compiled);
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            filters.push(user_filter);
+        }
+        let analysis = Analysis::build(trace, &stages, targets.threads)?;
+        let mut session = TraceSession {
+            events,
+            analysis,
+            filters,
+            comms: CommCache::default(),
+            targets,
+            counters: TraceCounters::default(),
+            started: Instant::now(),
+            realtime_offset_ns: realtime_offset_ns(),
+            finished: false,
+        };
+        session.events.enable().context("cannot enable the events")?;
+        session.targets.start_workload();
+        Ok(session)
+    }
+
+    pub fn analysis(&self) -> &Analysis {
+        &self.analysis
+    }
+
+    pub fn analysis_mut(&mut self) -> &mut Analysis {
+        &mut self.analysis
+    }
+
+    pub fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    /// Wait up to `timeout` for data and feed whatever arrived to the analyzer, in time
+    /// order. `false` once the session is over (its workload or every thread exited).
+    pub fn pump(&mut self, timeout: Duration) -> anyhow::Result<bool> {
+        if self.finished {
+            return Ok(false);
+        }
+        let outcome = self.events.poll(timeout)?;
+        let analysis = &mut self.analysis;
+        let filters = &self.filters;
+        let counters = &mut self.counters;
+        self.events.drain_ordered(|item| match item {
+            Ordered::Record(record) => {
+                let Some(event) = record.trace_event() else {
+                    return;
+                };
+                if let Some(Some(filter)) = filters.get(usize::from(event.event.0))
+                    && !filter.matches(&event)
+                {
+                    counters.filtered += 1;
+                    return;
+                }
+                counters.events += 1;
+                analysis.feed(&event);
+            }
+            Ordered::Lost(range) => {
+                analysis.lost(range.start_ns, range.end_ns.unwrap_or(u64::MAX));
+            }
+        });
+        self.counters.lost = self.events.lost_total();
+        let over = outcome.all_hung_up || self.targets.workload_exited();
+        if over {
+            self.finish();
+        }
+        Ok(!over)
+    }
+
+    /// Release the records still held for ordering and close pending pairs.
+    pub fn finish(&mut self) {
+        if self.finished {
+            return;
+        }
+        self.finished = true;
+        let _ = self.events.disable();
+        let analysis = &mut self.analysis;
+        let counters = &mut self.counters;
+        let filters = &self.filters;
+        self.events.flush_ordered(|item| {
+            if let Ordered::Record(record) = item
+                && let Some(event) = record.trace_event()
+            {
+                if let Some(Some(filter)) = filters.get(usize::from(event.event.0))
+                    && !filter.matches(&event)
+                {
+                    return;
+                }
+                counters.events += 1;
+                analysis.feed(&event);
+            }
+        });
+        self.counters.lost = self.events.lost_total();
+        self.analysis.finish();
+    }
+
+    /// An event's perf timestamp (CLOCK_MONOTONIC) as local wall-clock time.
+    pub fn wall_of(&self, time_ns: u64) -> WallClock {
+        wall_of(self.realtime_offset_ns, time_ns)
+    }
+
+    pub fn realtime_offset_ns(&self) -> i128 {
+        self.realtime_offset_ns
+    }
+
+    /// The `-i` text of the interval that just ended.
+    pub fn interval_text(&mut self) -> String {
+        let offset = self.realtime_offset_ns;
+        let comms = &self.comms;
+        let comm_of = |tid: u32| comms.name(tid);
+        let now = WallClock::local(SystemTime::now());
+        self.analysis.interval_text(&now, &|t| wall_of(offset, t), &comm_of)
+    }
+
+    /// Whether the session was attached to threads (`-p`, `-t`, a workload).
+    pub fn on_threads(&self) -> bool {
+        self.targets.threads
+    }
+
+    /// One event as the analyzers see it, for tests of the session wiring.
+    pub fn layout_name(&self, event: &TraceEvent<'_>) -> Option<String> {
+        self.analysis.layouts().get(usize::from(event.event.0)).map(|l| l.full_name())
+    }
+}
+
+fn realtime_offset_ns() -> i128 {
+    let real = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i128)
+        .unwrap_or(0);
+    real - i128::from(monotonic_ns())
+}
+
+/// `time_ns` (CLOCK_MONOTONIC) on the local wall clock, given realtime − monotonic.
+pub fn wall_of(offset_ns: i128, time_ns: u64) -> WallClock {
+    let real = (i128::from(time_ns) + offset_ns).max(0) as u128;
+    WallClock::local(SystemTime::UNIX_EPOCH + Duration::from_nanos(real as u64))
+}
