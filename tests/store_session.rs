@@ -1,7 +1,10 @@
 //! Sessions in SQLite on real files: a profile recorded from the assets recording and
 //! reopened is the same profile; events and their layouts round trip and `field()` decodes
 //! them; `perfscope sql` prints pinned text; a recorder killed with SIGKILL leaves a file
-//! with every committed row; a file that is not a session is refused with a clear error.
+//! with every committed row; a file that is not a session is refused with a clear error;
+//! `perfscope qemu --record` on the test kernel replays with the run's own hotspots.
+
+mod common;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -598,5 +601,99 @@ fn open_and_report_replay_a_session_with_the_same_hotspots_as_the_recording() {
             lines
         };
         assert_eq!(folded(&out_dir), folded(&from_qperf), "{cmd} session.db");
+    }
+}
+
+#[test]
+fn qemu_record_stores_the_run_and_replays_with_its_hotspots() {
+    let dir = tempfile::tempdir().unwrap();
+    let guest = common::guest::build_test_guest();
+    let plugin = common::plugin::build_plugin();
+    let db = dir.path().join("qemu.db");
+    let live_out = dir.path().join("live");
+    let o = Command::new(env!("CARGO_BIN_EXE_perfscope"))
+        .args(["qemu", "--no-tui", "--arch", "riscv64", "--kernel"])
+        .arg(&guest.bin)
+        .arg("--elf")
+        .arg(&guest.elf)
+        .arg("--plugin")
+        .arg(&plugin)
+        .arg("--out")
+        .arg(&live_out)
+        .arg("--record")
+        .arg(&db)
+        .args([
+            "--freq",
+            "1000",
+            "--callchain",
+            "fp",
+            "--shell-prefix",
+            "starry:~# ",
+            "--timeout",
+            "90",
+            "--workload",
+            "bench 200",
+            "--start-marker",
+            "BENCH_START",
+            "--stop-marker",
+            "BENCH_END",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "perfscope qemu --record failed:\n{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let session = open_session(&db).unwrap();
+    assert_eq!(session.meta.get("source_kind").map(String::as_str), Some("qemu"));
+    assert_eq!(session.meta.get("arch").map(String::as_str), Some("riscv64"));
+    assert!(
+        session.profile.samples().len() > 50,
+        "{} samples",
+        session.profile.samples().len()
+    );
+    let markers = session.phase_markers();
+    assert!(
+        matches!((markers.start_ns, markers.stop_ns), (Some(a), Some(b)) if a < b),
+        "{markers:?}"
+    );
+    assert!(
+        session
+            .console
+            .lines()
+            .iter()
+            .any(|l| l.text.contains("BENCH_START")),
+        "the console lines are recorded"
+    );
+    assert!(
+        session.meta.contains_key("plugin.executed_instructions"),
+        "{:?}",
+        session.meta
+    );
+    assert_eq!(top(&session.profile, HotspotSort::SelfWeight, 1)[0].0, "mix_leaf");
+
+    // The replayed session writes the artifacts the live run wrote, stack for stack.
+    let replay_out = dir.path().join("replay");
+    let out = perfscope(&[
+        "report",
+        db.to_str().unwrap(),
+        "--out",
+        replay_out.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for f in ["stack.folded", "stack.workload.folded", "stack.boot.folded"] {
+        let read = |root: &Path| {
+            let p = root.join("perf/riscv64/latest/qperf").join(f);
+            let mut lines: Vec<String> = std::fs::read_to_string(&p)
+                .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+                .lines()
+                .map(String::from)
+                .collect();
+            lines.sort();
+            lines
+        };
+        assert_eq!(read(&replay_out), read(&live_out), "{f}");
     }
 }

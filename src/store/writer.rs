@@ -1,6 +1,6 @@
 //! The recorder's writer thread: rows from the channel into SQLite in batched
 //! transactions (one commit per [`COMMIT_INTERVAL`] or [`COMMIT_ROWS`], whichever first),
-//! through cached prepared statements.
+//! through statements prepared once.
 
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender};
 use std::time::{Duration, Instant};
@@ -98,11 +98,45 @@ fn callchain_blob(chain: &[u64]) -> Option<Vec<u8>> {
     Some(chain.iter().flat_map(|ip| ip.to_le_bytes()).collect())
 }
 
-fn write_row(conn: &Connection, row: Row) -> rusqlite::Result<()> {
+/// The writer's statements, prepared once for the whole recording.
+struct Statements<'c> {
+    meta: rusqlite::Statement<'c>,
+    instance: rusqlite::Statement<'c>,
+    frame: rusqlite::Statement<'c>,
+    stack: rusqlite::Statement<'c>,
+    stack_frame: rusqlite::Statement<'c>,
+    sample: rusqlite::Statement<'c>,
+    event_type: rusqlite::Statement<'c>,
+    event: rusqlite::Statement<'c>,
+    console: rusqlite::Statement<'c>,
+    marker: rusqlite::Statement<'c>,
+    symbol: rusqlite::Statement<'c>,
+    lost: rusqlite::Statement<'c>,
+}
+
+impl<'c> Statements<'c> {
+    fn prepare(conn: &'c Connection) -> rusqlite::Result<Self> {
+        Ok(Self {
+            meta: conn.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)")?,
+            instance: conn.prepare("INSERT INTO instances (id, kind, ext_id, label) VALUES (?1, ?2, ?3, ?4)")?,
+            frame: conn.prepare("INSERT INTO frames (id, name, module, file) VALUES (?1, ?2, ?3, ?4)")?,
+            stack: conn.prepare("INSERT INTO stacks (id, depth, folded) VALUES (?1, ?2, ?3)")?,
+            stack_frame: conn.prepare("INSERT INTO stack_frames (stack_id, depth, frame_id) VALUES (?1, ?2, ?3)")?,
+            sample: conn.prepare("INSERT INTO samples (time_ns, instance_id, weight, stack_id, meta) VALUES (?1, ?2, ?3, ?4, ?5)")?,
+            event_type: conn.prepare("INSERT OR REPLACE INTO event_types (id, system, name, alias, filter, layout_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?,
+            event: conn.prepare("INSERT INTO events (time_ns, cpu, pid, tid, type_id, raw, callchain) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")?,
+            console: conn.prepare("INSERT INTO console (time_ns, text) VALUES (?1, ?2)")?,
+            marker: conn.prepare("INSERT INTO markers (time_ns, kind, text) VALUES (?1, ?2, ?3)")?,
+            symbol: conn.prepare("INSERT OR IGNORE INTO symbols (module, address, name, offset) VALUES (?1, ?2, ?3, ?4)")?,
+            lost: conn.prepare("INSERT INTO lost (time_ns, cpu, count) VALUES (?1, ?2, ?3)")?,
+        })
+    }
+}
+
+fn write_row(st: &mut Statements<'_>, row: Row) -> rusqlite::Result<()> {
     match row {
         Row::Meta(kv) => {
-            conn.prepare_cached("INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)")?
-                .execute(params![kv.0, kv.1])?;
+            st.meta.execute(params![kv.0, kv.1])?;
         }
         Row::Instance {
             id,
@@ -110,8 +144,7 @@ fn write_row(conn: &Connection, row: Row) -> rusqlite::Result<()> {
             ext_id,
             label,
         } => {
-            conn.prepare_cached("INSERT INTO instances (id, kind, ext_id, label) VALUES (?1, ?2, ?3, ?4)")?
-                .execute(params![id, kind, ext_id as i64, label])?;
+            st.instance.execute(params![id, kind, ext_id as i64, label])?;
         }
         Row::Frame {
             id,
@@ -119,14 +152,12 @@ fn write_row(conn: &Connection, row: Row) -> rusqlite::Result<()> {
             module,
             file,
         } => {
-            conn.prepare_cached("INSERT INTO frames (id, name, module, file) VALUES (?1, ?2, ?3, ?4)")?
+            st.frame
                 .execute(params![id, &*name, module.as_deref(), file.as_deref()])?;
         }
         Row::Stack { id, frames, folded } => {
-            conn.prepare_cached("INSERT INTO stacks (id, depth, folded) VALUES (?1, ?2, ?3)")?
-                .execute(params![id, frames.len() as i64, folded])?;
-            let mut insert = conn
-                .prepare_cached("INSERT INTO stack_frames (stack_id, depth, frame_id) VALUES (?1, ?2, ?3)")?;
+            st.stack.execute(params![id, frames.len() as i64, folded])?;
+            let insert = &mut st.stack_frame;
             for (depth, frame) in frames.iter().enumerate() {
                 insert.execute(params![id, depth as i64, frame])?;
             }
@@ -138,17 +169,12 @@ fn write_row(conn: &Connection, row: Row) -> rusqlite::Result<()> {
             stack,
             meta,
         } => {
-            conn.prepare_cached(
-                "INSERT INTO samples (time_ns, instance_id, weight, stack_id, meta) VALUES (?1, ?2, ?3, ?4, ?5)",
-            )?
-            .execute(params![opt_i64(time_ns), instance, weight as i64, stack, meta])?;
+            st.sample
+                .execute(params![opt_i64(time_ns), instance, weight as i64, stack, meta])?;
         }
         Row::EventType(t) => {
-            conn.prepare_cached(
-                "INSERT OR REPLACE INTO event_types (id, system, name, alias, filter, layout_json) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            )?
-            .execute(params![t.id, t.system, t.name, t.alias, t.filter, t.layout_json])?;
+            st.event_type
+                .execute(params![t.id, t.system, t.name, t.alias, t.filter, t.layout_json])?;
         }
         Row::Event {
             time_ns,
@@ -159,11 +185,7 @@ fn write_row(conn: &Connection, row: Row) -> rusqlite::Result<()> {
             raw,
             callchain,
         } => {
-            conn.prepare_cached(
-                "INSERT INTO events (time_ns, cpu, pid, tid, type_id, raw, callchain) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            )?
-            .execute(params![
+            st.event.execute(params![
                 time_ns as i64,
                 cpu,
                 pid,
@@ -174,22 +196,16 @@ fn write_row(conn: &Connection, row: Row) -> rusqlite::Result<()> {
             ])?;
         }
         Row::Console { time_ns, text } => {
-            conn.prepare_cached("INSERT INTO console (time_ns, text) VALUES (?1, ?2)")?
-                .execute(params![opt_i64(time_ns), text])?;
+            st.console.execute(params![opt_i64(time_ns), text])?;
         }
         Row::Marker { time_ns, kind, text } => {
-            conn.prepare_cached("INSERT INTO markers (time_ns, kind, text) VALUES (?1, ?2, ?3)")?
-                .execute(params![opt_i64(time_ns), &*kind, text])?;
+            st.marker.execute(params![opt_i64(time_ns), &*kind, text])?;
         }
         Row::Symbol(s) => {
-            conn.prepare_cached(
-                "INSERT OR IGNORE INTO symbols (module, address, name, offset) VALUES (?1, ?2, ?3, ?4)",
-            )?
-            .execute(params![s.0, s.1 as i64, s.2, s.3 as i64])?;
+            st.symbol.execute(params![s.0, s.1 as i64, s.2, s.3 as i64])?;
         }
         Row::Lost { time_ns, cpu, count } => {
-            conn.prepare_cached("INSERT INTO lost (time_ns, cpu, count) VALUES (?1, ?2, ?3)")?
-                .execute(params![opt_i64(time_ns), cpu, count as i64])?;
+            st.lost.execute(params![opt_i64(time_ns), cpu, count as i64])?;
         }
         Row::Commit(_) => unreachable!("handled by the loop"),
     }
@@ -215,7 +231,7 @@ fn commit(conn: &Connection, batch: &mut Option<Batch>, totals: &mut WriterTotal
 /// Write rows until every sender is gone; then commit and checkpoint the WAL into the
 /// main file, so a finished session is one self-contained file.
 pub fn run(conn: Connection, rows: Receiver<Row>) -> Result<WriterTotals, StoreError> {
-    conn.set_prepared_statement_cache_capacity(32);
+    let mut st = Statements::prepare(&conn).ctx(|| "cannot prepare the session statements".into())?;
     let mut totals = WriterTotals::default();
     let mut batch: Option<Batch> = None;
     loop {
@@ -241,7 +257,7 @@ pub fn run(conn: Connection, rows: Receiver<Row>) -> Result<WriterTotals, StoreE
                     }
                 };
                 b.rows += 1;
-                write_row(&conn, row).ctx(|| "cannot write a recorded row".into())?;
+                write_row(&mut st, row).ctx(|| "cannot write a recorded row".into())?;
                 let due = b.rows >= COMMIT_ROWS || b.started.elapsed() >= COMMIT_INTERVAL;
                 if due {
                     commit(&conn, &mut batch, &mut totals)?;
