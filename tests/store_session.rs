@@ -147,6 +147,30 @@ fn a_recorded_profile_reopens_with_the_same_samples_hotspots_and_stacks() {
         .unwrap();
     let hottest = &top(&profile, HotspotSort::SelfWeight, 1)[0];
     assert_eq!((leaf.as_str(), weight as u64), (hottest.0.as_str(), hottest.1));
+    // The README's total-weight query gives the hotspot totals.
+    let mut stmt = conn
+        .prepare(
+            "SELECT f.name, SUM(s.weight) FROM samples s \
+             JOIN (SELECT DISTINCT stack_id, frame_id FROM stack_frames) sf ON sf.stack_id = s.stack_id \
+             JOIN frames f ON f.id = sf.frame_id GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 5",
+        )
+        .unwrap();
+    let totals: Vec<(String, u64)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let mut expected: Vec<(String, u64)> = top(&profile, HotspotSort::TotalWeight, usize::MAX)
+        .into_iter()
+        .map(|(name, _, total)| (name, total))
+        .collect();
+    expected.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    expected.truncate(5);
+    assert_eq!(totals, expected);
+    let hex: String = conn
+        .query_row("SELECT printf('%x', -1)", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(hex, "ffffffffffffffff", "as the README says of kernel addresses");
 }
 
 fn field(name: &str, declaration: &str, offset: usize, size: usize, kind: FieldKind) -> FieldLayout {

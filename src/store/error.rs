@@ -21,18 +21,15 @@ pub enum StoreError {
         found: i64,
         expected: i64,
     },
-    #[error("{path}: cannot read the session: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    #[error("{path}: cannot read the session: {cause}")]
+    Io { path: PathBuf, cause: std::io::Error },
     #[error(
         "{path} exists and is not a perfscope session: refusing to overwrite it; remove it or \
          record to another file"
     )]
     WouldClobber { path: PathBuf },
-    #[error("{context}: {source}")]
-    Sqlite {
-        context: String,
-        source: rusqlite::Error,
-    },
+    #[error("{context}: {cause}")]
+    Sqlite { context: String, cause: rusqlite::Error },
     #[error("the session recorder stopped: {0}")]
     WriterGone(String),
     #[error(
@@ -59,9 +56,9 @@ pub(crate) trait SqliteContext<T> {
 
 impl<T> SqliteContext<T> for Result<T, rusqlite::Error> {
     fn ctx(self, context: impl FnOnce() -> String) -> Result<T, StoreError> {
-        self.map_err(|source| StoreError::Sqlite {
+        self.map_err(|cause| StoreError::Sqlite {
             context: context(),
-            source,
+            cause,
         })
     }
 }

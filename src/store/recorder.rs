@@ -131,7 +131,10 @@ fn replace_previous(path: &Path) -> Result<(), StoreError> {
         if let Err(source) = std::fs::remove_file(&p)
             && source.kind() != std::io::ErrorKind::NotFound
         {
-            return Err(StoreError::Io { path: p, source });
+            return Err(StoreError::Io {
+                path: p,
+                cause: source,
+            });
         }
     }
     Ok(())
@@ -141,6 +144,15 @@ impl Recorder {
     /// Create (or replace a previous session at) `path`, write its meta and start the
     /// writer thread.
     pub fn create(path: &Path, meta: &SessionMeta) -> Result<Recorder, StoreError> {
+        Self::create_with_capacity(path, meta, CHANNEL_ROWS)
+    }
+
+    /// As [`Recorder::create`] with a channel of `capacity` rows.
+    pub fn create_with_capacity(
+        path: &Path,
+        meta: &SessionMeta,
+        capacity: usize,
+    ) -> Result<Recorder, StoreError> {
         replace_previous(path)?;
         let conn = Connection::open(path).ctx(|| format!("cannot create {}", path.display()))?;
         schema::configure_writer(&conn)?;
@@ -156,13 +168,13 @@ impl Recorder {
         }
         conn.execute_batch("COMMIT")
             .ctx(|| "cannot write the session meta".into())?;
-        let (tx, rx) = sync_channel(CHANNEL_ROWS);
+        let (tx, rx) = sync_channel(capacity.max(1));
         let writer = std::thread::Builder::new()
             .name("perfscope-store".into())
             .spawn(move || writer::run(conn, rx))
             .map_err(|source| StoreError::Io {
                 path: path.into(),
-                source,
+                cause: source,
             })?;
         Ok(Recorder {
             path: path.into(),
@@ -420,5 +432,35 @@ impl Drop for Recorder {
         if let Some(h) = self.writer.take() {
             let _ = h.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Instance;
+
+    #[test]
+    fn a_full_channel_drops_bulk_rows_counts_them_and_keeps_definitions() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        let mut r = Recorder::create_with_capacity(&path, &SessionMeta::now("test", "t"), 8).unwrap();
+        let cpu = r.instance(&Instance::cpu(0));
+        let offered = 200_000u64;
+        let mut definitions = 1u64;
+        for n in 0..offered {
+            // A new stack now and then: definitions must get through a full channel.
+            let stack = r.named_stack(&["main", &format!("f{}", n / 20_000)]);
+            if n % 20_000 == 0 {
+                definitions += if n == 0 { 3 } else { 2 };
+            }
+            r.sample(Some(n), cpu, 1, stack, &SampleMeta::default());
+        }
+        let s = r.finish().unwrap();
+        assert!(s.rows_dropped > 0, "a channel of 8 cannot keep up: {s:?}");
+        assert_eq!(s.rows_written + s.rows_dropped, offered + definitions, "{s:?}");
+        let back = crate::store::open_session(&path).unwrap();
+        assert_eq!(back.profile.samples().len() as u64, offered - s.rows_dropped);
+        assert_eq!(back.profile.stacks.len(), 10, "every stack definition arrived");
     }
 }

@@ -91,7 +91,7 @@ pub fn is_sqlite_file(path: &Path) -> Result<bool, StoreError> {
     let mut head = [0u8; 16];
     let mut file = std::fs::File::open(path).map_err(|source| StoreError::Io {
         path: path.into(),
-        source,
+        cause: source,
     })?;
     let mut n = 0;
     while n < head.len() {
@@ -101,7 +101,7 @@ pub fn is_sqlite_file(path: &Path) -> Result<bool, StoreError> {
             Err(source) => {
                 return Err(StoreError::Io {
                     path: path.into(),
-                    source,
+                    cause: source,
                 });
             }
         }
