@@ -721,3 +721,100 @@ fn qemu_record_stores_the_run_and_replays_with_its_hotspots() {
         assert_eq!(read(&replay_out), read(&live_out), "{f}");
     }
 }
+
+/// The screen of the real app over `source`, once it has `samples` samples.
+fn app_screen(
+    source: Box<dyn perfscope::live::source::Source>,
+    samples: u64,
+    view: perfscope::app::ViewKind,
+) -> Vec<String> {
+    use perfscope::app::{App, AppConfig, AppEvent};
+    use perfscope::config::keymap::Keymap;
+    use perfscope::config::theme::Theme;
+    use perfscope::live::LiveMode;
+    use perfscope::live::export::ExportRequest;
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+    use std::time::{Duration, Instant};
+
+    let out = tempfile::tempdir().unwrap();
+    let config = AppConfig {
+        keymap: Keymap::builtin("default").unwrap(),
+        theme: Theme::default(),
+        mouse: false,
+        export: ExportRequest {
+            out_dir: out.path().to_path_buf(),
+            arch: None,
+        },
+        refresh: Duration::from_millis(100),
+        sliding_seconds: 10.0,
+        decay_factor: 0.875,
+        selection: Selection::all(),
+        mode: LiveMode::Accumulate,
+        initial_view: view,
+        export_on_finish: None,
+    };
+    let (tx, rx) = std::sync::mpsc::channel::<AppEvent>();
+    let mut app = App::new(config, source, "test", tx);
+    let start = Instant::now();
+    while app.snapshot.stats.samples != samples || !app.snapshot.stats.finished {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the app did not load the source"
+        );
+        if let Ok(ev) = rx.recv_timeout(Duration::from_millis(200)) {
+            app.handle(ev);
+        }
+    }
+    let (w, h) = (100u16, 30u16);
+    let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
+    app.dirty = true;
+    app.draw(&mut terminal).unwrap();
+    let buf = terminal.backend().buffer();
+    (0..h)
+        .map(|y| (0..w).map(|x| buf[(x, y)].symbol()).collect::<String>())
+        .collect()
+}
+
+#[test]
+fn the_tui_shows_a_replayed_session_as_it_shows_the_recording() {
+    use perfscope::app::ViewKind;
+    use perfscope::live::replay::ReplaySource;
+    use perfscope::live::source::FileSource;
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tui.db");
+    let profile = assets_profile();
+    let mut r = Recorder::create(&path, &meta()).unwrap();
+    ProfileTap::new().record_new(&mut r, &profile);
+    r.finish().unwrap();
+    let n = profile.samples().len() as u64;
+    for view in [ViewKind::Hotspots, ViewKind::Flamegraph] {
+        let file = FileSource::new(
+            Input::Qperf {
+                path: asset("tinyk-riscv64.qperf.bin"),
+                symbols: SymbolSource::Elf(asset("tinyk-riscv64.elf")),
+            },
+            OpenOptions::default(),
+            None,
+            PhaseMarkers::default(),
+        );
+        let live = app_screen(Box::new(file), n, view);
+        let replay = app_screen(Box::new(ReplaySource::open(&path).unwrap()), n, view);
+        assert!(live.iter().any(|l| l.contains("mix_leaf")), "{}", live.join("\n"));
+        // Everything but the status line (which names the source) is the same.
+        let body = |s: &[String]| s[..s.len() - 1].to_vec();
+        assert_eq!(
+            body(&replay),
+            body(&live),
+            "{view:?}:\n{}\n---\n{}",
+            replay.join("\n"),
+            live.join("\n")
+        );
+        assert!(
+            replay.last().unwrap().contains(&format!("{n} samples")),
+            "{}",
+            replay.last().unwrap()
+        );
+    }
+}
