@@ -720,6 +720,18 @@ fn qemu_record_stores_the_run_and_replays_with_its_hotspots() {
         };
         assert_eq!(read(&replay_out), read(&live_out), "{f}");
     }
+    // The run's window facts come back too (markers, how QEMU was stopped).
+    let window = |root: &Path| {
+        let p = root.join("perf/riscv64/latest/qperf/window.json");
+        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+        (
+            v["start_marker"].clone(),
+            v["stop_method"].clone(),
+            v["start_time"].clone(),
+        )
+    };
+    assert_eq!(window(&replay_out), window(&live_out));
+    assert_eq!(window(&live_out).0, "BENCH_START");
 }
 
 /// The screen of the real app over `source`, once it has `samples` samples.

@@ -155,6 +155,9 @@ impl QemuSource {
             return;
         }
         tap.record_meta("plugin.", &state.plugin_summary);
+        if let Some(window) = &state.window {
+            tap.record_meta("", &[("window_json".into(), window.to_json().to_string())]);
+        }
         let path = tap.recorder().path().display().to_string();
         match self.record.take().map(SessionTap::finish) {
             Some(Ok(s)) if s.rows_dropped > 0 => state.warnings.push(format!(
