@@ -20,10 +20,12 @@ use perfscope::live::LiveMode;
 use perfscope::live::export::ExportRequest;
 use perfscope::live::follow::FollowSource;
 use perfscope::live::qemu_setup::{QemuRunOptions, start_qemu};
+use perfscope::live::replay::ReplaySource;
 use perfscope::live::source::{FileSource, Source};
 use perfscope::model::{Focus, Selection};
 use perfscope::sources::qemu::Arch;
 use perfscope::sources::qemu::plugin_args::{CallchainMode, SampleMode};
+use perfscope::store::{Recorder, SessionMeta, SqlOutput, run_sql};
 use perfscope::symbols::SymbolStyle;
 
 #[derive(Parser)]
@@ -48,6 +50,21 @@ enum Command {
     /// Run a guest kernel in QEMU with the sampling plugin: live console, hotspots and
     /// flamegraph, the workload window between markers, and the full artifact set.
     Qemu(QemuArgs),
+    /// Query a recorded session (`--record FILE.db`) with SQL; prints perf-prof's sql tables.
+    Sql(SqlArgs),
+}
+
+#[derive(Args)]
+struct SqlArgs {
+    /// The session file.
+    session: PathBuf,
+    /// One or more `;`-separated queries. Tables: meta, instances, frames, stacks,
+    /// stack_frames, samples, event_types, events, console, markers, symbols, lost; one
+    /// view per event type (e.g. sched_switch); field(type, raw, 'name') decodes a field.
+    query: String,
+    /// Print CSV (a header line, then rows) instead of perf-prof's tables.
+    #[arg(long)]
+    csv: bool,
 }
 
 #[derive(Args)]
@@ -83,6 +100,10 @@ struct QemuArgs {
     callchain: CallchainMode,
     #[arg(long, value_name = "N", default_value_t = 128)]
     max_depth: u32,
+    /// Record the run (samples with their stacks, console lines, markers) into an SQLite
+    /// session, replayed with `perfscope open FILE.db` and queried with `perfscope sql`.
+    #[arg(long, value_name = "FILE.db")]
+    record: Option<PathBuf>,
     /// Keep only kernel-text samples (firmware and user space are dropped and counted).
     #[arg(long)]
     kernel_filter: bool,
@@ -163,8 +184,11 @@ struct TuiArgs {
 
 #[derive(Args)]
 struct OpenArgs {
-    /// qperf.bin (needs --elf or --kallsyms) or folded file.
+    /// qperf.bin (needs --elf or --kallsyms), folded file, or a recorded session (.db).
     input: PathBuf,
+    /// No terminal UI: load the input and write the artifact set to --out (as the export key does).
+    #[arg(long)]
+    no_tui: bool,
     #[command(flatten)]
     symbols: SymbolArgs,
     /// A console log to show in the console pane (followed as it grows with --follow).
@@ -375,6 +399,25 @@ impl SymbolArgs {
 
 fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
+        Command::Report(a) if a.input.as_deref().is_some_and(is_session) => {
+            // A recorded session goes through the live export, as `open --no-tui` does.
+            let source = Box::new(ReplaySource::open(a.input.as_deref().unwrap_or(Path::new("")))?);
+            let markers = markers_from_secs(a.window.start_sec, a.window.stop_sec);
+            let focus = a
+                .window
+                .focus
+                .as_deref()
+                .map(Focus::new)
+                .transpose()
+                .context("--focus is not a valid regular expression")?;
+            let selection = Selection::window(markers.main_window()).with_focus(focus);
+            let export = ExportRequest {
+                out_dir: a.out.clone(),
+                arch: a.arch.clone(),
+            };
+            let set = run_headless(source, selection, &export, false)?;
+            print!("{}", report::summary(&set, 10));
+        }
         Command::Report(a) => {
             let input = match (a.folded.clone(), a.input.clone()) {
                 (Some(path), _) => Input::Folded { path },
@@ -420,12 +463,6 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             print!("{}", diff::summary(&outcome, o.top));
         }
         Command::Open(a) => {
-            if a.input.extension().is_some_and(|e| e == "db") {
-                bail!(
-                    "{} looks like a session database; SQLite sessions come with `--record` (the host source)",
-                    a.input.display()
-                );
-            }
             let focus = a
                 .window
                 .focus
@@ -445,7 +482,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 style: a.symbols.style(),
                 kernel_filter: a.symbols.kernel_filter,
             };
-            let source: Box<dyn Source> = if a.follow {
+            let source: Box<dyn Source> = if is_session(&a.input) {
+                Box::new(ReplaySource::open(&a.input)?)
+            } else if a.follow {
                 // The file may not exist yet: it is a qperf.bin by definition here.
                 let Some(symbols) = a.symbols.source() else {
                     bail!("--follow needs the kernel ELF (--elf) or a kallsyms file (--kallsyms)");
@@ -461,11 +500,26 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 let input = a.symbols.input(a.input.clone())?;
                 Box::new(FileSource::new(input, options, a.console.clone(), markers))
             };
+            if a.no_tui {
+                let set = run_headless(source, config.selection.clone(), &config.export, false)?;
+                print!("{}", report::summary(&set, 10));
+                return Ok(());
+            }
             run_tui(config, source, &a.input.display().to_string())?;
         }
         Command::Qemu(a) => run_qemu(a)?,
+        Command::Sql(a) => {
+            let format = if a.csv { SqlOutput::Csv } else { SqlOutput::Table };
+            run_sql(&a.session, &a.query, format, &mut std::io::stdout().lock())?;
+        }
     }
     Ok(())
+}
+
+/// A session file: named `.db`, or an SQLite file by its header.
+fn is_session(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "db")
+        || perfscope::store::schema::is_sqlite_file(path).unwrap_or(false)
 }
 
 fn seconds(flag: &str, s: f64) -> anyhow::Result<Duration> {
@@ -510,7 +564,12 @@ fn run_qemu(a: QemuArgs) -> anyhow::Result<()> {
         host_perf_events: a.host_perf_events.clone(),
         out: a.out.clone(),
     };
-    let (source, export) = start_qemu(&options)?;
+    let (mut source, export) = start_qemu(&options)?;
+    if let Some(path) = &a.record {
+        let mut meta = SessionMeta::now("qemu", &a.kernel.display().to_string());
+        meta.arch = Some(a.arch.name().to_string());
+        source.record_into(Recorder::create(path, &meta)?);
+    }
     let work_dir = export.out_dir.join("perf").join(a.arch.name()).join("latest");
     if a.no_tui {
         let set = run_headless(

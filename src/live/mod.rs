@@ -8,6 +8,7 @@ pub mod follow;
 pub mod host;
 pub mod qemu;
 pub mod qemu_setup;
+pub mod replay;
 pub mod snapshot;
 pub mod source;
 pub mod state;

@@ -18,6 +18,7 @@ use crate::ingest::open::{OpenOptions, SymbolSource};
 use crate::model::Profile;
 use crate::sources::qemu::{QemuSession, SessionOptions};
 use crate::sources::qperf_file::{PluginSummary, QperfTail, StreamDecoder, read_file, sidecar_path};
+use crate::store::{Recorder, SessionTap};
 
 use super::source::{Source, SourcePoll};
 use super::state::ModelState;
@@ -111,6 +112,8 @@ pub struct QemuSource {
     /// QEMU exited; draining what the stream still holds.
     exited_at: Option<Instant>,
     done: bool,
+    /// `--record`: the session file the model is copied into as it grows.
+    record: Option<SessionTap>,
 }
 
 impl QemuSource {
@@ -135,7 +138,35 @@ impl QemuSource {
             started: Instant::now(),
             exited_at: None,
             done: false,
+            record: None,
         })
+    }
+
+    /// Record the run (samples, console lines, markers) into a session file as it arrives.
+    pub fn record_into(&mut self, recorder: Recorder) {
+        self.record = Some(SessionTap::new(recorder));
+    }
+
+    /// Copy what the model gained into the session file; at the end, close it.
+    fn record_step(&mut self, state: &mut ModelState, finished: bool) {
+        let Some(tap) = &mut self.record else { return };
+        tap.record(&state.profile, &state.console, &state.markers, state.stats.lost);
+        if !finished {
+            return;
+        }
+        tap.record_meta("plugin.", &state.plugin_summary);
+        if let Some(window) = &state.window {
+            tap.record_meta("", &[("window_json".into(), window.to_json().to_string())]);
+        }
+        let path = tap.recorder().path().display().to_string();
+        match self.record.take().map(SessionTap::finish) {
+            Some(Ok(s)) if s.rows_dropped > 0 => state.warnings.push(format!(
+                "session {path}: {} rows written, {} dropped (the writer fell behind)",
+                s.rows_written, s.rows_dropped
+            )),
+            Some(Err(e)) => state.warnings.push(format!("session {path}: {e}")),
+            _ => {}
+        }
     }
 
     /// Take stream bytes (or file records); returns records added and whether the
@@ -291,10 +322,12 @@ impl Source for QemuSource {
             if closed || at.elapsed() > Duration::from_secs(3) {
                 self.take_records(state);
                 self.finish(state);
+                self.record_step(state, true);
                 self.done = true;
                 return Ok(SourcePoll::Finished);
             }
         }
+        self.record_step(state, false);
         Ok(if progress {
             SourcePoll::Progress
         } else {

@@ -1,0 +1,64 @@
+//! What can go wrong with a session file, each message saying what to do next.
+
+use std::path::PathBuf;
+
+/// Errors of the session store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("{path}: not an SQLite file: give a session recorded with `--record FILE.db`")]
+    NotSqlite { path: PathBuf },
+    #[error(
+        "{path}: an SQLite file but not a perfscope session (application_id {application_id:#x}): \
+         give a file written by `--record`"
+    )]
+    NotSession { path: PathBuf, application_id: i64 },
+    #[error(
+        "{path}: session schema version {found}, this perfscope reads version {expected}: \
+         open it with the perfscope that recorded it"
+    )]
+    WrongVersion {
+        path: PathBuf,
+        found: i64,
+        expected: i64,
+    },
+    #[error("{path}: cannot read the session: {cause}")]
+    Io { path: PathBuf, cause: std::io::Error },
+    #[error(
+        "{path} exists and is not a perfscope session: refusing to overwrite it; remove it or \
+         record to another file"
+    )]
+    WouldClobber { path: PathBuf },
+    #[error("{context}: {cause}")]
+    Sqlite { context: String, cause: rusqlite::Error },
+    #[error("the session recorder stopped: {0}")]
+    WriterGone(String),
+    #[error(
+        "event type {index} was recorded before it was declared: call Recorder::event_type \
+         with its layout first"
+    )]
+    UndeclaredEventType { index: u16 },
+    #[error("event type {type_id}: its stored layout is not valid: {reason}")]
+    BadLayout { type_id: i64, reason: String },
+    #[error("cannot write the query output: {0}")]
+    Output(std::io::Error),
+    #[error("{path}: {what} is corrupt: {reason}")]
+    Corrupt {
+        path: PathBuf,
+        what: &'static str,
+        reason: String,
+    },
+}
+
+/// Attach a context to an SQLite error.
+pub(crate) trait SqliteContext<T> {
+    fn ctx(self, context: impl FnOnce() -> String) -> Result<T, StoreError>;
+}
+
+impl<T> SqliteContext<T> for Result<T, rusqlite::Error> {
+    fn ctx(self, context: impl FnOnce() -> String) -> Result<T, StoreError> {
+        self.map_err(|cause| StoreError::Sqlite {
+            context: context(),
+            cause,
+        })
+    }
+}
