@@ -7,16 +7,15 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use perfscope::app::ViewKind;
 use perfscope::app::launch::run_tui;
-use perfscope::app::{AppConfig, ViewKind};
 use perfscope::batch::session::run_headless;
 use perfscope::batch::{diff, report};
-use perfscope::config::keymap::{config_dir, resolve_keymap};
-use perfscope::config::theme::{detect_color_depth, resolve_theme};
+use perfscope::cli::host_commands::HostCommand;
+use perfscope::cli::tui::TuiArgs;
 use perfscope::export::artifacts::markers_from_secs;
 use perfscope::export::artifacts::{FlamegraphKind, StackFormat};
 use perfscope::ingest::open::{Input, OpenOptions, SymbolSource, looks_folded};
-use perfscope::live::LiveMode;
 use perfscope::live::export::ExportRequest;
 use perfscope::live::follow::FollowSource;
 use perfscope::live::qemu_setup::{QemuRunOptions, start_qemu};
@@ -52,6 +51,8 @@ enum Command {
     Qemu(QemuArgs),
     /// Query a recorded session (`--record FILE.db`) with SQL; prints perf-prof's sql tables.
     Sql(SqlArgs),
+    #[command(flatten)]
+    Host(HostCommand),
 }
 
 #[derive(Args)]
@@ -155,34 +156,6 @@ struct QemuArgs {
 }
 
 #[derive(Args)]
-struct TuiArgs {
-    /// Keymap: "default", "vim" or a TOML file (default: <config dir>/keymap.toml, else built-in).
-    #[arg(long, value_name = "NAME|FILE")]
-    keymap: Option<String>,
-    /// Theme: "dark", "light", "mono" or a TOML file (default: <config dir>/theme.toml, else dark).
-    #[arg(long, value_name = "NAME|FILE")]
-    theme: Option<String>,
-    /// Do not capture the mouse (keeps the terminal's own text selection).
-    #[arg(long)]
-    no_mouse: bool,
-    /// Milliseconds between live refreshes.
-    #[arg(long, value_name = "MS", default_value_t = 1000)]
-    refresh_ms: u64,
-    /// Live mode at start (`--mode` is QEMU's sampling mode in `perfscope qemu`).
-    #[arg(long, value_enum, default_value_t = ModeArg::Accumulate, ignore_case = true)]
-    live_mode: ModeArg,
-    /// Seconds the sliding mode keeps.
-    #[arg(long, value_name = "S", default_value_t = 10.0)]
-    sliding_seconds: f64,
-    /// Factor the decay mode multiplies older weights by at each refresh (perf top: 0.875).
-    #[arg(long, value_name = "F", default_value_t = 0.875)]
-    decay: f64,
-    /// The view shown first.
-    #[arg(long, value_enum, default_value_t = ViewKind::Flamegraph, ignore_case = true)]
-    view: ViewKind,
-}
-
-#[derive(Args)]
 struct OpenArgs {
     /// qperf.bin (needs --elf or --kallsyms), folded file, or a recorded session (.db).
     input: PathBuf,
@@ -207,51 +180,6 @@ struct OpenArgs {
     arch: Option<String>,
     #[command(flatten)]
     tui: TuiArgs,
-}
-
-#[derive(Copy, Clone, ValueEnum)]
-enum ModeArg {
-    Accumulate,
-    Sliding,
-    Decay,
-}
-
-impl TuiArgs {
-    /// The app configuration these flags (and the config directory) describe.
-    fn config(&self, export: ExportRequest, selection: Selection) -> anyhow::Result<AppConfig> {
-        let dir = config_dir();
-        let keymap = resolve_keymap(self.keymap.as_deref().map(Path::new), dir.as_deref())?;
-        let depth = detect_color_depth(|k| std::env::var(k).ok());
-        let theme = resolve_theme(self.theme.as_deref(), dir.as_deref(), depth)?;
-        if !(0.0..=1.0).contains(&self.decay) {
-            bail!("--decay must be between 0 and 1 (got {})", self.decay);
-        }
-        if self.sliding_seconds.is_nan() || self.sliding_seconds <= 0.0 {
-            bail!(
-                "--sliding-seconds must be positive (got {})",
-                self.sliding_seconds
-            );
-        }
-        Ok(AppConfig {
-            keymap,
-            theme,
-            mouse: !self.no_mouse,
-            export,
-            refresh: Duration::from_millis(self.refresh_ms.max(50)),
-            sliding_seconds: self.sliding_seconds,
-            decay_factor: self.decay,
-            selection,
-            mode: match self.live_mode {
-                ModeArg::Accumulate => LiveMode::Accumulate,
-                ModeArg::Sliding => LiveMode::Sliding {
-                    seconds: self.sliding_seconds,
-                },
-                ModeArg::Decay => LiveMode::Decay { factor: self.decay },
-            },
-            initial_view: self.view,
-            export_on_finish: None,
-        })
-    }
 }
 
 #[derive(Args)]
@@ -508,6 +436,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             run_tui(config, source, &a.input.display().to_string())?;
         }
         Command::Qemu(a) => run_qemu(a)?,
+        Command::Host(command) => perfscope::cli::host_commands::run(command)?,
         Command::Sql(a) => {
             let format = if a.csv { SqlOutput::Csv } else { SqlOutput::Table };
             run_sql(&a.session, &a.query, format, &mut std::io::stdout().lock())?;

@@ -39,7 +39,7 @@ pub fn run_headless(
     loop {
         if stop.load(Ordering::Relaxed) && !stopping {
             stopping = true;
-            eprintln!("perfscope: stopping QEMU (signal); the artifacts are still written");
+            eprintln!("perfscope: stopping (signal); the artifacts are still written");
             source.stop();
         }
         let poll = match source.poll(&mut state) {

@@ -3,4 +3,6 @@
 //! structs. `src/main.rs` assembles the subcommands; nothing here runs anything.
 
 pub mod host;
+pub mod host_commands;
+pub mod tui;
 pub mod units;

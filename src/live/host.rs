@@ -2,10 +2,13 @@
 //! Each runs a reader thread that drains the rings promptly (so the kernel loses as little
 //! as possible) and hands finished work to the model thread.
 
-pub mod options;
-pub mod workload;
 pub mod analysis;
 pub mod comms;
+pub mod options;
+pub mod replay;
+pub mod sample_session;
+pub mod sample_source;
 pub mod targets;
 pub mod trace_session;
-pub mod sample_session;
+pub mod trace_source;
+pub mod workload;

@@ -58,6 +58,18 @@ pub fn load_into(session: RecordedSession, state: &mut ModelState) {
         .filter_map(|(k, v)| Some((k.strip_prefix("plugin.")?.to_string(), v.clone())))
         .collect();
     state.window = session.meta.get("window_json").and_then(|j| window_from_json(j));
+    // A host tracepoint session: run its analysis again over the recorded events.
+    match crate::live::host::replay::replay_trace(&session) {
+        Ok(Some(replayed)) => {
+            state.histograms = replayed.series;
+            state.tables = replayed.tables;
+            state.stats.source = format!("{} · {} events", session.path.display(), replayed.events);
+        }
+        Ok(None) => {}
+        Err(e) => state
+            .warnings
+            .push(format!("the recorded analysis could not be replayed: {e:#}")),
+    }
     state.console = session.console;
     state.profile = session.profile;
 }

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 pub use format::{FormatError, parse_format};
 pub use mount::{TRACEFS_MOUNT_POINT, find_in_mounts, mount_tracefs};
 pub use print::format_fields;
-pub use resolve::{BoundAttrs, ResolveError, ResolvedEvent, resolve};
+pub use resolve::{BoundAttrs, ResolveError, ResolvedEvent, bind_event, resolve};
 pub use selector::{AttrExpr, EventSpec, SelectorError, parse_selectors};
 
 use crate::model::trace_event::EventLayout;

@@ -4,8 +4,6 @@
 //! this is where the selectors' expressions (`key=`, `top-by=`, `comm=`) become their
 //! key sources.
 
-use std::sync::Arc;
-
 use anyhow::{Context, bail};
 
 use crate::analyzers::Analyzer;
@@ -142,7 +140,12 @@ impl Analysis {
 
     /// What `-i` prints: the `--than` offenders as raw event lines, then the interval's
     /// table, exactly as perf-prof; the interval starts over.
-    pub fn interval_text(&mut self, wall: &WallClock, wall_of: &dyn Fn(u64) -> WallClock, comm_of: CommOf<'_>) -> String {
+    pub fn interval_text(
+        &mut self,
+        wall: &WallClock,
+        wall_of: &dyn Fn(u64) -> WallClock,
+        comm_of: CommOf<'_>,
+    ) -> String {
         let (pairs, _dropped) = self.take_slow_pairs();
         let fields = |event: &TraceEvent<'_>, layout: &EventLayout| format_fields(layout, event.raw);
         let mut out = text::slow_pair_lines(&pairs, &self.layouts, wall_of, comm_of, &fields);
@@ -150,7 +153,9 @@ impl Analysis {
         let table = match &mut self.kind {
             Kind::Syscalls(a) => text::syscall_table(&a.take_interval(), wall, comm_of, style),
             Kind::MultiTrace(a) => text::multi_trace_text(&a.take_interval(), wall, comm_of, style),
-            Kind::Top { analyzer, printkey } => top_text(&analyzer.take_interval(), wall, comm_of, printkey.as_ref()),
+            Kind::Top { analyzer, printkey } => {
+                top_text(&analyzer.take_interval(), wall, comm_of, printkey.as_ref())
+            }
         };
         out.push_str(&table);
         out
@@ -168,12 +173,20 @@ impl Analysis {
                         let names = &table.pairs[row.pair];
                         let instance = row.instance.map(|key| {
                             if table.comm_column {
-                                format!("{key} {}", comm_of(key as u32).unwrap_or_else(|| text::UNKNOWN_COMM.into()))
+                                format!(
+                                    "{key} {}",
+                                    comm_of(key as u32).unwrap_or_else(|| text::UNKNOWN_COMM.into())
+                                )
                             } else {
                                 format!("{} {key}", table.key_header.as_deref().unwrap_or("key"))
                             }
                         });
-                        series(format!("{} => {}", names.start, names.end), instance, &row.stats, false)
+                        series(
+                            format!("{} => {}", names.start, names.end),
+                            instance,
+                            &row.stats,
+                            false,
+                        )
                     })
                     .collect(),
                 MultiTraceTable::Pair(_) => Vec::new(),
@@ -189,10 +202,17 @@ impl Analysis {
             Kind::Syscalls(a) => (text::syscall_table(&a.snapshot(), wall, comm_of, style), 2),
             Kind::MultiTrace(a) => {
                 let table = a.snapshot();
-                let header = if matches!(table, MultiTraceTable::Delay(_)) { 2 } else { 0 };
+                let header = if matches!(table, MultiTraceTable::Delay(_)) {
+                    2
+                } else {
+                    0
+                };
                 (text::multi_trace_text(&table, wall, comm_of, style), header)
             }
-            Kind::Top { analyzer, printkey } => (top_text(&analyzer.snapshot(), wall, comm_of, printkey.as_ref()), 1),
+            Kind::Top { analyzer, printkey } => (
+                top_text(&analyzer.snapshot(), wall, comm_of, printkey.as_ref()),
+                1,
+            ),
         };
         let mut lines = text.lines().map(str::to_string);
         // The first line is the interval's time stamp: the title says what it is instead.
@@ -208,12 +228,18 @@ impl Analysis {
 }
 
 fn series(name: String, instance: Option<String>, stats: &LatencyStats, errors: bool) -> HistogramSeries {
-    let mut extra = vec![("total".to_string(), crate::views::widgets::units::format_ns(stats.total_ns()))];
+    let mut extra = vec![(
+        "total".to_string(),
+        crate::views::widgets::units::format_ns(stats.total_ns()),
+    )];
     if errors {
         extra.push(("err".into(), stats.errors.to_string()));
     }
     if stats.than > 0 {
-        extra.push(("than".into(), format!("{} ({}%)", stats.than, stats.than_percent())));
+        extra.push((
+            "than".into(),
+            format!("{} ({}%)", stats.than, stats.than_percent()),
+        ));
     }
     HistogramSeries {
         name,
@@ -229,9 +255,17 @@ fn syscall_series(table: &SyscallTable, comm_of: CommOf<'_>) -> Vec<HistogramSer
         .iter()
         .map(|row| {
             let instance = row.thread.map(|tid| {
-                format!("{tid} {}", comm_of(tid).unwrap_or_else(|| text::UNKNOWN_COMM.into()))
+                format!(
+                    "{tid} {}",
+                    comm_of(tid).unwrap_or_else(|| text::UNKNOWN_COMM.into())
+                )
             });
-            series(crate::analyzers::syscall_label(row.id), instance, &row.stats, true)
+            series(
+                crate::analyzers::syscall_label(row.id),
+                instance,
+                &row.stats,
+                true,
+            )
         })
         .collect()
 }
@@ -240,7 +274,11 @@ fn top_text(table: &TopTable, wall: &WallClock, comm_of: CommOf<'_>, printkey: O
     let printkey_fn = |key: u64| {
         printkey
             .and_then(|p| p.eval_vars(&[key as i64]))
-            .and_then(|v| v.as_str().map(str::to_string).or_else(|| v.as_int().map(|i| i.to_string())))
+            .and_then(|v| {
+                v.as_str()
+                    .map(str::to_string)
+                    .or_else(|| v.as_int().map(|i| i.to_string()))
+            })
             .unwrap_or_else(|| key.to_string())
     };
     let printkey_ref: &dyn Fn(u64) -> String = &printkey_fn;
@@ -325,7 +363,10 @@ fn multi_trace(
     Ok(MultiTraceAnalyzer::new(layouts, config)?)
 }
 
-fn top_config(options: &TraceOptions, events: &[&ResolvedEvent]) -> anyhow::Result<(TopConfig, Option<BoundExpr>)> {
+fn top_config(
+    options: &TraceOptions,
+    events: &[&ResolvedEvent],
+) -> anyhow::Result<(TopConfig, Option<BoundExpr>)> {
     let default_key = options
         .key
         .as_deref()
@@ -340,12 +381,20 @@ fn top_config(options: &TraceOptions, events: &[&ResolvedEvent]) -> anyhow::Resu
         let spec = &event.spec;
         let mut columns = Vec::new();
         for (expr, attr) in event.attrs.top_by.iter().zip(&spec.top_by) {
-            let header = if columns.is_empty() { spec.alias.clone() } else { None };
+            let header = if columns.is_empty() {
+                spec.alias.clone()
+            } else {
+                None
+            };
             let header = header.unwrap_or_else(|| attr.expr.text().to_string());
             columns.push(TopColumn::sum(&header, number_of(expr.clone()), true));
         }
         for (expr, attr) in event.attrs.top_add.iter().zip(&spec.top_add) {
-            let header = if columns.is_empty() { spec.alias.clone() } else { None };
+            let header = if columns.is_empty() {
+                spec.alias.clone()
+            } else {
+                None
+            };
             let header = header.unwrap_or_else(|| attr.expr.text().to_string());
             columns.push(TopColumn::sum(&header, number_of(expr.clone()), false));
         }
@@ -381,7 +430,7 @@ fn top_config(options: &TraceOptions, events: &[&ResolvedEvent]) -> anyhow::Resu
         key_text,
         comm_text,
         only_comm: options.only_comm,
-        pid_comm: Some(Box::new(|pid| proc_comm(pid))),
+        pid_comm: Some(Box::new(proc_comm)),
     };
     Ok((config, printkey))
 }
@@ -391,7 +440,3 @@ pub fn proc_comm(tid: u32) -> Option<String> {
     let text = std::fs::read_to_string(format!("/proc/{tid}/comm")).ok()?;
     Some(text.trim_end().to_string())
 }
-
-/// Keep clippy honest about the shared-pointer import when the symbolizer is unused.
-#[allow(dead_code)]
-type SharedLayouts = Arc<Vec<EventLayout>>;

@@ -61,6 +61,26 @@ impl AnalyzerKind {
         }
     }
 
+    /// A stable name for session files (`multi-trace-pair` is not `multi-trace`).
+    pub fn key(self) -> &'static str {
+        match self {
+            AnalyzerKind::MultiTracePair => "multi-trace-pair",
+            other => other.name(),
+        }
+    }
+
+    pub fn from_key(key: &str) -> Option<AnalyzerKind> {
+        [
+            AnalyzerKind::Syscalls,
+            AnalyzerKind::Rundelay,
+            AnalyzerKind::MultiTraceDelay,
+            AnalyzerKind::MultiTracePair,
+            AnalyzerKind::Top,
+        ]
+        .into_iter()
+        .find(|k| k.key() == key)
+    }
+
     /// perf-prof's default ring size for the analyzer (pages).
     pub fn default_pages(self) -> usize {
         match self {

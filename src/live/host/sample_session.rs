@@ -80,7 +80,11 @@ impl SampleSession {
             attr = attr.with_wakeup(Wakeup::WatermarkPercent(u32::from(w)));
         }
         let pages = run.ring.pages.unwrap_or(DEFAULT_PAGES);
-        let events = PerfEvents::open(std::slice::from_ref(&attr), &targets.targets, RingOptions { data_pages: pages })?;
+        let events = PerfEvents::open(
+            std::slice::from_ref(&attr),
+            &targets.targets,
+            RingOptions { data_pages: pages },
+        )?;
         let event_name = match events.event_kind(crate::model::trace_event::EventIndex(0)) {
             Some(EventKind::HardwareCycles) => "cycles",
             Some(EventKind::TaskClock) => "task-clock",
@@ -104,7 +108,10 @@ impl SampleSession {
             event_name,
             finished: false,
         };
-        session.events.enable().context("cannot enable the sampling events")?;
+        session
+            .events
+            .enable()
+            .context("cannot enable the sampling events")?;
         session.targets.start_workload();
         Ok(session)
     }
@@ -119,6 +126,8 @@ impl SampleSession {
         if self.finished {
             return Ok(false);
         }
+        // Asked before the drain, so what an exited workload left in the rings is read.
+        let exited = self.targets.workload_exited();
         let outcome = self.events.poll(timeout)?;
         let symbols = &mut self.symbols;
         let counters = &mut self.counters;
@@ -194,14 +203,21 @@ impl SampleSession {
                     MappedFile::Inode { maj, min, ino, .. } => Some(FileKey::new(maj, min, ino)),
                     MappedFile::BuildId(_) => None,
                 };
-                symbols.on_mmap(m.pid, m.addr, m.len, m.pgoff, &String::from_utf8_lossy(m.filename), file);
+                symbols.on_mmap(
+                    m.pid,
+                    m.addr,
+                    m.len,
+                    m.pgoff,
+                    &String::from_utf8_lossy(m.filename),
+                    file,
+                );
             }
             Record::Fork(t) if t.pid != t.ppid => symbols.on_fork(t.ppid, t.pid),
             Record::Exit(t) if t.pid == t.tid => symbols.on_exit(t.pid),
             _ => {}
         });
         self.counters.lost = self.events.lost_total();
-        let over = outcome.all_hung_up || self.targets.workload_exited();
+        let over = outcome.all_hung_up || exited;
         if over {
             self.finished = true;
             let _ = self.events.disable();

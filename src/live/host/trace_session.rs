@@ -16,6 +16,7 @@ use crate::sources::perf_event::reader::{Ordered, PerfEvents, RingOptions};
 use crate::sources::perf_event::targets::Target;
 use crate::sources::qemu::clock::monotonic_ns;
 use crate::sources::tracefs::{ResolvedEvent, Tracefs, parse_selectors, resolve};
+use crate::store::{Recorder, SessionMeta};
 
 use super::analysis::Analysis;
 use super::comms::CommCache;
@@ -37,7 +38,10 @@ pub struct TraceCounters {
 fn default_events(analyzer: AnalyzerKind) -> Vec<String> {
     match analyzer {
         AnalyzerKind::Syscalls => vec!["raw_syscalls:sys_enter".into(), "raw_syscalls:sys_exit".into()],
-        AnalyzerKind::Rundelay => vec!["sched:sched_wakeup*,sched:sched_switch".into(), "sched:sched_switch".into()],
+        AnalyzerKind::Rundelay => vec![
+            "sched:sched_wakeup*,sched:sched_switch".into(),
+            "sched:sched_switch".into(),
+        ],
         _ => Vec::new(),
     }
 }
@@ -65,7 +69,42 @@ pub struct TraceSession {
     started: Instant,
     /// CLOCK_REALTIME − CLOCK_MONOTONIC at the start, to print event times as wall time.
     realtime_offset_ns: i128,
+    /// `--record`: every event the analyzer sees, as it sees it.
+    recorder: Option<Recorder>,
     finished: bool,
+}
+
+/// The session file's description of the analysis, so a replay rebuilds the same one.
+fn trace_meta(
+    trace: &TraceOptions,
+    texts: &[String],
+    stages: &[Vec<ResolvedEvent>],
+    threads: bool,
+) -> SessionMeta {
+    let mut meta = SessionMeta::now("host-trace", trace.analyzer.name());
+    meta.arch = Some(std::env::consts::ARCH.into());
+    let sizes: Vec<usize> = stages.iter().map(Vec::len).collect();
+    meta.extra = vec![
+        ("trace.analyzer".into(), trace.analyzer.key().into()),
+        (
+            "trace.events".into(),
+            serde_json::to_string(texts).unwrap_or_default(),
+        ),
+        (
+            "trace.stage_sizes".into(),
+            serde_json::to_string(&sizes).unwrap_or_default(),
+        ),
+        ("trace.perins".into(), trace.perins.to_string()),
+        (
+            "trace.than_ns".into(),
+            trace.than_ns.map(|t| t.to_string()).unwrap_or_default(),
+        ),
+        ("trace.key".into(), trace.key.clone().unwrap_or_default()),
+        ("trace.cycle".into(), trace.cycle.to_string()),
+        ("trace.only_comm".into(), trace.only_comm.to_string()),
+        ("trace.threads".into(), threads.to_string()),
+    ];
+    meta
 }
 
 impl TraceSession {
@@ -77,12 +116,17 @@ impl TraceSession {
             trace.events.clone()
         };
         if texts.is_empty() {
-            bail!("{} needs events: give them with -e sys:name[/filter/attrs/]", trace.analyzer.name());
+            bail!(
+                "{} needs events: give them with -e sys:name[/filter/attrs/]",
+                trace.analyzer.name()
+            );
         }
         if trace.analyzer == AnalyzerKind::Syscalls {
             let names: Vec<&str> = texts.iter().map(|t| t.split('/').next().unwrap_or(t)).collect();
             if names != ["raw_syscalls:sys_enter", "raw_syscalls:sys_exit"] {
-                bail!("syscalls: use -e raw_syscalls:sys_enter -e raw_syscalls:sys_exit (filters and attributes allowed)");
+                bail!(
+                    "syscalls: use -e raw_syscalls:sys_enter -e raw_syscalls:sys_exit (filters and attributes allowed)"
+                );
             }
         }
         let mut stages = resolve_stages(&tracefs, &texts)?;
@@ -97,12 +141,15 @@ impl TraceSession {
             .iter()
             .flatten()
             .map(|event| {
-                let mut attr = EventAttr::tracepoint(event.layout.id).with_wakeup(match run.ring.watermark_percent {
-                    Some(w) => Wakeup::WatermarkPercent(u32::from(w)),
-                    None => Wakeup::default(),
-                });
+                let mut attr =
+                    EventAttr::tracepoint(event.layout.id).with_wakeup(match run.ring.watermark_percent {
+                        Some(w) => Wakeup::WatermarkPercent(u32::from(w)),
+                        None => Wakeup::default(),
+                    });
                 if event.spec.stack {
-                    attr = attr.with_callchain().with_max_stack(event.spec.max_stack.unwrap_or(127));
+                    attr = attr
+                        .with_callchain()
+                        .with_max_stack(event.spec.max_stack.unwrap_or(127));
                 }
                 attr
             })
@@ -132,6 +179,23 @@ impl TraceSession {
             filters.push(user_filter);
         }
         let analysis = Analysis::build(trace, &stages, targets.threads)?;
+        let recorder = match &run.record {
+            Some(path) => {
+                let mut recorder =
+                    Recorder::create(path, &trace_meta(trace, &texts, &stages, targets.threads))
+                        .with_context(|| format!("--record {}", path.display()))?;
+                for (index, event) in stages.iter().flatten().enumerate() {
+                    recorder.event_type(
+                        EventIndex(index as u16),
+                        &event.layout,
+                        event.spec.alias.as_deref(),
+                        event.spec.filter.as_deref(),
+                    );
+                }
+                Some(recorder)
+            }
+            None => None,
+        };
         let mut session = TraceSession {
             events,
             analysis,
@@ -141,6 +205,7 @@ impl TraceSession {
             counters: TraceCounters::default(),
             started: Instant::now(),
             realtime_offset_ns: realtime_offset_ns(),
+            recorder,
             finished: false,
         };
         session.events.enable().context("cannot enable the events")?;
@@ -166,10 +231,25 @@ impl TraceSession {
         if self.finished {
             return Ok(false);
         }
+        // Asked before the drain: records a workload wrote before exiting are in the rings
+        // by the time it has exited, so this drain still sees them.
+        let exited = self.targets.workload_exited();
         let outcome = self.events.poll(timeout)?;
+        self.drain();
+        let over = outcome.all_hung_up || exited;
+        if over {
+            self.finish();
+        }
+        Ok(!over)
+    }
+
+    /// Feed everything the rings hold now, in time order, to the analyzer (and the
+    /// session file).
+    fn drain(&mut self) {
         let analysis = &mut self.analysis;
         let filters = &self.filters;
         let counters = &mut self.counters;
+        let recorder = &mut self.recorder;
         self.events.drain_ordered(|item| match item {
             Ordered::Record(record) => {
                 let Some(event) = record.trace_event() else {
@@ -183,29 +263,33 @@ impl TraceSession {
                 }
                 counters.events += 1;
                 analysis.feed(&event);
+                if let Some(r) = recorder {
+                    let _ = r.event(&event);
+                }
             }
             Ordered::Lost(range) => {
                 analysis.lost(range.start_ns, range.end_ns.unwrap_or(u64::MAX));
+                if let Some(r) = recorder {
+                    r.lost(Some(range.start_ns), None, range.count);
+                }
             }
         });
         self.counters.lost = self.events.lost_total();
-        let over = outcome.all_hung_up || self.targets.workload_exited();
-        if over {
-            self.finish();
-        }
-        Ok(!over)
     }
 
-    /// Release the records still held for ordering and close pending pairs.
+    /// Read the rings a last time, release the records still held for ordering and
+    /// close pending pairs.
     pub fn finish(&mut self) {
         if self.finished {
             return;
         }
         self.finished = true;
         let _ = self.events.disable();
+        self.drain();
         let analysis = &mut self.analysis;
         let counters = &mut self.counters;
         let filters = &self.filters;
+        let recorder = &mut self.recorder;
         self.events.flush_ordered(|item| {
             if let Ordered::Record(record) = item
                 && let Some(event) = record.trace_event()
@@ -217,10 +301,23 @@ impl TraceSession {
                 }
                 counters.events += 1;
                 analysis.feed(&event);
+                if let Some(r) = recorder {
+                    let _ = r.event(&event);
+                }
             }
         });
         self.counters.lost = self.events.lost_total();
         self.analysis.finish();
+        if let Some(recorder) = self.recorder.take() {
+            match recorder.finish() {
+                Ok(s) if s.rows_dropped > 0 => eprintln!(
+                    "perfscope: session file: {} rows written, {} dropped (the writer fell behind)",
+                    s.rows_written, s.rows_dropped
+                ),
+                Err(e) => eprintln!("perfscope: session file: {e}"),
+                _ => {}
+            }
+        }
     }
 
     /// An event's perf timestamp (CLOCK_MONOTONIC) as local wall-clock time.
@@ -238,7 +335,8 @@ impl TraceSession {
         let comms = &self.comms;
         let comm_of = |tid: u32| comms.name(tid);
         let now = WallClock::local(SystemTime::now());
-        self.analysis.interval_text(&now, &|t| wall_of(offset, t), &comm_of)
+        self.analysis
+            .interval_text(&now, &|t| wall_of(offset, t), &comm_of)
     }
 
     /// Whether the session was attached to threads (`-p`, `-t`, a workload).
@@ -248,7 +346,10 @@ impl TraceSession {
 
     /// One event as the analyzers see it, for tests of the session wiring.
     pub fn layout_name(&self, event: &TraceEvent<'_>) -> Option<String> {
-        self.analysis.layouts().get(usize::from(event.event.0)).map(|l| l.full_name())
+        self.analysis
+            .layouts()
+            .get(usize::from(event.event.0))
+            .map(|l| l.full_name())
     }
 }
 

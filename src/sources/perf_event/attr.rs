@@ -83,6 +83,9 @@ pub struct EventAttr {
 /// The sample fields every sampling event wants: where, who, when, which CPU.
 const BASE_SAMPLE: u32 = b::PERF_SAMPLE_TID | b::PERF_SAMPLE_TIME | b::PERF_SAMPLE_CPU;
 
+/// `PERF_FORMAT_LOST` (Linux 6.0): `read(2)` returns `{ value, lost }`.
+pub const READ_FORMAT_LOST: u64 = 1 << 4;
+
 impl EventAttr {
     /// A tracepoint sampled on every hit with its raw record.
     pub fn tracepoint(id: u64) -> EventAttr {
@@ -188,6 +191,10 @@ impl EventAttr {
             Sampling::Period(n) => attr.__bindgen_anon_1.sample_period = n.max(1),
         }
         attr.sample_type = self.sample_format().sample_type;
+        // The kernel's own count of this event's lost samples, readable at any time: a
+        // LOST record is only written once the ring has room again, so losses at the very
+        // end of a run (a workload's last burst) would otherwise go unreported.
+        attr.read_format = READ_FORMAT_LOST;
         attr.set_disabled(1);
         attr.set_sample_id_all(1);
         attr.set_use_clockid(1);

@@ -17,6 +17,8 @@ pub struct PerfEventFd {
     fd: OwnedFd,
     /// What was really opened (cycles may have become cpu-clock).
     kind: EventKind,
+    /// Opened with `PERF_FORMAT_LOST`: [`PerfEventFd::lost_samples`] works.
+    counts_lost: bool,
 }
 
 impl PerfEventFd {
@@ -40,8 +42,16 @@ impl PerfEventFd {
     ) -> Result<PerfEventFd, PerfEventError> {
         let mut attr = event.to_raw(ring_bytes)?;
         let (pid, cpu) = target.pid_cpu();
-        // SAFETY: attr is a valid, fully initialised perf_event_attr for the call.
-        let fd = unsafe { sys::perf_event_open(&mut attr, pid, cpu, -1, u64::from(b::PERF_FLAG_FD_CLOEXEC)) };
+        let open = |attr: &mut sys::bindings::perf_event_attr| {
+            // SAFETY: attr is a valid, fully initialised perf_event_attr for the call.
+            unsafe { sys::perf_event_open(attr, pid, cpu, -1, u64::from(b::PERF_FLAG_FD_CLOEXEC)) }
+        };
+        let mut fd = open(&mut attr);
+        if fd < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL) {
+            // Kernels before 6.0 refuse PERF_FORMAT_LOST: open without the lost counter.
+            attr.read_format = 0;
+            fd = open(&mut attr);
+        }
         if fd < 0 {
             return Err(open_error(event, target, io::Error::last_os_error()));
         }
@@ -49,11 +59,24 @@ impl PerfEventFd {
         Ok(PerfEventFd {
             fd: unsafe { OwnedFd::from_raw_fd(fd) },
             kind: event.kind,
+            counts_lost: attr.read_format & super::attr::READ_FORMAT_LOST != 0,
         })
     }
 
     pub fn kind(&self) -> EventKind {
         self.kind
+    }
+
+    /// The kernel's count of this event's samples lost to a full ring; `None` on kernels
+    /// without `PERF_FORMAT_LOST`.
+    pub fn lost_samples(&self) -> Option<u64> {
+        if !self.counts_lost {
+            return None;
+        }
+        let mut words = [0u64; 2];
+        // SAFETY: reading 16 bytes into a 16-byte buffer we own.
+        let n = unsafe { libc::read(self.fd.as_raw_fd(), words.as_mut_ptr().cast(), 16) };
+        (n == 16).then_some(words[1])
     }
 
     pub fn enable(&self) -> Result<(), PerfEventError> {

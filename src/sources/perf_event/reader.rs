@@ -318,10 +318,20 @@ impl PerfEvents {
 
     /// Lost records over all rings (LOST + LOST_SAMPLES).
     pub fn lost_total(&self) -> u64 {
-        self.rings
+        let reported: u64 = self
+            .rings
             .iter()
             .map(|r| r.counters.lost + r.counters.lost_samples)
-            .sum()
+            .sum();
+        // The kernel's per-event counters also hold losses no LOST record has reported
+        // yet (it writes one only when the ring has room again).
+        let counted: u64 = self
+            .fds
+            .iter()
+            .flatten()
+            .filter_map(PerfEventFd::lost_samples)
+            .sum();
+        reported.max(counted)
     }
 
     /// Sleep until some ring reaches its wake-up point, or `timeout`.

@@ -92,6 +92,12 @@ fn resolve_one(tracefs: &Tracefs, spec: EventSpec) -> Result<ResolvedEvent, Reso
         }
         Err(other) => return Err(other.into()),
     };
+    Ok(bind_event(spec, layout)?)
+}
+
+/// Bind a concrete spec's expression attributes to `layout` (the live format, or one read
+/// back from a recorded session).
+pub fn bind_event(spec: EventSpec, layout: EventLayout) -> Result<ResolvedEvent, SelectorError> {
     let bind = |attr: &AttrExpr, key: &str| -> Result<BoundExpr, SelectorError> {
         let bound = if key == "printkey" {
             attr.expr.bind_vars(&["key"])

@@ -1,0 +1,193 @@
+//! `perfscope top` / `profile` as a model source: the sampling session runs on its own
+//! reader thread (so the rings are drained however busy the model thread is) and hands
+//! over resolved samples in batches; the model interns them into the profile.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, TryRecvError, sync_channel};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+
+use crate::live::source::{Source, SourcePoll};
+use crate::live::state::ModelState;
+use crate::model::{Sample, SampleMeta};
+use crate::store::{Recorder, SessionMeta, SessionTap};
+
+use super::options::{HostRunOptions, SamplingOptions};
+use super::sample_session::{HostSample, SampleCounters, SampleSession};
+
+/// How long the reader sleeps in poll(2) at most (also how soon it sees a stop).
+const POLL: Duration = Duration::from_millis(100);
+
+/// What the reader thread sends.
+enum Batch {
+    Samples(Vec<HostSample>, SampleCounters),
+    /// The session ended (duration, workload exit, error).
+    Done(Option<String>),
+}
+
+pub struct HostSampleSource {
+    batches: Receiver<Batch>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+    label: String,
+    frequency_hz: u64,
+    record: Option<SessionTap>,
+    done: bool,
+}
+
+impl HostSampleSource {
+    /// Open the events (errors surface here, before any view starts) and start reading.
+    pub fn start(run: &HostRunOptions, sampling: &SamplingOptions) -> anyhow::Result<HostSampleSource> {
+        let mut session = SampleSession::open(run, sampling)?;
+        let label = format!("host {}", session.event_name);
+        let record = match &run.record {
+            Some(path) => {
+                let mut meta = SessionMeta::now("host", &label);
+                meta.arch = Some(std::env::consts::ARCH.into());
+                Some(SessionTap::new(
+                    Recorder::create(path, &meta).with_context(|| format!("--record {}", path.display()))?,
+                ))
+            }
+            None => None,
+        };
+        let stop = Arc::new(AtomicBool::new(false));
+        // Bounded: if the model thread stalls, the reader blocks on send rather than
+        // growing memory; the rings then fill and the kernel counts what it drops.
+        let (tx, rx) = sync_channel(64);
+        let deadline = run.duration.map(|d| Instant::now() + d);
+        let stop_flag = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("perfscope-sampler".into())
+            .spawn(move || {
+                let mut batch = Vec::new();
+                let reason = loop {
+                    if stop_flag.load(Ordering::Relaxed) || deadline.is_some_and(|d| Instant::now() >= d) {
+                        session.stop();
+                        break None;
+                    }
+                    match session.pump(POLL, &mut batch) {
+                        Ok(running) => {
+                            if !batch.is_empty() || !running {
+                                let _ = tx.send(Batch::Samples(std::mem::take(&mut batch), session.counters));
+                            }
+                            if !running {
+                                break None;
+                            }
+                        }
+                        Err(e) => break Some(format!("{e:#}")),
+                    }
+                };
+                let _ = tx.send(Batch::Done(reason));
+            })
+            .context("cannot start the sampling thread")?;
+        Ok(HostSampleSource {
+            batches: rx,
+            stop,
+            thread: Some(thread),
+            label,
+            frequency_hz: sampling.freq_hz,
+            record,
+            done: false,
+        })
+    }
+
+    fn finish_record(&mut self, state: &mut ModelState) {
+        if let Some(tap) = self.record.take() {
+            match tap.finish() {
+                Ok(s) if s.rows_dropped > 0 => state.warnings.push(format!(
+                    "session: {} rows written, {} dropped (the writer fell behind)",
+                    s.rows_written, s.rows_dropped
+                )),
+                Err(e) => state.warnings.push(format!("session: {e}")),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Intern one resolved sample into the profile.
+pub fn push_host_sample(state: &mut ModelState, sample: &HostSample) {
+    let instance = state.profile.instance(sample.instance.clone());
+    let stack = state.profile.intern_named_stack(&sample.frames);
+    state.profile.push_sample(Sample {
+        time_ns: Some(sample.time_ns),
+        instance,
+        // One per sample, as perf top counts: percentages are shares of samples.
+        weight: 1,
+        stack,
+        meta: SampleMeta {
+            raw_depth: sample.frames.len().min(usize::from(u16::MAX)) as u16,
+            flags: SampleMeta::HAS_PC | SampleMeta::HAS_CPU,
+            callchain: crate::model::Callchain::FramePointer,
+        },
+    });
+}
+
+impl Source for HostSampleSource {
+    fn poll(&mut self, state: &mut ModelState) -> anyhow::Result<SourcePoll> {
+        if self.done {
+            return Ok(SourcePoll::Finished);
+        }
+        if state.stats.source.is_empty() {
+            state.stats.source = self.label.clone();
+            state.profile.info.source = self.label.clone();
+            state.profile.info.frequency_hz = Some(self.frequency_hz);
+        }
+        let mut progress = false;
+        loop {
+            match self.batches.try_recv() {
+                Ok(Batch::Samples(samples, counters)) => {
+                    for sample in &samples {
+                        push_host_sample(state, sample);
+                    }
+                    state.stats.lost = counters.lost;
+                    progress = true;
+                }
+                Ok(Batch::Done(reason)) => {
+                    if let Some(reason) = reason {
+                        state.warnings.push(format!("sampling stopped: {reason}"));
+                    }
+                    self.done = true;
+                    break;
+                }
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => {
+                    self.done = true;
+                    break;
+                }
+            }
+        }
+        if let Some(tap) = &mut self.record {
+            tap.record(&state.profile, &state.console, &state.markers, state.stats.lost);
+        }
+        if self.done {
+            self.finish_record(state);
+            state.stats.finished = true;
+            return Ok(SourcePoll::Finished);
+        }
+        Ok(if progress {
+            SourcePoll::Progress
+        } else {
+            SourcePoll::Idle
+        })
+    }
+
+    fn stop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+impl Drop for HostSampleSource {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        // Unblock a reader waiting on a full channel, then let it finish.
+        while self.batches.try_recv().is_ok() {}
+        if let Some(thread) = self.thread.take() {
+            drop(std::mem::replace(&mut self.batches, sync_channel(1).1));
+            let _ = thread.join();
+        }
+    }
+}
