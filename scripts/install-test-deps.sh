@@ -4,6 +4,7 @@
 #   - QEMU 10 from bookworm-backports (TCG plugin API v4), without touching /etc/apt:
 #     a private sources list reuses the machine's own mirror with the backports suite added
 #   - tmux (end-to-end tests drive the real binary in a terminal)
+#   - tracefs mounted at /sys/kernel/tracing (the host tracepoint tests read it)
 # Each step is skipped when its tool is already present, so re-running is cheap.
 set -euo pipefail
 
@@ -49,4 +50,9 @@ if ! qemu_ok; then
     apt-get $APTO install -y -qq -t bookworm-backports --no-install-recommends qemu-system-x86 qemu-system-riscv
     qemu_ok || { echo "install-test-deps: QEMU 10 did not install" >&2; exit 1; }
 fi
-echo "install-test-deps: riscv64 gcc $(riscv64-unknown-elf-gcc -dumpversion), $(qemu-system-riscv64 --version | head -n1), tmux $(tmux -V)"
+if ! mountpoint -q /sys/kernel/tracing; then
+    need_root
+    mount -t tracefs nodev /sys/kernel/tracing ||
+        { echo "install-test-deps: cannot mount tracefs at /sys/kernel/tracing (the kernel needs CONFIG_TRACING)" >&2; exit 1; }
+fi
+echo "install-test-deps: riscv64 gcc $(riscv64-unknown-elf-gcc -dumpversion), $(qemu-system-riscv64 --version | head -n1), tmux $(tmux -V), tracefs at /sys/kernel/tracing"

@@ -139,10 +139,11 @@ impl App {
             Box::new(FlameGraphView::new()),
             Box::new(CallTreeView::new()),
             Box::new(HistogramView::new()),
-            Box::new(crate::views::table::TableView::new()),
             Box::new(crate::views::timeline::TimelineView::new()),
             Box::new(ConsoleView::new()),
+            Box::new(crate::views::table::TableView::new()),
         ];
+        debug_assert_eq!(views.len(), ViewKind::ALL.len(), "one view per ViewKind, in its order");
         let mut app = App {
             selection: config.selection.clone(),
             mode: config.mode,
@@ -528,14 +529,25 @@ impl App {
         let mut x = self.areas.tabs.x;
         ViewKind::ALL
             .iter()
-            .enumerate()
-            .map(|(i, k)| {
-                let w = format!(" {} {} ", i + 1, k.title()).chars().count() as u16;
+            .map(|k| {
+                let w = self.tab_label(*k).chars().count() as u16;
                 let span = (*k, x, x + w);
                 x += w;
                 span
             })
             .collect()
+    }
+
+    /// " 4 Latency ": the first key of the view's show action in the active keymap.
+    fn tab_label(&self, kind: ViewKind) -> String {
+        let keys = self
+            .config
+            .keymap
+            .keys_for(KeyContext::Global, kind.show_action());
+        match keys.first() {
+            Some(key) => format!(" {key} {} ", kind.title()),
+            None => format!(" {} ", kind.title()),
+        }
     }
 
     fn tab_at(&self, col: u16) -> Option<ViewKind> {
@@ -566,7 +578,7 @@ impl App {
             status: Rect::new(area.x, area.y + area.height - 1, area.width, 1),
         };
         // Tabs.
-        for (i, (kind, a, b)) in self.tab_spans().into_iter().enumerate() {
+        for (kind, a, b) in self.tab_spans() {
             if a >= area.x + area.width {
                 break;
             }
@@ -575,7 +587,7 @@ impl App {
             } else {
                 theme.dim
             };
-            let text = format!(" {} {} ", i + 1, kind.title());
+            let text = self.tab_label(kind);
             buf.set_stringn(a, area.y, &text, (b.min(area.x + area.width) - a) as usize, style);
         }
         // The main view.

@@ -20,9 +20,9 @@ impl ViewKind {
         ViewKind::Flamegraph,
         ViewKind::CallTree,
         ViewKind::Histogram,
-        ViewKind::Table,
         ViewKind::Timeline,
         ViewKind::Console,
+        ViewKind::Table,
     ];
 
     pub fn index(self) -> usize {
@@ -34,11 +34,25 @@ impl ViewKind {
         match self {
             ViewKind::Hotspots => "Hotspots",
             ViewKind::Flamegraph => "Flamegraph",
-            ViewKind::CallTree => "Call tree",
+            // Short enough that all seven tabs fit in 80 columns.
+            ViewKind::CallTree => "Tree",
             ViewKind::Histogram => "Latency",
             ViewKind::Table => "Tables",
             ViewKind::Timeline => "Timeline",
             ViewKind::Console => "Console",
+        }
+    }
+
+    /// The action that shows this view (its tab is labelled with that action's key).
+    pub fn show_action(self) -> Action {
+        match self {
+            ViewKind::Hotspots => Action::ShowHotspots,
+            ViewKind::Flamegraph => Action::ShowFlamegraph,
+            ViewKind::CallTree => Action::ShowCallTree,
+            ViewKind::Histogram => Action::ShowHistogram,
+            ViewKind::Table => Action::ShowTable,
+            ViewKind::Timeline => Action::ShowTimeline,
+            ViewKind::Console => Action::ShowConsole,
         }
     }
 

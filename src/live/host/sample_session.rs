@@ -1,7 +1,9 @@
 //! A CPU sampling session (`perfscope top` / `profile`): cpu-clock (or cycles where the
-//! PMU exists) at `-F` Hz on every target, call chains resolved on the reader thread —
-//! kernel frames through kallsyms, user frames through the process's mappings — into
-//! named, root-first stacks the model interns.
+//! PMU exists) at `-F` Hz on every target. Two halves, for two threads: [`SampleSession`]
+//! only drains the rings into plain [`RawItem`]s (so it is back in poll(2) quickly and the
+//! kernel loses as little as possible), and [`SampleResolver`] turns them into named,
+//! root-first stacks — kernel frames through kallsyms, user frames through the process's
+//! mappings — however long a first DWARF load takes.
 
 use std::time::Duration;
 
@@ -16,16 +18,17 @@ use crate::symbols::host::{FileKey, HostFrame, HostSymbolizer, HostSymbolizerOpt
 use super::options::{HostRunOptions, SamplingOptions};
 use super::targets::{SessionTargets, open_targets};
 
-/// perf-prof's default ring for profile (2 pages) doubled for call chains, then doubled
-/// again: a stack sample is ~1 KiB and the reader must not fall behind at 1 kHz × CPUs.
-const DEFAULT_PAGES: usize = 16;
+/// 256 KiB per ring (perf-prof's profile default is 2 pages, doubled with -g): a sample
+/// with a deep kernel + user chain is ~1 KiB, so this holds a quarter second at 1 kHz —
+/// room for the reader to be descheduled on a loaded machine without losing samples.
+const DEFAULT_PAGES: usize = 64;
 
 /// One resolved sample, ready for the model.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HostSample {
     pub time_ns: u64,
     pub instance: Instance,
-    /// The sampled period (ns of CPU time for cpu-clock).
+    /// Samples this stands for (1: percentages are shares of samples, as perf top counts).
     pub weight: u64,
     /// Frame names, root first (the optional comm/pid frame, user outer → leaf, kernel
     /// outer → leaf).
@@ -41,10 +44,50 @@ pub struct SampleCounters {
     pub own_samples: u64,
 }
 
-/// A running sampling session.
+/// What the reader hands the resolver: a sample's addresses, or a side-band record the
+/// symbolizer needs to keep address spaces current (in ring order with the samples).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RawItem {
+    Sample(RawSample),
+    Comm {
+        pid: u32,
+        tid: u32,
+        comm: String,
+        exec: bool,
+    },
+    Mmap {
+        pid: u32,
+        start: u64,
+        len: u64,
+        pgoff: u64,
+        path: String,
+        file: Option<FileKey>,
+    },
+    Fork {
+        parent: u32,
+        child: u32,
+    },
+    Exit {
+        pid: u32,
+    },
+}
+
+/// A sample as read: its call chain split into kernel and user halves, leaf first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawSample {
+    pub time_ns: u64,
+    pub pid: u32,
+    pub tid: u32,
+    pub cpu: u32,
+    pub in_kernel: bool,
+    pub ip: Option<u64>,
+    pub kernel: Vec<u64>,
+    pub user: Vec<u64>,
+}
+
+/// A running sampling session: the rings.
 pub struct SampleSession {
     events: PerfEvents,
-    symbols: HostSymbolizer,
     targets: SessionTargets,
     options: SamplingOptions,
     own_pid: u32,
@@ -91,16 +134,9 @@ impl SampleSession {
             _ => "cpu-clock",
         }
         .to_string();
-        let symbols = HostSymbolizer::new(HostSymbolizerOptions {
-            kernel: !options.user_only,
-            root_frame: options.root,
-            ..HostSymbolizerOptions::default()
-        })
-        .context("cannot read the kernel's symbols")?;
         let own_pid = events.own_pid();
         let mut session = SampleSession {
             events,
-            symbols,
             targets,
             options: options.clone(),
             own_pid,
@@ -120,100 +156,61 @@ impl SampleSession {
         self.targets.threads
     }
 
-    /// Wait up to `timeout`, then resolve every sample that arrived into `out`. `false`
-    /// once the session is over (its workload or every watched thread exited).
-    pub fn pump(&mut self, timeout: Duration, out: &mut Vec<HostSample>) -> anyhow::Result<bool> {
+    /// Wait up to `timeout`, then move everything the rings hold into `out`. `false` once
+    /// the session is over (its workload or every watched thread exited).
+    pub fn pump(&mut self, timeout: Duration, out: &mut Vec<RawItem>) -> anyhow::Result<bool> {
         if self.finished {
             return Ok(false);
         }
         // Asked before the drain, so what an exited workload left in the rings is read.
         let exited = self.targets.workload_exited();
         let outcome = self.events.poll(timeout)?;
-        let symbols = &mut self.symbols;
         let counters = &mut self.counters;
-        let options = &self.options;
+        let exclude_self = self.options.exclude_self;
         let own_pid = self.own_pid;
-        let threads = self.targets.threads;
         self.events.drain(|record| match record.record {
             Record::Sample(sample) => {
                 let (Some(pid), Some(tid)) = (sample.pid, sample.tid) else {
                     return;
                 };
-                if options.exclude_self && pid == own_pid {
+                if exclude_self && pid == own_pid {
                     counters.own_samples += 1;
                     return;
                 }
                 counters.samples += 1;
-                let mut frames = Vec::new();
-                if let Some(root) = symbols.root_frame_text(pid, tid, None) {
-                    frames.push(root);
-                }
-                // The kernel delivers leaf first; each half is reversed into root-first.
-                let chain = sample.callchain;
-                let mut index = 0usize;
-                let mut user: Vec<String> = Vec::new();
-                let mut kernel: Vec<String> = Vec::new();
-                if chain.is_empty() {
-                    if let Some(ip) = sample.ip {
-                        if sample.in_kernel() {
-                            kernel.push(frame_name(&symbols.resolve_kernel(ip)));
-                        } else {
-                            for f in symbols.resolve_user(pid, ip).iter() {
-                                user.push(frame_name(f));
-                            }
-                        }
-                    }
-                } else {
-                    for ip in chain.kernel_ips() {
-                        kernel.push(frame_name(&symbols.resolve_kernel(lookup_address(ip, index))));
-                        index += 1;
-                    }
-                    for ip in chain.user_ips() {
-                        // Inline chains come innermost first, as the stack does.
-                        for f in symbols.resolve_user(pid, lookup_address(ip, index)).iter() {
-                            user.push(frame_name(f));
-                        }
-                        index += 1;
-                    }
-                }
-                frames.extend(user.into_iter().rev());
-                frames.extend(kernel.into_iter().rev());
-                if frames.is_empty() {
-                    frames.push("[unknown]".into());
-                }
-                let cpu = sample.cpu.unwrap_or(0);
-                let instance = if threads {
-                    let comm = symbols.comm(pid, tid).map(|c| c.to_string()).unwrap_or_default();
-                    Instance::thread(tid, &comm)
-                } else {
-                    Instance::cpu(cpu)
-                };
-                out.push(HostSample {
+                out.push(RawItem::Sample(RawSample {
                     time_ns: sample.time.unwrap_or(0),
-                    instance,
-                    weight: sample.period.unwrap_or(1).max(1),
-                    frames,
-                });
+                    pid,
+                    tid,
+                    cpu: sample.cpu.unwrap_or(0),
+                    in_kernel: sample.in_kernel(),
+                    ip: sample.ip,
+                    kernel: sample.callchain.kernel_ips().collect(),
+                    user: sample.callchain.user_ips().collect(),
+                }));
             }
-            Record::Comm(c) => {
-                symbols.on_comm(c.pid, c.tid, &String::from_utf8_lossy(c.comm), c.exec);
-            }
-            Record::Mmap2(m) => {
-                let file = match m.file {
+            Record::Comm(c) => out.push(RawItem::Comm {
+                pid: c.pid,
+                tid: c.tid,
+                comm: String::from_utf8_lossy(c.comm).into_owned(),
+                exec: c.exec,
+            }),
+            Record::Mmap2(m) => out.push(RawItem::Mmap {
+                pid: m.pid,
+                start: m.addr,
+                len: m.len,
+                pgoff: m.pgoff,
+                path: String::from_utf8_lossy(m.filename).into_owned(),
+                file: match m.file {
                     MappedFile::Inode { maj, min, ino, .. } => Some(FileKey::new(maj, min, ino)),
                     MappedFile::BuildId(_) => None,
-                };
-                symbols.on_mmap(
-                    m.pid,
-                    m.addr,
-                    m.len,
-                    m.pgoff,
-                    &String::from_utf8_lossy(m.filename),
-                    file,
-                );
-            }
-            Record::Fork(t) if t.pid != t.ppid => symbols.on_fork(t.ppid, t.pid),
-            Record::Exit(t) if t.pid == t.tid => symbols.on_exit(t.pid),
+                },
+            }),
+            Record::Fork(t) if t.pid != t.ppid => out.push(RawItem::Fork {
+                parent: t.ppid,
+                child: t.pid,
+            }),
+            Record::Exit(t) if t.pid == t.tid => out.push(RawItem::Exit { pid: t.pid }),
             _ => {}
         });
         self.counters.lost = self.events.lost_total();
@@ -228,5 +225,98 @@ impl SampleSession {
     pub fn stop(&mut self) {
         self.finished = true;
         let _ = self.events.disable();
+    }
+}
+
+/// Names the addresses of raw samples.
+pub struct SampleResolver {
+    symbols: HostSymbolizer,
+    /// Samples are per thread (the instance is the thread), else per CPU.
+    threads: bool,
+}
+
+impl SampleResolver {
+    pub fn new(options: &SamplingOptions, threads: bool) -> anyhow::Result<SampleResolver> {
+        let symbols = HostSymbolizer::new(HostSymbolizerOptions {
+            kernel: !options.user_only,
+            root_frame: options.root,
+            ..HostSymbolizerOptions::default()
+        })
+        .context("cannot read the kernel's symbols")?;
+        Ok(SampleResolver { symbols, threads })
+    }
+
+    /// Resolve `items` in order (side-band records update the address spaces first).
+    pub fn resolve(&mut self, items: Vec<RawItem>, out: &mut Vec<HostSample>) {
+        for item in items {
+            match item {
+                RawItem::Sample(sample) => out.push(self.resolve_sample(&sample)),
+                RawItem::Comm { pid, tid, comm, exec } => self.symbols.on_comm(pid, tid, &comm, exec),
+                RawItem::Mmap {
+                    pid,
+                    start,
+                    len,
+                    pgoff,
+                    path,
+                    file,
+                } => self.symbols.on_mmap(pid, start, len, pgoff, &path, file),
+                RawItem::Fork { parent, child } => self.symbols.on_fork(parent, child),
+                RawItem::Exit { pid } => self.symbols.on_exit(pid),
+            }
+        }
+    }
+
+    fn resolve_sample(&mut self, sample: &RawSample) -> HostSample {
+        let symbols = &mut self.symbols;
+        let (pid, tid) = (sample.pid, sample.tid);
+        let mut frames = Vec::new();
+        if let Some(root) = symbols.root_frame_text(pid, tid, None) {
+            frames.push(root);
+        }
+        // The kernel delivers leaf first; each half is reversed into root-first.
+        let mut user: Vec<String> = Vec::new();
+        let mut kernel: Vec<String> = Vec::new();
+        if sample.kernel.is_empty() && sample.user.is_empty() {
+            if let Some(ip) = sample.ip {
+                if sample.in_kernel {
+                    kernel.push(frame_name(&symbols.resolve_kernel(ip)));
+                } else {
+                    user.extend(symbols.resolve_user(pid, ip).iter().map(frame_name));
+                }
+            }
+        } else {
+            let mut index = 0usize;
+            for &ip in &sample.kernel {
+                kernel.push(frame_name(&symbols.resolve_kernel(lookup_address(ip, index))));
+                index += 1;
+            }
+            for &ip in &sample.user {
+                // Inline chains come innermost first, as the stack does.
+                user.extend(
+                    symbols
+                        .resolve_user(pid, lookup_address(ip, index))
+                        .iter()
+                        .map(frame_name),
+                );
+                index += 1;
+            }
+        }
+        frames.extend(user.into_iter().rev());
+        frames.extend(kernel.into_iter().rev());
+        if frames.is_empty() {
+            frames.push("[unknown]".into());
+        }
+        let instance = if self.threads {
+            let comm = symbols.comm(pid, tid).map(|c| c.to_string()).unwrap_or_default();
+            Instance::thread(tid, &comm)
+        } else {
+            Instance::cpu(sample.cpu)
+        };
+        HostSample {
+            time_ns: sample.time_ns,
+            instance,
+            weight: 1,
+            frames,
+        }
     }
 }

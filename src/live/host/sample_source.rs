@@ -1,6 +1,7 @@
-//! `perfscope top` / `profile` as a model source: the sampling session runs on its own
-//! reader thread (so the rings are drained however busy the model thread is) and hands
-//! over resolved samples in batches; the model interns them into the profile.
+//! `perfscope top` / `profile` as a model source. Three threads along the road: the
+//! reader drains the rings (never waiting on symbols), the resolver names the addresses
+//! (a first DWARF load can take a while), and the model thread interns the named stacks
+//! into the profile.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -16,7 +17,7 @@ use crate::model::{Sample, SampleMeta};
 use crate::store::{Recorder, SessionMeta, SessionTap};
 
 use super::options::{HostRunOptions, SamplingOptions};
-use super::sample_session::{HostSample, SampleCounters, SampleSession};
+use super::sample_session::{HostSample, RawItem, SampleCounters, SampleResolver, SampleSession};
 
 /// How long the reader sleeps in poll(2) at most (also how soon it sees a stop).
 const POLL: Duration = Duration::from_millis(100);
@@ -54,24 +55,29 @@ impl HostSampleSource {
             None => None,
         };
         let stop = Arc::new(AtomicBool::new(false));
-        // Bounded: if the model thread stalls, the reader blocks on send rather than
-        // growing memory; the rings then fill and the kernel counts what it drops.
+        let mut resolver = SampleResolver::new(sampling, session.on_threads())?;
+        // Raw batches may queue up while the resolver loads a big file's DWARF: the bound
+        // is generous (each batch is one drain, ~100 ms of samples) so the reader keeps
+        // draining the rings meanwhile; resolved batches are few and small.
+        let (raw_tx, raw_rx) = sync_channel::<(Vec<RawItem>, SampleCounters, Option<Option<String>>)>(1024);
         let (tx, rx) = sync_channel(64);
         let deadline = run.duration.map(|d| Instant::now() + d);
         let stop_flag = stop.clone();
-        let thread = std::thread::Builder::new()
+        let reader = std::thread::Builder::new()
             .name("perfscope-sampler".into())
             .spawn(move || {
-                let mut batch = Vec::new();
                 let reason = loop {
                     if stop_flag.load(Ordering::Relaxed) || deadline.is_some_and(|d| Instant::now() >= d) {
                         session.stop();
                         break None;
                     }
-                    match session.pump(POLL, &mut batch) {
+                    let mut items = Vec::new();
+                    match session.pump(POLL, &mut items) {
                         Ok(running) => {
-                            if !batch.is_empty() || !running {
-                                let _ = tx.send(Batch::Samples(std::mem::take(&mut batch), session.counters));
+                            if (!items.is_empty() || !running)
+                                && raw_tx.send((items, session.counters, None)).is_err()
+                            {
+                                break None;
                             }
                             if !running {
                                 break None;
@@ -80,9 +86,26 @@ impl HostSampleSource {
                         Err(e) => break Some(format!("{e:#}")),
                     }
                 };
-                let _ = tx.send(Batch::Done(reason));
+                let _ = raw_tx.send((Vec::new(), session.counters, Some(reason)));
             })
             .context("cannot start the sampling thread")?;
+        let thread = std::thread::Builder::new()
+            .name("perfscope-resolver".into())
+            .spawn(move || {
+                for (items, counters, end) in raw_rx {
+                    let mut samples = Vec::new();
+                    resolver.resolve(items, &mut samples);
+                    if tx.send(Batch::Samples(samples, counters)).is_err() {
+                        break;
+                    }
+                    if let Some(reason) = end {
+                        let _ = tx.send(Batch::Done(reason));
+                        break;
+                    }
+                }
+                let _ = reader.join();
+            })
+            .context("cannot start the symbol resolver thread")?;
         Ok(HostSampleSource {
             batches: rx,
             stop,
