@@ -68,7 +68,7 @@ pub struct PluginArgs {
     pub epoch_ns: Option<u64>,
     /// A Unix socket perfscope listens on; the plugin connects and mirrors the records.
     pub stream: Option<PathBuf>,
-    /// Inline executed-block/instruction counters (about 1 ns per executed block).
+    /// Executed-block/instruction counters (one inline add per executed block).
     pub counters: bool,
 }
 
