@@ -143,7 +143,11 @@ impl App {
             Box::new(ConsoleView::new()),
             Box::new(crate::views::table::TableView::new()),
         ];
-        debug_assert_eq!(views.len(), ViewKind::ALL.len(), "one view per ViewKind, in its order");
+        debug_assert_eq!(
+            views.len(),
+            ViewKind::ALL.len(),
+            "one view per ViewKind, in its order"
+        );
         let mut app = App {
             selection: config.selection.clone(),
             mode: config.mode,

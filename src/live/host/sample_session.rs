@@ -228,22 +228,72 @@ impl SampleSession {
     }
 }
 
+/// An address the resolver named for the first time: a row of the session's symbol table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LearntSymbol {
+    pub module: String,
+    pub address: u64,
+    pub name: String,
+    pub offset: u64,
+}
+
+/// Above this many addresses the "already learnt" set starts over (a long session records
+/// a hot address again rather than growing without bound).
+const MAX_LEARNT: usize = 1 << 20;
+
 /// Names the addresses of raw samples.
 pub struct SampleResolver {
     symbols: HostSymbolizer,
     /// Samples are per thread (the instance is the thread), else per CPU.
     threads: bool,
+    /// `Some` when the session is recorded: (module, address) pairs already reported.
+    learnt: Option<rustc_hash::FxHashSet<(u32, u64)>>,
+    /// New symbol rows since the last [`SampleResolver::take_learnt`].
+    new_symbols: Vec<LearntSymbol>,
 }
 
 impl SampleResolver {
-    pub fn new(options: &SamplingOptions, threads: bool) -> anyhow::Result<SampleResolver> {
+    /// `record_symbols`: collect every newly named address for the session file.
+    pub fn new(
+        options: &SamplingOptions,
+        threads: bool,
+        record_symbols: bool,
+    ) -> anyhow::Result<SampleResolver> {
         let symbols = HostSymbolizer::new(HostSymbolizerOptions {
             kernel: !options.user_only,
             root_frame: options.root,
             ..HostSymbolizerOptions::default()
         })
         .context("cannot read the kernel's symbols")?;
-        Ok(SampleResolver { symbols, threads })
+        Ok(SampleResolver {
+            symbols,
+            threads,
+            learnt: record_symbols.then(Default::default),
+            new_symbols: Vec::new(),
+        })
+    }
+
+    /// The symbol rows learnt since the last call.
+    pub fn take_learnt(&mut self) -> Vec<LearntSymbol> {
+        std::mem::take(&mut self.new_symbols)
+    }
+
+    /// Note `frame` as the name of `address` in the process `pid` (0 for the kernel).
+    fn learn(&mut self, pid: u32, address: u64, frame: &HostFrame) {
+        let Some(learnt) = &mut self.learnt else {
+            return;
+        };
+        if learnt.len() >= MAX_LEARNT {
+            learnt.clear();
+        }
+        if learnt.insert((pid, address)) {
+            self.new_symbols.push(LearntSymbol {
+                module: frame.module.to_string(),
+                address,
+                name: frame.name.to_string(),
+                offset: frame.offset.unwrap_or(0),
+            });
+        }
     }
 
     /// Resolve `items` in order (side-band records update the address spaces first).
@@ -267,38 +317,35 @@ impl SampleResolver {
     }
 
     fn resolve_sample(&mut self, sample: &RawSample) -> HostSample {
-        let symbols = &mut self.symbols;
         let (pid, tid) = (sample.pid, sample.tid);
         let mut frames = Vec::new();
-        if let Some(root) = symbols.root_frame_text(pid, tid, None) {
+        if let Some(root) = self.symbols.root_frame_text(pid, tid, None) {
             frames.push(root);
         }
         // The kernel delivers leaf first; each half is reversed into root-first.
         let mut user: Vec<String> = Vec::new();
         let mut kernel: Vec<String> = Vec::new();
-        if sample.kernel.is_empty() && sample.user.is_empty() {
-            if let Some(ip) = sample.ip {
-                if sample.in_kernel {
-                    kernel.push(frame_name(&symbols.resolve_kernel(ip)));
-                } else {
-                    user.extend(symbols.resolve_user(pid, ip).iter().map(frame_name));
-                }
-            }
+        let chain: Vec<(bool, u64)> = if sample.kernel.is_empty() && sample.user.is_empty() {
+            sample.ip.map(|ip| (sample.in_kernel, ip)).into_iter().collect()
         } else {
-            let mut index = 0usize;
-            for &ip in &sample.kernel {
-                kernel.push(frame_name(&symbols.resolve_kernel(lookup_address(ip, index))));
-                index += 1;
-            }
-            for &ip in &sample.user {
+            let kernel_ips = sample.kernel.iter().map(|&ip| (true, ip));
+            kernel_ips
+                .chain(sample.user.iter().map(|&ip| (false, ip)))
+                .collect()
+        };
+        for (index, (in_kernel, ip)) in chain.into_iter().enumerate() {
+            let address = lookup_address(ip, index);
+            if in_kernel {
+                let frame = self.symbols.resolve_kernel(address);
+                self.learn(0, ip, &frame);
+                kernel.push(frame_name(&frame));
+            } else {
                 // Inline chains come innermost first, as the stack does.
-                user.extend(
-                    symbols
-                        .resolve_user(pid, lookup_address(ip, index))
-                        .iter()
-                        .map(frame_name),
-                );
-                index += 1;
+                let resolved = self.symbols.resolve_user(pid, address);
+                if let Some(outer) = resolved.last() {
+                    self.learn(pid, ip, outer);
+                }
+                user.extend(resolved.iter().map(frame_name));
             }
         }
         frames.extend(user.into_iter().rev());
@@ -307,7 +354,11 @@ impl SampleResolver {
             frames.push("[unknown]".into());
         }
         let instance = if self.threads {
-            let comm = symbols.comm(pid, tid).map(|c| c.to_string()).unwrap_or_default();
+            let comm = self
+                .symbols
+                .comm(pid, tid)
+                .map(|c| c.to_string())
+                .unwrap_or_default();
             Instance::thread(tid, &comm)
         } else {
             Instance::cpu(sample.cpu)

@@ -17,14 +17,16 @@ use crate::model::{Sample, SampleMeta};
 use crate::store::{Recorder, SessionMeta, SessionTap};
 
 use super::options::{HostRunOptions, SamplingOptions};
-use super::sample_session::{HostSample, RawItem, SampleCounters, SampleResolver, SampleSession};
+use super::sample_session::{
+    HostSample, LearntSymbol, RawItem, SampleCounters, SampleResolver, SampleSession,
+};
 
 /// How long the reader sleeps in poll(2) at most (also how soon it sees a stop).
 const POLL: Duration = Duration::from_millis(100);
 
 /// What the reader thread sends.
 enum Batch {
-    Samples(Vec<HostSample>, SampleCounters),
+    Samples(Vec<HostSample>, Vec<LearntSymbol>, SampleCounters),
     /// The session ended (duration, workload exit, error).
     Done(Option<String>),
 }
@@ -55,7 +57,7 @@ impl HostSampleSource {
             None => None,
         };
         let stop = Arc::new(AtomicBool::new(false));
-        let mut resolver = SampleResolver::new(sampling, session.on_threads())?;
+        let mut resolver = SampleResolver::new(sampling, session.on_threads(), run.record.is_some())?;
         // Raw batches may queue up while the resolver loads a big file's DWARF: the bound
         // is generous (each batch is one drain, ~100 ms of samples) so the reader keeps
         // draining the rings meanwhile; resolved batches are few and small.
@@ -95,7 +97,10 @@ impl HostSampleSource {
                 for (items, counters, end) in raw_rx {
                     let mut samples = Vec::new();
                     resolver.resolve(items, &mut samples);
-                    if tx.send(Batch::Samples(samples, counters)).is_err() {
+                    if tx
+                        .send(Batch::Samples(samples, resolver.take_learnt(), counters))
+                        .is_err()
+                    {
                         break;
                     }
                     if let Some(reason) = end {
@@ -162,9 +167,14 @@ impl Source for HostSampleSource {
         let mut progress = false;
         loop {
             match self.batches.try_recv() {
-                Ok(Batch::Samples(samples, counters)) => {
+                Ok(Batch::Samples(samples, symbols, counters)) => {
                     for sample in &samples {
                         push_host_sample(state, sample);
+                    }
+                    if let Some(tap) = &mut self.record {
+                        for s in &symbols {
+                            tap.recorder().symbol(&s.module, s.address, &s.name, s.offset);
+                        }
                     }
                     state.stats.lost = counters.lost;
                     progress = true;
