@@ -12,10 +12,13 @@
 //! ([`OrderedMerge::mark_drained`], the perf clock is CLOCK_MONOTONIC so the reader can
 //! read it), that ring bounds the horizon too, and late records become impossible.
 //!
-//! Only held records are copied (into pooled, u64-aligned buffers reused once released).
+//! Each ring already delivers in time order, so held records wait in one FIFO per ring
+//! (their bytes appended to that ring's reusable arena: no allocation per record) and the
+//! merge only compares the rings' heads — a heap of k entries for k rings, not of every
+//! held record. This is the syscall analyzer's hot path: ~1 M records/s under `dd bs=1`.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 /// Records lost on one ring and the time range they fall in.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -39,25 +42,62 @@ pub enum Released<'a> {
     Lost(LostSpan),
 }
 
-#[derive(Default)]
-struct RingState {
-    /// Latest timestamp pushed from this ring.
-    last_ns: Option<u64>,
-    held: usize,
-    /// The ring was found empty with the clock at this time: it is complete up to here.
-    drained_ns: Option<u64>,
-    /// Lost records seen since the last timed record.
-    lost: Option<(u64, u64)>,
+/// A held item: a record (its bytes at `start` words into the ring's arena) or a loss.
+enum Held {
+    Record { time_ns: u64, start: usize, len: usize },
+    Lost(LostSpan),
 }
 
-enum Held {
-    Record {
-        ring: usize,
-        time_ns: u64,
-        words: Vec<u64>,
-        len: usize,
-    },
-    Lost(LostSpan),
+impl Held {
+    /// The time it is ordered at: a loss goes just before the record after it.
+    fn time(&self) -> u64 {
+        match self {
+            Held::Record { time_ns, .. } => *time_ns,
+            Held::Lost(span) => span.end_ns.unwrap_or(span.start_ns),
+        }
+    }
+}
+
+#[derive(Default)]
+struct RingQueue {
+    /// Latest timestamp pushed from this ring.
+    last_ns: Option<u64>,
+    /// The ring was found empty with the clock at this time: it is complete up to here.
+    drained_ns: Option<u64>,
+    /// Lost records seen since the last timed record: (count, time of the record before).
+    lost: Option<(u64, u64)>,
+    held: VecDeque<Held>,
+    /// Bytes of the held records, u64-aligned; words before `arena_head` are released.
+    arena: Vec<u64>,
+    arena_head: usize,
+}
+
+impl RingQueue {
+    /// How far this ring is known complete (see [`OrderedMerge::horizon`]).
+    fn bound(&self) -> Option<u64> {
+        match (self.drained_ns, self.last_ns) {
+            (Some(drained), last) => Some(drained.max(last.unwrap_or(0))),
+            (None, last) if !self.held.is_empty() => last,
+            _ => None,
+        }
+    }
+
+    /// Give the arena's released words back once it is worth it.
+    fn compact(&mut self) {
+        if self.held.is_empty() {
+            self.arena.clear();
+            self.arena_head = 0;
+        } else if self.arena_head > 4096 && self.arena_head * 2 > self.arena.len() {
+            let shift = self.arena_head;
+            self.arena.drain(..shift);
+            self.arena_head = 0;
+            for item in &mut self.held {
+                if let Held::Record { start, .. } = item {
+                    *start -= shift;
+                }
+            }
+        }
+    }
 }
 
 /// Counters of the merge.
@@ -71,12 +111,8 @@ pub struct MergeStats {
 
 /// The k-way merge of per-ring record streams.
 pub struct OrderedMerge {
-    rings: Vec<RingState>,
-    heap: BinaryHeap<Reverse<(u64, u64, usize)>>,
-    slots: Vec<Option<Held>>,
-    free_slots: Vec<usize>,
-    pool: Vec<Vec<u64>>,
-    seq: u64,
+    rings: Vec<RingQueue>,
+    held: usize,
     released_up_to: u64,
     stats: MergeStats,
 }
@@ -84,12 +120,8 @@ pub struct OrderedMerge {
 impl OrderedMerge {
     pub fn new(rings: usize) -> OrderedMerge {
         OrderedMerge {
-            rings: (0..rings).map(|_| RingState::default()).collect(),
-            heap: BinaryHeap::new(),
-            slots: Vec::new(),
-            free_slots: Vec::new(),
-            pool: Vec::new(),
-            seq: 0,
+            rings: (0..rings).map(|_| RingQueue::default()).collect(),
+            held: 0,
             released_up_to: 0,
             stats: MergeStats::default(),
         }
@@ -101,34 +133,26 @@ impl OrderedMerge {
 
     /// Records held back now.
     pub fn held(&self) -> usize {
-        self.heap.len()
+        self.held
     }
 
-    fn hold(&mut self, time_ns: u64, ring: usize, item: Held) {
-        let slot = match self.free_slots.pop() {
-            Some(slot) => {
-                self.slots[slot] = Some(item);
-                slot
-            }
-            None => {
-                self.slots.push(Some(item));
-                self.slots.len() - 1
-            }
-        };
-        self.heap.push(Reverse((time_ns, self.seq, slot)));
-        self.seq += 1;
-        self.rings[ring].held += 1;
-        self.stats.max_held = self.stats.max_held.max(self.heap.len());
+    fn ring(&mut self, ring: usize) -> &mut RingQueue {
+        if ring >= self.rings.len() {
+            self.rings.resize_with(ring + 1, RingQueue::default);
+        }
+        &mut self.rings[ring]
+    }
+
+    fn hold(&mut self, ring: usize, item: Held) {
+        self.ring(ring).held.push_back(item);
+        self.held += 1;
+        self.stats.max_held = self.stats.max_held.max(self.held);
     }
 
     /// A record read from `ring` at `time_ns` (rings deliver in time order). Copied.
     pub fn push(&mut self, ring: usize, time_ns: u64, record: &[u8]) {
-        if ring >= self.rings.len() {
-            self.rings.resize_with(ring + 1, RingState::default);
-        }
-        if let Some((count, start_ns)) = self.rings[ring].lost.take() {
+        if let Some((count, start_ns)) = self.ring(ring).lost.take() {
             self.hold(
-                time_ns,
                 ring,
                 Held::Lost(LostSpan {
                     ring,
@@ -141,78 +165,60 @@ impl OrderedMerge {
         if time_ns < self.released_up_to {
             self.stats.late += 1;
         }
-        let mut words = self.pool.pop().unwrap_or_default();
-        words.clear();
-        words.resize(record.len().div_ceil(8), 0);
-        // SAFETY: the u64 buffer viewed as bytes, `record.len()` of them.
-        unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), record.len()) }
-            .copy_from_slice(record);
+        let queue = self.ring(ring);
+        let start = queue.arena.len();
+        queue.arena.resize(start + record.len().div_ceil(8), 0);
+        // SAFETY: the words just added, viewed as bytes, `record.len()` of them.
+        unsafe {
+            std::slice::from_raw_parts_mut(queue.arena[start..].as_mut_ptr().cast::<u8>(), record.len())
+        }
+        .copy_from_slice(record);
+        queue.last_ns = Some(queue.last_ns.map_or(time_ns, |t| t.max(time_ns)));
         self.hold(
-            time_ns,
             ring,
             Held::Record {
-                ring,
                 time_ns,
-                words,
+                start,
                 len: record.len(),
             },
         );
-        let state = &mut self.rings[ring];
-        state.last_ns = Some(state.last_ns.map_or(time_ns, |t| t.max(time_ns)));
     }
 
     /// `count` records were lost on `ring` (a LOST record was read there).
     pub fn push_lost(&mut self, ring: usize, count: u64) {
-        if ring >= self.rings.len() {
-            self.rings.resize_with(ring + 1, RingState::default);
-        }
-        let state = &mut self.rings[ring];
-        let start = state.last_ns.unwrap_or(0);
-        let (total, start_ns) = state.lost.unwrap_or((0, start));
-        state.lost = Some((total + count, start_ns));
+        let queue = self.ring(ring);
+        let start = queue.last_ns.unwrap_or(0);
+        let (total, start_ns) = queue.lost.unwrap_or((0, start));
+        queue.lost = Some((total + count, start_ns));
     }
 
     /// `ring` was read to its end with the perf clock (CLOCK_MONOTONIC) at `clock_ns`
     /// or later: nothing stamped before `clock_ns` can still appear on it.
     pub fn mark_drained(&mut self, ring: usize, clock_ns: u64) {
-        if ring >= self.rings.len() {
-            self.rings.resize_with(ring + 1, RingState::default);
-        }
-        let state = &mut self.rings[ring];
-        state.drained_ns = Some(state.drained_ns.map_or(clock_ns, |t| t.max(clock_ns)));
+        let queue = self.ring(ring);
+        queue.drained_ns = Some(queue.drained_ns.map_or(clock_ns, |t| t.max(clock_ns)));
     }
 
     /// The time up to which records may be released: the minimum over rings of how far
     /// each is known complete — its latest record read (perf-prof: rings still holding
     /// records) or the clock when it was found drained (rings that were marked).
     fn horizon(&self) -> Option<u64> {
-        self.rings
-            .iter()
-            .filter_map(|r| match (r.drained_ns, r.last_ns) {
-                (Some(drained), last) => Some(drained.max(last.unwrap_or(0))),
-                (None, last) if r.held > 0 => last,
-                _ => None,
-            })
-            .min()
+        self.rings.iter().filter_map(RingQueue::bound).min()
     }
 
     /// Release every record the ordering rule allows, oldest first. Call after each
     /// pass over all rings.
-    pub fn release(&mut self, mut on_record: impl FnMut(Released<'_>)) {
-        while let Some(horizon) = self.horizon() {
-            match self.heap.peek() {
-                Some(Reverse((time, _, _))) if *time <= horizon => self.pop_one(&mut on_record),
-                _ => break,
-            }
+    pub fn release(&mut self, on_record: impl FnMut(Released<'_>)) {
+        if let Some(horizon) = self.horizon() {
+            self.release_up_to(horizon, on_record);
         }
     }
 
     /// Release everything held, and any pending loss (with an open end).
-    pub fn flush(&mut self, mut on_record: impl FnMut(Released<'_>)) {
+    pub fn flush(&mut self, on_record: impl FnMut(Released<'_>)) {
         for ring in 0..self.rings.len() {
             if let Some((count, start_ns)) = self.rings[ring].lost.take() {
                 self.hold(
-                    start_ns,
                     ring,
                     Held::Lost(LostSpan {
                         ring,
@@ -223,38 +229,45 @@ impl OrderedMerge {
                 );
             }
         }
-        while !self.heap.is_empty() {
-            self.pop_one(&mut on_record);
-        }
+        self.release_up_to(u64::MAX, on_record);
     }
 
-    fn pop_one(&mut self, on_record: &mut impl FnMut(Released<'_>)) {
-        let Some(Reverse((time, _, slot))) = self.heap.pop() else {
-            return;
-        };
-        let Some(item) = self.slots[slot].take() else {
-            return;
-        };
-        self.free_slots.push(slot);
-        self.released_up_to = self.released_up_to.max(time);
-        self.stats.released += 1;
-        match item {
-            Held::Lost(span) => {
-                self.rings[span.ring].held -= 1;
-                on_record(Released::Lost(span));
+    /// Hand out, oldest first across rings, every held item at or before `horizon`.
+    fn release_up_to(&mut self, horizon: u64, mut on_record: impl FnMut(Released<'_>)) {
+        let mut heads: BinaryHeap<Reverse<(u64, usize)>> = self
+            .rings
+            .iter()
+            .enumerate()
+            .filter_map(|(i, q)| q.held.front().map(|h| Reverse((h.time(), i))))
+            .collect();
+        while let Some(Reverse((time, ring))) = heads.pop() {
+            if time > horizon {
+                break;
             }
-            Held::Record {
-                ring,
-                time_ns,
-                words,
-                len,
-            } => {
-                self.rings[ring].held -= 1;
-                // SAFETY: the buffer holds `len` bytes written by `push`.
-                let bytes = unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u8>(), len) };
-                on_record(Released::Record { ring, time_ns, bytes });
-                self.pool.push(words);
+            let queue = &mut self.rings[ring];
+            let Some(item) = queue.held.pop_front() else {
+                continue;
+            };
+            self.held -= 1;
+            self.released_up_to = self.released_up_to.max(time);
+            self.stats.released += 1;
+            match item {
+                Held::Lost(span) => on_record(Released::Lost(span)),
+                Held::Record { time_ns, start, len } => {
+                    queue.arena_head = start + len.div_ceil(8);
+                    // SAFETY: the arena holds `len` bytes at `start` words, written by `push`.
+                    let bytes = unsafe {
+                        std::slice::from_raw_parts(queue.arena[start..].as_ptr().cast::<u8>(), len)
+                    };
+                    on_record(Released::Record { ring, time_ns, bytes });
+                }
             }
+            if let Some(next) = queue.held.front() {
+                heads.push(Reverse((next.time(), ring)));
+            }
+        }
+        for queue in &mut self.rings {
+            queue.compact();
         }
     }
 }
