@@ -523,14 +523,27 @@ impl App {
         self.update_wants();
     }
 
+    /// A tab's text: the key that shows the view (from the keymap, not the tab's
+    /// position: the default map shows Tables with 8, Timeline with 5), then its title.
+    fn tab_label(&self, kind: ViewKind) -> String {
+        match self
+            .config
+            .keymap
+            .keys_for(KeyContext::Global, kind.show_action())
+            .first()
+        {
+            Some(key) => format!(" {key} {} ", kind.title()),
+            None => format!(" {} ", kind.title()),
+        }
+    }
+
     /// Tab titles with their x ranges, as drawn.
     fn tab_spans(&self) -> Vec<(ViewKind, u16, u16)> {
         let mut x = self.areas.tabs.x;
         ViewKind::ALL
             .iter()
-            .enumerate()
-            .map(|(i, k)| {
-                let w = format!(" {} {} ", i + 1, k.title()).chars().count() as u16;
+            .map(|k| {
+                let w = self.tab_label(*k).chars().count() as u16;
                 let span = (*k, x, x + w);
                 x += w;
                 span
@@ -566,7 +579,7 @@ impl App {
             status: Rect::new(area.x, area.y + area.height - 1, area.width, 1),
         };
         // Tabs.
-        for (i, (kind, a, b)) in self.tab_spans().into_iter().enumerate() {
+        for (kind, a, b) in self.tab_spans() {
             if a >= area.x + area.width {
                 break;
             }
@@ -575,7 +588,7 @@ impl App {
             } else {
                 theme.dim
             };
-            let text = format!(" {} {} ", i + 1, kind.title());
+            let text = self.tab_label(kind);
             buf.set_stringn(a, area.y, &text, (b.min(area.x + area.width) - a) as usize, style);
         }
         // The main view.
