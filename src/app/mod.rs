@@ -528,6 +528,20 @@ impl App {
         self.update_wants();
     }
 
+    /// A tab's text: the key that shows the view (from the keymap, not the tab's
+    /// position: the default map shows Tables with 8, Timeline with 5), then its title.
+    fn tab_label(&self, kind: ViewKind) -> String {
+        match self
+            .config
+            .keymap
+            .keys_for(KeyContext::Global, kind.show_action())
+            .first()
+        {
+            Some(key) => format!(" {key} {} ", kind.title()),
+            None => format!(" {} ", kind.title()),
+        }
+    }
+
     /// Tab titles with their x ranges, as drawn.
     fn tab_spans(&self) -> Vec<(ViewKind, u16, u16)> {
         let mut x = self.areas.tabs.x;

@@ -90,6 +90,28 @@ fn screen(app: &mut App, width: u16, height: u16) -> String {
 }
 
 #[test]
+fn each_tab_is_labelled_with_the_key_that_shows_it() {
+    let out = tempfile::tempdir().unwrap();
+    let (mut app, _rx) = start(out.path());
+    let s = screen(&mut app, 120, 24);
+    let tabs = s.lines().next().unwrap().trim_end().to_string();
+    assert_eq!(
+        tabs,
+        " 1 Hotspots  2 Flamegraph  3 Call tree  4 Latency  8 Tables  5 Timeline  6 Console"
+    );
+    // The key on each tab shows that tab.
+    for (key, view) in [
+        ("8", ViewKind::Table),
+        ("5", ViewKind::Timeline),
+        ("6", ViewKind::Console),
+        ("4", ViewKind::Histogram),
+    ] {
+        press(&mut app, key);
+        assert_eq!(app.active, view, "key {key}");
+    }
+}
+
+#[test]
 fn opens_the_recording_and_switches_views_by_key() {
     let out = tempfile::tempdir().unwrap();
     let (mut app, _rx) = start(out.path());

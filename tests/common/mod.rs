@@ -2,5 +2,6 @@
 #![allow(dead_code)] // each test binary uses a different part
 
 pub mod guest;
+pub mod host;
 pub mod plugin;
 pub mod tmux;

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
+use crate::export::report::InputInfo;
 use crate::live::source::{Source, SourcePoll};
 use crate::live::state::ModelState;
 use crate::model::{Sample, SampleMeta};
@@ -163,6 +164,13 @@ impl Source for HostSampleSource {
             state.stats.source = self.label.clone();
             state.profile.info.source = self.label.clone();
             state.profile.info.frequency_hz = Some(self.frequency_hz);
+            // What the reports say was read; "clean" only once the session has ended well.
+            state.input = InputInfo {
+                kind: "perf_event".into(),
+                path: self.label.clone(),
+                end: "still sampling".into(),
+                ..InputInfo::default()
+            };
         }
         let mut progress = false;
         loop {
@@ -177,17 +185,26 @@ impl Source for HostSampleSource {
                         }
                     }
                     state.stats.lost = counters.lost;
+                    state.input.records = counters.samples;
                     progress = true;
                 }
                 Ok(Batch::Done(reason)) => {
-                    if let Some(reason) = reason {
-                        state.warnings.push(format!("sampling stopped: {reason}"));
+                    match reason {
+                        Some(reason) => {
+                            state.input.end = format!("sampling stopped: {reason}");
+                            state.warnings.push(format!("sampling stopped: {reason}"));
+                        }
+                        None => {
+                            state.input.end = "session ended".into();
+                            state.input.clean = true;
+                        }
                     }
                     self.done = true;
                     break;
                 }
                 Err(TryRecvError::Empty) => break,
                 Err(TryRecvError::Disconnected) => {
+                    state.input.end = "the sampling thread ended without a word".into();
                     self.done = true;
                     break;
                 }

@@ -13,6 +13,7 @@ use crate::model::trace_event::{EventIndex, TraceEvent};
 use crate::sources::perf_event::PerfEventError;
 use crate::sources::perf_event::attr::{EventAttr, Wakeup};
 use crate::sources::perf_event::reader::{Ordered, PerfEvents, RingOptions};
+use crate::sources::perf_event::record::Record;
 use crate::sources::perf_event::targets::Target;
 use crate::sources::qemu::clock::monotonic_ns;
 use crate::sources::tracefs::{ResolvedEvent, Tracefs, parse_selectors, resolve};
@@ -140,12 +141,18 @@ impl TraceSession {
         let attrs: Vec<EventAttr> = stages
             .iter()
             .flatten()
-            .map(|event| {
+            .enumerate()
+            .map(|(index, event)| {
                 let mut attr =
                     EventAttr::tracepoint(event.layout.id).with_wakeup(match run.ring.watermark_percent {
                         Some(w) => Wakeup::WatermarkPercent(u32::from(w)),
                         None => Wakeup::default(),
                     });
+                if index == 0 {
+                    // Names from COMM records: /proc no longer has a thread that exited
+                    // before its table is printed (a short workload always has).
+                    attr = attr.with_comm_records();
+                }
                 if event.spec.stack {
                     attr = attr
                         .with_callchain()
@@ -250,9 +257,11 @@ impl TraceSession {
         let filters = &self.filters;
         let counters = &mut self.counters;
         let recorder = &mut self.recorder;
+        let comms = &self.comms;
         self.events.drain_ordered(|item| match item {
             Ordered::Record(record) => {
                 let Some(event) = record.trace_event() else {
+                    learn_comm(comms, &record.record);
                     return;
                 };
                 if let Some(Some(filter)) = filters.get(usize::from(event.event.0))
@@ -290,10 +299,13 @@ impl TraceSession {
         let counters = &mut self.counters;
         let filters = &self.filters;
         let recorder = &mut self.recorder;
+        let comms = &self.comms;
         self.events.flush_ordered(|item| {
-            if let Ordered::Record(record) = item
-                && let Some(event) = record.trace_event()
-            {
+            let Ordered::Record(record) = item else {
+                return;
+            };
+            learn_comm(comms, &record.record);
+            if let Some(event) = record.trace_event() {
                 if let Some(Some(filter)) = filters.get(usize::from(event.event.0))
                     && !filter.matches(&event)
                 {
@@ -350,6 +362,13 @@ impl TraceSession {
             .layouts()
             .get(usize::from(event.event.0))
             .map(|l| l.full_name())
+    }
+}
+
+/// A COMM record's name (an exec, a rename) for the thread's table rows and event lines.
+fn learn_comm(comms: &CommCache, record: &Record<'_>) {
+    if let Record::Comm(c) = record {
+        comms.learn(c.tid, &String::from_utf8_lossy(c.comm));
     }
 }
 

@@ -60,6 +60,7 @@ impl CorkedWorkload {
             }
         }
         drop(read_end);
+        wait_until_blocked_in_read(pid);
         Ok(CorkedWorkload {
             pid,
             release: Some(std::fs::File::from(write_end)),
@@ -109,6 +110,34 @@ impl CorkedWorkload {
     }
 }
 
+/// Wait (a bounded while) until the forked child sleeps in the read of its start pipe.
+///
+/// Its events are enabled next: a child that entered that read only afterwards would have
+/// it traced as its own syscall (`syscalls -- ./prog` counting one read too many). Once
+/// the child sleeps in it, only the read's exit falls in the trace, which pairs with
+/// nothing. /proc/PID/syscall names the syscall; where it cannot be read, a sleeping child
+/// can only be in that read (it makes no other call before it).
+fn wait_until_blocked_in_read(pid: libc::pid_t) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+    let read_nr = libc::SYS_read.to_string();
+    while std::time::Instant::now() < deadline {
+        let blocked = match std::fs::read_to_string(format!("/proc/{pid}/syscall")) {
+            Ok(text) => text.split_whitespace().next() == Some(read_nr.as_str()),
+            Err(_) => std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| {
+                    let (_, after_comm) = stat.rsplit_once(')')?;
+                    after_comm.split_whitespace().next().map(|state| state == "S")
+                })
+                .unwrap_or(false),
+        };
+        if blocked {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
+}
+
 impl Drop for CorkedWorkload {
     fn drop(&mut self) {
         self.kill();
@@ -152,6 +181,21 @@ mod tests {
         };
         assert_eq!(status, 0);
         assert_eq!(read_all(std::fs::File::open(&marker).unwrap()), "yes\n");
+    }
+
+    #[test]
+    fn spawn_returns_once_the_child_sleeps_in_its_start_read() {
+        // Events enabled after spawn must not see that read begin (it would count as the
+        // workload's own syscall).
+        for _ in 0..20 {
+            let w = CorkedWorkload::spawn(&["/bin/true".to_string()]).unwrap();
+            let syscall = std::fs::read_to_string(format!("/proc/{}/syscall", w.pid())).unwrap();
+            assert_eq!(
+                syscall.split_whitespace().next(),
+                Some(libc::SYS_read.to_string().as_str()),
+                "{syscall}"
+            );
+        }
     }
 
     #[test]

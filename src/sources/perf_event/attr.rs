@@ -77,6 +77,10 @@ pub struct EventAttr {
     /// Ask for COMM (with exec), MMAP2 and FORK/EXIT records: the host symbolizer learns
     /// processes and their mappings from them. Set it on one event per ring.
     pub task_records: bool,
+    /// Ask for COMM records only (with exec): a tracepoint session names the threads of
+    /// its tables from them, even a workload that exited before the table was printed.
+    /// Set it on one event per ring.
+    pub comm_records: bool,
     pub wakeup: Wakeup,
 }
 
@@ -111,6 +115,7 @@ impl EventAttr {
             exclude_callchain_kernel: false,
             max_stack: 0,
             task_records: false,
+            comm_records: false,
             wakeup: Wakeup::default(),
         }
     }
@@ -140,6 +145,11 @@ impl EventAttr {
 
     pub fn with_task_records(mut self) -> EventAttr {
         self.task_records = true;
+        self
+    }
+
+    pub fn with_comm_records(mut self) -> EventAttr {
+        self.comm_records = true;
         self
     }
 
@@ -213,6 +223,10 @@ impl EventAttr {
             attr.set_mmap2(1);
             attr.set_task(1);
         }
+        if self.comm_records {
+            attr.set_comm(1);
+            attr.set_comm_exec(1);
+        }
         match self.wakeup {
             Wakeup::WatermarkPercent(w) if w > 100 => return Err(PerfEventError::BadWatermark(w)),
             Wakeup::WatermarkPercent(0) => attr.__bindgen_anon_2.wakeup_events = 1,
@@ -229,7 +243,7 @@ impl EventAttr {
     /// The attr fields the kernel may refuse, for an EINVAL message.
     pub fn describe(&self) -> String {
         format!(
-            "{} {:?} sample_type={:#x} exclude_user={} exclude_kernel={} exclude_idle={} exclude_callchain_user={} exclude_callchain_kernel={} sample_max_stack={} task_records={} wakeup={:?} clockid=CLOCK_MONOTONIC",
+            "{} {:?} sample_type={:#x} exclude_user={} exclude_kernel={} exclude_idle={} exclude_callchain_user={} exclude_callchain_kernel={} sample_max_stack={} task_records={} comm_records={} wakeup={:?} clockid=CLOCK_MONOTONIC",
             self.kind.name(),
             self.sampling,
             self.sample_format().sample_type,
@@ -240,6 +254,7 @@ impl EventAttr {
             self.exclude_callchain_kernel,
             self.max_stack,
             self.task_records,
+            self.comm_records,
             self.wakeup
         )
     }

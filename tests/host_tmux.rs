@@ -1,0 +1,139 @@
+//! The host TUI end to end in a real 80×24 terminal (tmux), on real perf_event as root:
+//! `perfscope top -- ./hot` finds the hot function in the hotspots view and its caller in
+//! the flamegraph; `perfscope syscalls -- ./reader` shows read(0) in the latency view and
+//! perf-prof's table in the tables view. Quitting restores the terminal, exits 0 and
+//! stops the workload perfscope started.
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use common::host::{build_fixture, ensure_tracefs};
+use common::tmux::TmuxSession;
+
+const WAIT: Duration = Duration::from_secs(20);
+
+/// A shell around the binary prints its exit status on the restored screen.
+fn command_line(args: &str) -> String {
+    format!(
+        "{} {args}; echo perfscope-exit=$?; sleep 60",
+        env!("CARGO_BIN_EXE_perfscope")
+    )
+}
+
+/// Whether a process runs `exe` (the workload perfscope started must be gone after it).
+fn running(exe: &Path) -> bool {
+    std::fs::read_dir("/proc").unwrap().any(|entry| {
+        let Ok(entry) = entry else { return false };
+        std::fs::read_link(entry.path().join("exe")).is_ok_and(|target| target == exe)
+    })
+}
+
+/// Press `q`, then insist on exit status 0, the main screen back and the workload gone.
+fn quit(tmux: &TmuxSession, workload: &Path) {
+    tmux.keys(&["q"]);
+    let screen = tmux.wait_for("perfscope to exit", WAIT, |s| s.contains("perfscope-exit="));
+    assert!(screen.contains("perfscope-exit=0"), "{screen}");
+    assert!(
+        !screen.contains("Hotspots") && !screen.contains("└"),
+        "the alternate screen was not left:\n{screen}"
+    );
+    assert!(
+        !running(workload),
+        "{} still runs after quitting",
+        workload.display()
+    );
+}
+
+#[test]
+fn top_shows_the_hot_function_and_its_caller_live() {
+    let dir = tempfile::tempdir().unwrap();
+    let hot = build_fixture(dir.path(), "hot", &[]).canonicalize().unwrap();
+    // Spins far longer than the test: the views are read while it runs.
+    let tmux = TmuxSession::start(
+        "perfscope-host-top",
+        80,
+        24,
+        dir.path(),
+        &command_line("top -- ./hot 60"),
+    );
+
+    tmux.wait_for("the first samples", WAIT, |s| s.contains("samples"));
+    tmux.keys(&["1"]);
+    let screen = tmux.wait_for("hot_leaf in the hotspots", WAIT, |s| {
+        s.contains("Hotspots ─") && s.contains("│hot_leaf ")
+    });
+    // The hottest row is the first one under the header.
+    let first_row = screen
+        .lines()
+        .skip_while(|l| !l.contains("self▼"))
+        .nth(1)
+        .unwrap_or_default();
+    assert!(first_row.starts_with("│hot_leaf "), "{screen}");
+
+    tmux.keys(&["2"]);
+    let screen = tmux.wait_for("outer_work in the flamegraph", WAIT, |s| s.contains("outer_work"));
+    // Root first: hot (the comm) … main, outer_work, hot_leaf, each on its own row.
+    let rows: Vec<&str> = screen
+        .lines()
+        .map(|l| l.split_whitespace().next().unwrap_or(""))
+        .collect();
+    let at = |name: &str| {
+        rows.iter()
+            .position(|r| *r == name)
+            .unwrap_or_else(|| panic!("{name} not in the flamegraph:\n{screen}"))
+    };
+    assert!(at("hot") < at("main"), "{screen}");
+    assert_eq!(at("main") + 1, at("outer_work"), "{screen}");
+    assert_eq!(at("outer_work") + 1, at("hot_leaf"), "{screen}");
+
+    quit(&tmux, &hot);
+}
+
+#[test]
+fn syscalls_shows_the_latency_of_reads_and_the_perf_prof_table_live() {
+    ensure_tracefs();
+    let dir = tempfile::tempdir().unwrap();
+    let reader = build_fixture(dir.path(), "reader", &["-static"])
+        .canonicalize()
+        .unwrap();
+    // 100000 reads 100 µs apart: longer than the test, slow enough for the ring.
+    let tmux = TmuxSession::start(
+        "perfscope-host-syscalls",
+        80,
+        24,
+        dir.path(),
+        &command_line("syscalls -m 1024 -- ./reader 100000 100"),
+    );
+
+    tmux.keys(&["4"]);
+    let screen = tmux.wait_for("read(0) in the latency view", WAIT, |s| {
+        s.contains("latency histograms") && s.contains("│read(0) ")
+    });
+    assert!(screen.contains("clock_nanosleep(230)"), "{screen}");
+
+    tmux.keys(&["8"]);
+    let screen = tmux.wait_for("the syscalls table", WAIT, |s| s.contains("analyzer tables"));
+    let lines: Vec<&str> = screen.lines().collect();
+    let header = lines
+        .iter()
+        .position(|l| l.starts_with("│syscalls  "))
+        .unwrap_or_else(|| panic!("no table header:\n{screen}"));
+    // perf-prof's header and dashes, cut at the pane's width.
+    assert!(
+        lines[header]
+            .starts_with("│syscalls                calls        total(us)      min(us)      avg(us)"),
+        "{screen}"
+    );
+    assert!(
+        lines[header + 1].starts_with("│-------------------- -------- ---------------- ------------"),
+        "{screen}"
+    );
+    assert!(
+        lines[header + 2..].iter().any(|l| l.starts_with("│read(0) ")),
+        "{screen}"
+    );
+
+    quit(&tmux, &reader);
+}
