@@ -556,18 +556,6 @@ impl App {
             .collect()
     }
 
-    /// " 4 Latency ": the first key of the view's show action in the active keymap.
-    fn tab_label(&self, kind: ViewKind) -> String {
-        let keys = self
-            .config
-            .keymap
-            .keys_for(KeyContext::Global, kind.show_action());
-        match keys.first() {
-            Some(key) => format!(" {key} {} ", kind.title()),
-            None => format!(" {} ", kind.title()),
-        }
-    }
-
     fn tab_at(&self, col: u16) -> Option<ViewKind> {
         self.tab_spans()
             .into_iter()

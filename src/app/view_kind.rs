@@ -70,19 +70,6 @@ impl ViewKind {
         })
     }
 
-    /// The action that shows this view: the tab is labelled with its key.
-    pub fn show_action(self) -> Action {
-        match self {
-            ViewKind::Hotspots => Action::ShowHotspots,
-            ViewKind::Flamegraph => Action::ShowFlamegraph,
-            ViewKind::CallTree => Action::ShowCallTree,
-            ViewKind::Histogram => Action::ShowHistogram,
-            ViewKind::Table => Action::ShowTable,
-            ViewKind::Timeline => Action::ShowTimeline,
-            ViewKind::Console => Action::ShowConsole,
-        }
-    }
-
     pub fn next(self) -> ViewKind {
         Self::ALL[(self.index() + 1) % Self::ALL.len()]
     }
