@@ -73,7 +73,14 @@ pub struct TraceSession {
     /// `--record`: every event the analyzer sees, as it sees it.
     recorder: Option<Recorder>,
     finished: bool,
+    /// When the kernel's exact lost counters were last read.
+    lost_checked: Option<std::time::Instant>,
+    /// Records the last drain read (a big one means: do not sleep before the next).
+    last_drain_records: u64,
 }
+
+/// A drain this big means events arrive faster than poll(2) wake-ups can follow.
+const BUSY_DRAIN_RECORDS: u64 = 16;
 
 /// The session file's description of the analysis, so a replay rebuilds the same one.
 fn trace_meta(
@@ -109,6 +116,21 @@ fn trace_meta(
 }
 
 impl TraceSession {
+    /// Lost records: what LOST records reported, and once a second (and at the end) the
+    /// kernel's exact per-event counters, which also hold losses not reported yet.
+    fn lost_so_far(&mut self) -> u64 {
+        let due = self.finished
+            || self
+                .lost_checked
+                .is_none_or(|t| t.elapsed() >= Duration::from_secs(1));
+        if due {
+            self.lost_checked = Some(std::time::Instant::now());
+            self.counters.lost.max(self.events.lost_total())
+        } else {
+            self.counters.lost.max(self.events.lost_reported())
+        }
+    }
+
     pub fn open(run: &HostRunOptions, trace: &TraceOptions) -> anyhow::Result<TraceSession> {
         let tracefs = Tracefs::open()?;
         let texts = if trace.events.is_empty() {
@@ -214,6 +236,8 @@ impl TraceSession {
             realtime_offset_ns: realtime_offset_ns(),
             recorder,
             finished: false,
+            lost_checked: None,
+            last_drain_records: 0,
         };
         session.events.enable().context("cannot enable the events")?;
         session.targets.start_workload();
@@ -241,6 +265,13 @@ impl TraceSession {
         // Asked before the drain: records a workload wrote before exiting are in the rings
         // by the time it has exited, so this drain still sees them.
         let exited = self.targets.workload_exited();
+        // Under a storm (the last drain was big) the rings refill faster than a wake-up
+        // arrives: drain again at once instead of sleeping until the watermark.
+        let timeout = if self.last_drain_records >= BUSY_DRAIN_RECORDS {
+            Duration::ZERO
+        } else {
+            timeout
+        };
         let outcome = self.events.poll(timeout)?;
         self.drain();
         let over = outcome.all_hung_up || exited;
@@ -258,7 +289,7 @@ impl TraceSession {
         let counters = &mut self.counters;
         let recorder = &mut self.recorder;
         let comms = &self.comms;
-        self.events.drain_ordered(|item| match item {
+        self.last_drain_records = self.events.drain_ordered(|item| match item {
             Ordered::Record(record) => {
                 let Some(event) = record.trace_event() else {
                     learn_comm(comms, &record.record);
@@ -283,7 +314,7 @@ impl TraceSession {
                 }
             }
         });
-        self.counters.lost = self.events.lost_total();
+        self.counters.lost = self.lost_so_far();
     }
 
     /// Read the rings a last time, release the records still held for ordering and
@@ -318,7 +349,7 @@ impl TraceSession {
                 }
             }
         });
-        self.counters.lost = self.events.lost_total();
+        self.counters.lost = self.lost_so_far();
         self.analysis.finish();
         if let Some(recorder) = self.recorder.take() {
             match recorder.finish() {

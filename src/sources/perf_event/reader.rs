@@ -317,12 +317,19 @@ impl PerfEvents {
     }
 
     /// Lost records over all rings (LOST + LOST_SAMPLES).
-    pub fn lost_total(&self) -> u64 {
-        let reported: u64 = self
-            .rings
+    /// Losses the LOST / LOST_SAMPLES records reported so far: free to ask, but late (see
+    /// [`PerfEvents::lost_total`]).
+    pub fn lost_reported(&self) -> u64 {
+        self.rings
             .iter()
             .map(|r| r.counters.lost + r.counters.lost_samples)
-            .sum();
+            .sum()
+    }
+
+    /// Every loss, reported or not yet: one `read(2)` per event and target, and reading a
+    /// counter of another CPU costs an IPI there — ask once a second, not per drain.
+    pub fn lost_total(&self) -> u64 {
+        let reported = self.lost_reported();
         // The kernel's per-event counters also hold losses no LOST record has reported
         // yet (it writes one only when the ring has room again).
         let counted: u64 = self
