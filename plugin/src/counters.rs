@@ -17,6 +17,9 @@ pub const MAX_SLOT_LENGTH: usize = 512;
 /// instruction counter of the longer blocks.
 pub const FIELDS: usize = MAX_SLOT_LENGTH + 2;
 
+// Slot 0, slots 1..=512 and the long-block instruction counter.
+const _: () = assert!(FIELDS > MAX_SLOT_LENGTH + 1);
+
 /// Where a block of `n_insns` instructions is counted.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Slot {
@@ -57,10 +60,6 @@ mod tests {
         assert_eq!(slot_of(1), Slot::Length(1));
         assert_eq!(slot_of(MAX_SLOT_LENGTH), Slot::Length(MAX_SLOT_LENGTH));
         assert_eq!(slot_of(MAX_SLOT_LENGTH + 1), Slot::Long(513));
-        assert!(
-            FIELDS > MAX_SLOT_LENGTH + 1,
-            "slot 0, slots 1..=512 and the long counter"
-        );
     }
 
     #[test]

@@ -41,7 +41,7 @@ pub struct HostArgs {
     /// Batch mode: no terminal UI, text output on stdout.
     #[arg(long)]
     pub no_tui: bool,
-    /// Where the export key (and a batch sampling run) writes: <DIR>/perf/host/latest/.
+    /// Where the export key (and a batch sampling run) writes: <DIR>/perf/<arch>/latest/.
     #[arg(long, short = 'o', value_name = "DIR", default_value = "perfscope-out")]
     pub out: PathBuf,
     /// A command to start and watch (after `--`); perfscope stops when it exits.

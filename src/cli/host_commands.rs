@@ -120,7 +120,8 @@ fn run_sampling(host: &HostArgs, sampling: &SamplingArgs, tui: &TuiArgs) -> anyh
     let source = HostSampleSource::start(&run, &options)?;
     let export = ExportRequest {
         out_dir: run.out.clone(),
-        arch: Some("host".into()),
+        // The same directory a replay of the recorded session (meta `arch`) writes to.
+        arch: Some(std::env::consts::ARCH.into()),
     };
     if host.no_tui {
         if run.duration.is_none() && run.target.workload.is_empty() {
@@ -147,7 +148,8 @@ fn run_trace_command(host: &HostArgs, trace: &TraceOptions, tui: &TuiArgs) -> an
     let source = HostTraceSource::start(&run, trace)?;
     let export = ExportRequest {
         out_dir: run.out.clone(),
-        arch: Some("host".into()),
+        // The same directory a replay of the recorded session (meta `arch`) writes to.
+        arch: Some(std::env::consts::ARCH.into()),
     };
     let mut config = tui.config(export, Selection::all())?;
     if matches!(tui.view, ViewKind::Flamegraph) {
