@@ -351,7 +351,14 @@ fn a_one_page_ring_under_a_syscall_storm_counts_lost_records() {
         counters[0].lost, lost_records,
         "the ring counter matches the LOST records"
     );
-    assert_eq!(events.lost_total(), lost_records);
+    // The kernel's own counter (PERF_FORMAT_LOST) also holds the last burst, lost after
+    // the last LOST record was written: never less, and never more than was produced.
+    let exact = events.lost_total();
+    assert!(exact >= lost_records, "{exact} < {lost_records}");
+    assert!(
+        exact + samples <= 401_000,
+        "lost {exact} + read {samples} exceed the ~400,000 syscalls dd made"
+    );
     assert!(counters[0].ring.records_read > samples);
 }
 
