@@ -63,7 +63,7 @@ pub fn load_into(session: RecordedSession, state: &mut ModelState) {
         Ok(Some(replayed)) => {
             state.histograms = replayed.series;
             state.tables = replayed.tables;
-            state.stats.source = format!("{} · {} events", session.path.display(), replayed.events);
+            state.stats.events = replayed.events as u64;
         }
         Ok(None) => {}
         Err(e) => state

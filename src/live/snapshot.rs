@@ -53,6 +53,8 @@ pub struct SourceStats {
     pub samples: u64,
     /// Recent arrival rate; 0 for a finished file.
     pub samples_per_sec: f64,
+    /// Tracepoint events fed to an analyzer (host tracing sessions; 0 for samplers).
+    pub events: u64,
     /// Records the kernel or the plugin reported lost.
     pub lost: u64,
     /// Samples dropped on our side (bad records, full queues).

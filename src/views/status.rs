@@ -68,7 +68,10 @@ pub fn status_parts(snapshot: &Snapshot, info: &StatusInfo, theme: &Theme) -> Ve
         "done".to_string()
     };
     parts.push((format!(" {state} "), theme.status_accent));
-    parts.push((
+    let count = if stats.samples == 0 && stats.events > 0 {
+        // An analyzer session: its input is events, not stack samples.
+        format!("{} events", count_label(stats.events))
+    } else {
         format!(
             "{} samples{}",
             count_label(stats.samples),
@@ -77,9 +80,9 @@ pub fn status_parts(snapshot: &Snapshot, info: &StatusInfo, theme: &Theme) -> Ve
             } else {
                 format!(" · {:.0}/s", stats.samples_per_sec)
             }
-        ),
-        theme.status,
-    ));
+        )
+    };
+    parts.push((count, theme.status));
     if stats.lost > 0 || stats.dropped > 0 {
         parts.push((
             format!(
@@ -191,5 +194,15 @@ mod tests {
         assert_eq!(count_label(1503), "1503");
         assert_eq!(count_label(250_000), "250.0k");
         assert_eq!(count_label(12_345_678), "12.35M");
+    }
+
+    #[test]
+    fn an_analyzer_session_counts_events_not_samples() {
+        let mut snap = crate::views::test_support::snapshot_of(&[]);
+        snap.stats.events = 2_000;
+        snap.stats.finished = true;
+        let theme = Theme::builtin_dark();
+        let parts = status_parts(&snap, &StatusInfo::default(), &theme);
+        assert_eq!(parts[1].0, "2000 events", "{parts:?}");
     }
 }

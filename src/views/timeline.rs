@@ -15,7 +15,7 @@ use crate::views::text::{display_width, truncate_end};
 use crate::views::widgets::bars::{centered_hint, frame, scaled_eighths, vertical_cell};
 use crate::views::{Effect, View, ViewContext};
 
-const EMPTY_HINT: &str = "no timestamps in this profile (folded input)";
+const EMPTY_HINT: &str = "no timestamped samples (folded input, or an analyzer session)";
 
 /// Columns the cursor moves with PageUp / PageDown.
 const PAGE_COLUMNS: usize = 10;

@@ -114,7 +114,8 @@ impl Source for HostTraceSource {
         state.histograms = std::mem::take(&mut p.series);
         state.tables = std::mem::take(&mut p.tables);
         state.stats.lost = p.counters.lost;
-        state.stats.source = format!("{} · {} events", self.label, p.counters.events);
+        state.stats.source = self.label.clone();
+        state.stats.events = p.counters.events;
         if p.done {
             if let Some(e) = p.error.take() {
                 state.warnings.push(format!("tracing stopped: {e}"));

@@ -244,10 +244,10 @@ fn untimed_profiles_show_a_hint() {
     let p = profile_from(&[(&["main"], 1, None)]);
     let snap = Snapshot::from_profile(&p, Selection::all(), PhaseMarkers::default());
     let mut view = TimelineView::new();
-    let buf = draw(&mut view, &snap, 60, 5);
+    let buf = draw(&mut view, &snap, 70, 5);
     assert_eq!(
         rows(&buf)[2],
-        "│       no timestamps in this profile (folded input)       │"
+        "│   no timestamped samples (folded input, or an analyzer session)    │"
     );
     assert_eq!(press(&mut view, &snap, Action::Right), Effect::None);
     assert_eq!(view.cursor, 0);
