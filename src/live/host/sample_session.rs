@@ -95,8 +95,6 @@ pub struct SampleSession {
     /// What was opened: "cpu-clock", "cycles".
     pub event_name: String,
     finished: bool,
-    /// When the kernel's exact lost counters were last read.
-    lost_checked: Option<std::time::Instant>,
 }
 
 /// How a frame reads in the flamegraph: the function, or `[module]` when no symbol named it.
@@ -109,21 +107,6 @@ fn frame_name(frame: &HostFrame) -> String {
 }
 
 impl SampleSession {
-    /// Lost records: what LOST records reported, and once a second (and at the end) the
-    /// kernel's exact per-event counters, which also hold losses not reported yet.
-    fn lost_so_far(&mut self) -> u64 {
-        let due = self.finished
-            || self
-                .lost_checked
-                .is_none_or(|t| t.elapsed() >= Duration::from_secs(1));
-        if due {
-            self.lost_checked = Some(std::time::Instant::now());
-            self.counters.lost.max(self.events.lost_total())
-        } else {
-            self.counters.lost.max(self.events.lost_reported())
-        }
-    }
-
     pub fn open(run: &HostRunOptions, options: &SamplingOptions) -> anyhow::Result<SampleSession> {
         let targets = open_targets(&run.target)?;
         let mut attr = EventAttr::cpu_profile(options.freq_hz).with_task_records();
@@ -160,7 +143,6 @@ impl SampleSession {
             counters: SampleCounters::default(),
             event_name,
             finished: false,
-            lost_checked: None,
         };
         session
             .events
@@ -231,7 +213,7 @@ impl SampleSession {
             Record::Exit(t) if t.pid == t.tid => out.push(RawItem::Exit { pid: t.pid }),
             _ => {}
         });
-        self.counters.lost = self.lost_so_far();
+        self.counters.lost = self.events.lost(self.finished);
         let over = outcome.all_hung_up || exited;
         if over {
             self.stop();
@@ -242,7 +224,7 @@ impl SampleSession {
     pub fn stop(&mut self) {
         self.finished = true;
         let _ = self.events.disable();
-        self.counters.lost = self.lost_so_far();
+        self.counters.lost = self.events.lost(self.finished);
     }
 }
 

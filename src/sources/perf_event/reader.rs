@@ -7,7 +7,7 @@
 //! `PERF_EVENT_IOC_ID`), or in time order across rings through [`OrderedMerge`].
 //! Dropping it disables the events, unmaps the rings and closes the fds, in that order.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rustc_hash::FxHashMap;
 
@@ -153,6 +153,9 @@ fn count(counters: &mut RingCounters, record: &Record<'_>) {
     }
 }
 
+/// How often [`PerfEvents::lost`] reads the kernel's exact per-event lost counters.
+const EXACT_LOST_EVERY: Duration = Duration::from_secs(1);
+
 /// A ring found drained is complete up to the clock read before it, less this margin
 /// for an event stamped just before but committed just after (the kernel's output path
 /// takes microseconds).
@@ -180,6 +183,9 @@ pub struct PerfEvents {
     decoding: Decoding,
     pollfds: Vec<libc::pollfd>,
     merge: OrderedMerge,
+    /// The last exact lost count and when it was read ([`PerfEvents::lost`]).
+    lost_counted: u64,
+    lost_counted_at: Option<Instant>,
 }
 
 impl PerfEvents {
@@ -265,6 +271,8 @@ impl PerfEvents {
             },
             pollfds,
             merge,
+            lost_counted: 0,
+            lost_counted_at: None,
         })
     }
 
@@ -317,6 +325,21 @@ impl PerfEvents {
     }
 
     /// Lost records over all rings (LOST + LOST_SAMPLES).
+    /// Lost records so far, cheap enough to ask at every drain: the LOST records' count,
+    /// and — once a second, or whenever `exact` (the end of a session) — the kernel's exact
+    /// counters, whose last reading is kept in between.
+    pub fn lost(&mut self, exact: bool) -> u64 {
+        if exact
+            || self
+                .lost_counted_at
+                .is_none_or(|t| t.elapsed() >= EXACT_LOST_EVERY)
+        {
+            self.lost_counted = self.lost_total();
+            self.lost_counted_at = Some(Instant::now());
+        }
+        self.lost_reported().max(self.lost_counted)
+    }
+
     /// Losses the LOST / LOST_SAMPLES records reported so far: free to ask, but late (see
     /// [`PerfEvents::lost_total`]).
     pub fn lost_reported(&self) -> u64 {
