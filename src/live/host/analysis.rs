@@ -20,6 +20,7 @@ use crate::live::snapshot::{HistogramSeries, TextTable};
 use crate::model::expr::{BoundExpr, Expr};
 use crate::model::trace_event::{EventLayout, TraceEvent};
 use crate::sources::tracefs::{ResolvedEvent, format_fields};
+use crate::symbols::host::comms::read_proc_comm;
 
 use super::options::{AnalyzerKind, TraceOptions};
 
@@ -430,13 +431,8 @@ fn top_config(
         key_text,
         comm_text,
         only_comm: options.only_comm,
-        pid_comm: Some(Box::new(proc_comm)),
+        // A pid key is a thread id: its name is the thread's own.
+        pid_comm: Some(Box::new(|tid| read_proc_comm(tid, tid))),
     };
     Ok((config, printkey))
-}
-
-/// A thread's name from /proc (the fallback when no COMM record named it).
-pub fn proc_comm(tid: u32) -> Option<String> {
-    let text = std::fs::read_to_string(format!("/proc/{tid}/comm")).ok()?;
-    Some(text.trim_end().to_string())
 }

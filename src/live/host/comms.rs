@@ -5,6 +5,8 @@ use std::cell::RefCell;
 
 use rustc_hash::FxHashMap;
 
+use crate::symbols::host::comms::read_proc_comm;
+
 /// Above this many threads the cache starts over: it must stay bounded on a machine that
 /// runs millions of short-lived threads.
 const MAX_THREADS: usize = 1 << 16;
@@ -28,7 +30,7 @@ impl CommCache {
         let name = if tid == 0 {
             Some("swapper".to_string())
         } else {
-            super::analysis::proc_comm(tid)
+            read_proc_comm(tid, tid)
         };
         names.insert(tid, name.clone());
         name

@@ -3,13 +3,13 @@
 //! user-space filter when the kernel refuses one), and every record drained in time order
 //! into the analyzer. Used by the live source and by `--no-tui` alike.
 
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, bail};
 
 use crate::analyzers::text::WallClock;
 use crate::model::expr::Filter;
-use crate::model::trace_event::{EventIndex, TraceEvent};
+use crate::model::trace_event::EventIndex;
 use crate::sources::perf_event::PerfEventError;
 use crate::sources::perf_event::attr::{EventAttr, Wakeup};
 use crate::sources::perf_event::reader::{Ordered, PerfEvents, RingOptions};
@@ -67,14 +67,11 @@ pub struct TraceSession {
     pub comms: CommCache,
     targets: SessionTargets,
     pub counters: TraceCounters,
-    started: Instant,
     /// CLOCK_REALTIME − CLOCK_MONOTONIC at the start, to print event times as wall time.
     realtime_offset_ns: i128,
     /// `--record`: every event the analyzer sees, as it sees it.
     recorder: Option<Recorder>,
     finished: bool,
-    /// When the kernel's exact lost counters were last read.
-    lost_checked: Option<std::time::Instant>,
     /// Records the last drain read (a big one means: do not sleep before the next).
     last_drain_records: u64,
 }
@@ -116,21 +113,6 @@ fn trace_meta(
 }
 
 impl TraceSession {
-    /// Lost records: what LOST records reported, and once a second (and at the end) the
-    /// kernel's exact per-event counters, which also hold losses not reported yet.
-    fn lost_so_far(&mut self) -> u64 {
-        let due = self.finished
-            || self
-                .lost_checked
-                .is_none_or(|t| t.elapsed() >= Duration::from_secs(1));
-        if due {
-            self.lost_checked = Some(std::time::Instant::now());
-            self.counters.lost.max(self.events.lost_total())
-        } else {
-            self.counters.lost.max(self.events.lost_reported())
-        }
-    }
-
     pub fn open(run: &HostRunOptions, trace: &TraceOptions) -> anyhow::Result<TraceSession> {
         let tracefs = Tracefs::open()?;
         let texts = if trace.events.is_empty() {
@@ -232,11 +214,9 @@ impl TraceSession {
             comms: CommCache::default(),
             targets,
             counters: TraceCounters::default(),
-            started: Instant::now(),
             realtime_offset_ns: realtime_offset_ns(),
             recorder,
             finished: false,
-            lost_checked: None,
             last_drain_records: 0,
         };
         session.events.enable().context("cannot enable the events")?;
@@ -246,14 +226,6 @@ impl TraceSession {
 
     pub fn analysis(&self) -> &Analysis {
         &self.analysis
-    }
-
-    pub fn analysis_mut(&mut self) -> &mut Analysis {
-        &mut self.analysis
-    }
-
-    pub fn elapsed(&self) -> Duration {
-        self.started.elapsed()
     }
 
     /// Wait up to `timeout` for data and feed whatever arrived to the analyzer, in time
@@ -284,37 +256,15 @@ impl TraceSession {
     /// Feed everything the rings hold now, in time order, to the analyzer (and the
     /// session file).
     fn drain(&mut self) {
-        let analysis = &mut self.analysis;
-        let filters = &self.filters;
-        let counters = &mut self.counters;
-        let recorder = &mut self.recorder;
-        let comms = &self.comms;
-        self.last_drain_records = self.events.drain_ordered(|item| match item {
-            Ordered::Record(record) => {
-                let Some(event) = record.trace_event() else {
-                    learn_comm(comms, &record.record);
-                    return;
-                };
-                if let Some(Some(filter)) = filters.get(usize::from(event.event.0))
-                    && !filter.matches(&event)
-                {
-                    counters.filtered += 1;
-                    return;
-                }
-                counters.events += 1;
-                analysis.feed(&event);
-                if let Some(r) = recorder {
-                    let _ = r.event(&event);
-                }
-            }
-            Ordered::Lost(range) => {
-                analysis.lost(range.start_ns, range.end_ns.unwrap_or(u64::MAX));
-                if let Some(r) = recorder {
-                    r.lost(Some(range.start_ns), None, range.count);
-                }
-            }
-        });
-        self.counters.lost = self.lost_so_far();
+        let mut feed = Feed {
+            analysis: &mut self.analysis,
+            filters: &self.filters,
+            counters: &mut self.counters,
+            recorder: &mut self.recorder,
+            comms: &self.comms,
+        };
+        self.last_drain_records = self.events.drain_ordered(|item| feed.item(item));
+        self.counters.lost = self.events.lost(self.finished);
     }
 
     /// Read the rings a last time, release the records still held for ordering and
@@ -326,30 +276,15 @@ impl TraceSession {
         self.finished = true;
         let _ = self.events.disable();
         self.drain();
-        let analysis = &mut self.analysis;
-        let counters = &mut self.counters;
-        let filters = &self.filters;
-        let recorder = &mut self.recorder;
-        let comms = &self.comms;
-        self.events.flush_ordered(|item| {
-            let Ordered::Record(record) = item else {
-                return;
-            };
-            learn_comm(comms, &record.record);
-            if let Some(event) = record.trace_event() {
-                if let Some(Some(filter)) = filters.get(usize::from(event.event.0))
-                    && !filter.matches(&event)
-                {
-                    return;
-                }
-                counters.events += 1;
-                analysis.feed(&event);
-                if let Some(r) = recorder {
-                    let _ = r.event(&event);
-                }
-            }
-        });
-        self.counters.lost = self.lost_so_far();
+        let mut feed = Feed {
+            analysis: &mut self.analysis,
+            filters: &self.filters,
+            counters: &mut self.counters,
+            recorder: &mut self.recorder,
+            comms: &self.comms,
+        };
+        self.events.flush_ordered(|item| feed.item(item));
+        self.counters.lost = self.events.lost(self.finished);
         self.analysis.finish();
         if let Some(recorder) = self.recorder.take() {
             match recorder.finish() {
@@ -363,15 +298,6 @@ impl TraceSession {
         }
     }
 
-    /// An event's perf timestamp (CLOCK_MONOTONIC) as local wall-clock time.
-    pub fn wall_of(&self, time_ns: u64) -> WallClock {
-        wall_of(self.realtime_offset_ns, time_ns)
-    }
-
-    pub fn realtime_offset_ns(&self) -> i128 {
-        self.realtime_offset_ns
-    }
-
     /// The `-i` text of the interval that just ended.
     pub fn interval_text(&mut self) -> String {
         let offset = self.realtime_offset_ns;
@@ -381,22 +307,50 @@ impl TraceSession {
         self.analysis
             .interval_text(&now, &|t| wall_of(offset, t), &comm_of)
     }
-
-    /// Whether the session was attached to threads (`-p`, `-t`, a workload).
-    pub fn on_threads(&self) -> bool {
-        self.targets.threads
-    }
-
-    /// One event as the analyzers see it, for tests of the session wiring.
-    pub fn layout_name(&self, event: &TraceEvent<'_>) -> Option<String> {
-        self.analysis
-            .layouts()
-            .get(usize::from(event.event.0))
-            .map(|l| l.full_name())
-    }
 }
 
 /// A COMM record's name (an exec, a rename) for the thread's table rows and event lines.
+/// Where each released record goes: the user-space filter, the analyzer, the session
+/// file; COMM records name threads. One path for drained and flushed records alike.
+struct Feed<'a> {
+    analysis: &'a mut Analysis,
+    filters: &'a [Option<Filter>],
+    counters: &'a mut TraceCounters,
+    recorder: &'a mut Option<Recorder>,
+    comms: &'a CommCache,
+}
+
+impl Feed<'_> {
+    fn item(&mut self, item: Ordered<'_>) {
+        match item {
+            Ordered::Record(record) => {
+                let Some(event) = record.trace_event() else {
+                    learn_comm(self.comms, &record.record);
+                    return;
+                };
+                if let Some(Some(filter)) = self.filters.get(usize::from(event.event.0))
+                    && !filter.matches(&event)
+                {
+                    self.counters.filtered += 1;
+                    return;
+                }
+                self.counters.events += 1;
+                self.analysis.feed(&event);
+                if let Some(r) = self.recorder {
+                    let _ = r.event(&event);
+                }
+            }
+            Ordered::Lost(range) => {
+                self.analysis
+                    .lost(range.start_ns, range.end_ns.unwrap_or(u64::MAX));
+                if let Some(r) = self.recorder {
+                    r.lost(Some(range.start_ns), None, range.count);
+                }
+            }
+        }
+    }
+}
+
 fn learn_comm(comms: &CommCache, record: &Record<'_>) {
     if let Record::Comm(c) = record {
         comms.learn(c.tid, &String::from_utf8_lossy(c.comm));

@@ -26,6 +26,14 @@ pub enum RootFrame {
 /// not grow without bound on a machine that runs millions of short-lived threads.
 const MAX_THREADS: usize = 1 << 16;
 
+/// Thread `tid`'s name from `/proc/PID/task/TID/comm`; `None` once it has exited.
+pub fn read_proc_comm(pid: u32, tid: u32) -> Option<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/comm"))
+        .ok()
+        .map(|c| c.trim_end_matches('\n').to_string())
+        .filter(|c| !c.is_empty())
+}
+
 /// tid → comm.
 #[derive(Default)]
 pub struct CommTable {
@@ -52,11 +60,7 @@ impl CommTable {
         if let Some(c) = self.by_tid.get(&tid) {
             return Some(Arc::clone(c));
         }
-        let from_proc = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/comm"))
-            .ok()
-            .map(|c| c.trim_end_matches('\n').to_string())
-            .filter(|c| !c.is_empty());
-        match from_proc {
+        match read_proc_comm(pid, tid) {
             Some(c) => {
                 self.on_comm(tid, &c);
                 self.by_tid.get(&tid).cloned()
