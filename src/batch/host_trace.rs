@@ -4,29 +4,21 @@
 //! that scripts (and scripts/bench-syscalls-lost.sh) read.
 
 use std::io::Write;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime};
-
-use anyhow::Context;
 
 use crate::analyzers::text::WallClock;
 use crate::live::host::options::{HostRunOptions, TraceOptions};
 use crate::live::host::trace_session::TraceSession;
+
+use super::session::stop_on_signals;
 
 /// How long one wait for ring data lasts at most.
 const POLL: Duration = Duration::from_millis(100);
 
 /// Run the analyzer until the duration, the workload's exit or a signal; print as it goes.
 pub fn run_trace(run: &HostRunOptions, trace: &TraceOptions) -> anyhow::Result<()> {
-    let stop = Arc::new(AtomicBool::new(false));
-    for signal in [
-        signal_hook::consts::SIGINT,
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGHUP,
-    ] {
-        signal_hook::flag::register(signal, stop.clone()).context("cannot install signal handlers")?;
-    }
+    let stop = stop_on_signals()?;
     let mut session = TraceSession::open(run, trace)?;
     let started = Instant::now();
     let deadline = run.duration.map(|d| started + d);

@@ -17,13 +17,9 @@ use crate::live::source::{Source, SourcePoll};
 use crate::live::state::ModelState;
 use crate::model::Selection;
 
-/// Run `source` to its end and export.
-pub fn run_headless(
-    mut source: Box<dyn Source>,
-    selection: Selection,
-    export: &ExportRequest,
-    echo_console: bool,
-) -> anyhow::Result<ArtifactSet> {
+/// A flag raised by SIGINT, SIGTERM or SIGHUP: a headless run stops cleanly and still
+/// writes what it recorded.
+pub fn stop_on_signals() -> anyhow::Result<Arc<AtomicBool>> {
     let stop = Arc::new(AtomicBool::new(false));
     for signal in [
         signal_hook::consts::SIGINT,
@@ -32,6 +28,17 @@ pub fn run_headless(
     ] {
         signal_hook::flag::register(signal, stop.clone()).context("cannot install signal handlers")?;
     }
+    Ok(stop)
+}
+
+/// Run `source` to its end and export.
+pub fn run_headless(
+    mut source: Box<dyn Source>,
+    selection: Selection,
+    export: &ExportRequest,
+    echo_console: bool,
+) -> anyhow::Result<ArtifactSet> {
+    let stop = stop_on_signals()?;
     let mut state = ModelState::default();
     let mut printed_lines = 0;
     let mut stopping = false;
