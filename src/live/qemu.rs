@@ -158,14 +158,8 @@ impl QemuSource {
         if let Some(window) = &state.window {
             tap.record_meta("", &[("window_json".into(), window.to_json().to_string())]);
         }
-        let path = tap.recorder().path().display().to_string();
-        match self.record.take().map(SessionTap::finish) {
-            Some(Ok(s)) if s.rows_dropped > 0 => state.warnings.push(format!(
-                "session {path}: {} rows written, {} dropped (the writer fell behind)",
-                s.rows_written, s.rows_dropped
-            )),
-            Some(Err(e)) => state.warnings.push(format!("session {path}: {e}")),
-            _ => {}
+        if let Some(warning) = self.record.take().and_then(SessionTap::finish_with_warning) {
+            state.warnings.push(warning);
         }
     }
 

@@ -407,6 +407,20 @@ impl Recorder {
         }
     }
 
+    /// [`Recorder::finish`] for a live source: `None` when every row made it, else the
+    /// warning to show (rows dropped because the writer fell behind, or the error).
+    pub fn finish_with_warning(self) -> Option<String> {
+        let path = self.path.display().to_string();
+        match self.finish() {
+            Ok(s) if s.rows_dropped > 0 => Some(format!(
+                "session {path}: {} rows written, {} dropped (the writer fell behind)",
+                s.rows_written, s.rows_dropped
+            )),
+            Ok(_) => None,
+            Err(e) => Some(format!("session {path}: {e}")),
+        }
+    }
+
     /// Flush, commit, checkpoint and close; returns what was written.
     pub fn finish(mut self) -> Result<RecordSummary, StoreError> {
         self.tx = None;

@@ -70,4 +70,9 @@ impl SessionTap {
     pub fn finish(self) -> Result<RecordSummary, StoreError> {
         self.recorder.finish()
     }
+
+    /// See [`Recorder::finish_with_warning`].
+    pub fn finish_with_warning(self) -> Option<String> {
+        self.recorder.finish_with_warning()
+    }
 }

@@ -124,15 +124,8 @@ impl HostSampleSource {
     }
 
     fn finish_record(&mut self, state: &mut ModelState) {
-        if let Some(tap) = self.record.take() {
-            match tap.finish() {
-                Ok(s) if s.rows_dropped > 0 => state.warnings.push(format!(
-                    "session: {} rows written, {} dropped (the writer fell behind)",
-                    s.rows_written, s.rows_dropped
-                )),
-                Err(e) => state.warnings.push(format!("session: {e}")),
-                _ => {}
-            }
+        if let Some(warning) = self.record.take().and_then(SessionTap::finish_with_warning) {
+            state.warnings.push(warning);
         }
     }
 }

@@ -286,15 +286,8 @@ impl TraceSession {
         self.events.flush_ordered(|item| feed.item(item));
         self.counters.lost = self.events.lost(self.finished);
         self.analysis.finish();
-        if let Some(recorder) = self.recorder.take() {
-            match recorder.finish() {
-                Ok(s) if s.rows_dropped > 0 => eprintln!(
-                    "perfscope: session file: {} rows written, {} dropped (the writer fell behind)",
-                    s.rows_written, s.rows_dropped
-                ),
-                Err(e) => eprintln!("perfscope: session file: {e}"),
-                _ => {}
-            }
+        if let Some(warning) = self.recorder.take().and_then(Recorder::finish_with_warning) {
+            eprintln!("perfscope: {warning}");
         }
     }
 
