@@ -73,7 +73,10 @@ fn top_shows_the_hot_function_and_its_caller_live() {
     assert!(first_row.starts_with("│hot_leaf "), "{screen}");
 
     tmux.keys(&["2"]);
-    let screen = tmux.wait_for("outer_work in the flamegraph", WAIT, |s| s.contains("outer_work"));
+    // The hotspots pane names outer_work too: wait until the flamegraph has replaced it.
+    let screen = tmux.wait_for("outer_work in the flamegraph", WAIT, |s| {
+        !s.contains("Hotspots ─") && s.contains("outer_work") && s.contains("hot_leaf")
+    });
     // Root first: hot (the comm) … main, outer_work, hot_leaf, each on its own row.
     let rows: Vec<&str> = screen
         .lines()
