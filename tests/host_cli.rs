@@ -157,6 +157,84 @@ fn syscalls_counts_every_read_of_a_child() {
     );
 }
 
+/// `--inherit` follows the workload into the processes it starts: a shell that forks the
+/// reader (`; true` keeps dash from exec'ing it in place) is seen with the reader's reads
+/// and both execs; without it only the shell's own syscalls are counted.
+#[test]
+fn syscalls_inherit_follows_the_workload_into_its_children() {
+    let _serial = serial();
+    ensure_tracefs();
+    let dir = tempfile::tempdir().unwrap();
+    reader(dir.path());
+    let run = |inherit: bool| {
+        let mut args = vec!["syscalls", "--no-tui", "-m", "1024"];
+        if inherit {
+            args.push("--inherit");
+        }
+        args.extend(["--", "sh", "-c", "./reader 2000; true"]);
+        let (stdout, stderr) = perfscope_ok(dir.path(), &args);
+        assert_eq!(trace_summary(&stderr, "syscalls").lost, 0, "{stderr}");
+        only_table(&stdout)
+    };
+    let followed = run(true);
+    let reads = followed.sum_where("syscalls", "read(0)", "calls");
+    // The reader's 2000 and the few the dynamic shell's loader makes.
+    assert!(
+        (2000..2050).contains(&reads),
+        "{reads} reads:\n{}",
+        followed.header
+    );
+    // execvp tries sh along PATH: the failed execs are errors; two succeed.
+    let execs = |t: &TextTable| {
+        t.sum_where("syscalls", "execve(59)", "calls") - t.sum_where("syscalls", "execve(59)", "err")
+    };
+    assert_eq!(execs(&followed), 2, "sh, then the reader");
+    let alone = run(false);
+    assert!(
+        alone.sum_where("syscalls", "read(0)", "calls") < 50,
+        "without --inherit the reader's reads are not the shell's"
+    );
+    assert_eq!(execs(&alone), 1, "only sh's exec");
+}
+
+/// Sampling with `--inherit`: the hot child of a shell is profiled, under its own comm.
+#[test]
+fn top_inherit_samples_the_children_of_the_workload() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    build_fixture(dir.path(), "hot", &[]);
+    let (stdout, _) = perfscope_ok(
+        dir.path(),
+        &[
+            "top",
+            "--no-tui",
+            "--inherit",
+            "--duration",
+            "3",
+            "-o",
+            "out",
+            "--",
+            "sh",
+            "-c",
+            "./hot 1.5; true",
+        ],
+    );
+    let spots = hotspots(&artifact(&stdout, dir.path(), "hotspots_csv"));
+    let hottest = spots.iter().max_by_key(|h| h.self_samples).unwrap();
+    assert_eq!(hottest.name, "hot_leaf", "{spots:?}");
+    let stacks = folded(&artifact(&stdout, dir.path(), "folded"));
+    let under_caller: u64 = stacks
+        .iter()
+        .filter(|(s, _)| s.starts_with("hot;") && s.ends_with(";main;outer_work;hot_leaf"))
+        .map(|(_, n)| *n)
+        .sum();
+    assert!(
+        under_caller * 10 >= hottest.self_samples * 8,
+        "{under_caller} of {} hot_leaf samples under hot;…;main;outer_work: {stacks:?}",
+        hottest.self_samples
+    );
+}
+
 #[test]
 fn syscalls_perins_names_the_child_and_than_lists_its_events() {
     let _serial = serial();

@@ -10,7 +10,7 @@ use perf_event_open_sys::bindings as b;
 use perfscope::model::trace_event::EventIndex;
 use perfscope::sources::perf_event::{
     EventAttr, EventKind, Ordered, PerfEventError, PerfEvents, Record, RingOptions, Sampling, Target, Wakeup,
-    resolve_targets,
+    inheriting, resolve_targets,
 };
 
 const TRACEFS: &str = "/sys/kernel/tracing";
@@ -103,6 +103,61 @@ fn collect_for<T>(
 
 fn profile(hz: u64) -> EventAttr {
     EventAttr::cpu_profile(hz).with_callchain()
+}
+
+/// `--inherit`: two watched threads opened once per CPU share one ring per CPU, and a
+/// thread created after the events are open is sampled through them.
+#[test]
+fn inheriting_targets_share_a_ring_per_cpu_and_sample_threads_created_later() {
+    // SAFETY: gettid has no preconditions.
+    let me = unsafe { libc::gettid() } as u32;
+    let (parked_tid, parked) = {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
+        let handle = std::thread::spawn(move || {
+            // SAFETY: as above.
+            tx.send(unsafe { libc::gettid() } as u32).unwrap();
+            let _ = stop_rx.recv();
+        });
+        (rx.recv().unwrap(), (handle, stop_tx))
+    };
+    let targets = inheriting(vec![Target::Thread(me), Target::Thread(parked_tid)], None).unwrap();
+    let cpus = targets.len() / 2;
+    assert!(cpus >= 1 && targets.iter().all(Target::inherits));
+    let mut events = PerfEvents::open(&[profile(997)], &targets, RingOptions { data_pages: 8 }).unwrap();
+    assert_eq!(
+        events.ring_count(),
+        cpus,
+        "one ring per CPU, not per thread and CPU"
+    );
+    events.enable().unwrap();
+    let busy = std::thread::spawn(|| {
+        // SAFETY: as above.
+        let tid = unsafe { libc::gettid() } as u32;
+        let end = Instant::now() + Duration::from_millis(700);
+        let mut x = 0u64;
+        while Instant::now() < end {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+        tid
+    });
+    let samples = collect_for(&mut events, Duration::from_secs(1), |r| match r.record {
+        Record::Sample(s) => s.tid,
+        _ => None,
+    });
+    let busy_tid = busy.join().unwrap();
+    drop(parked.1);
+    parked.0.join().unwrap();
+    let of_busy = samples.iter().filter(|&&t| t == busy_tid).count();
+    assert!(
+        of_busy >= 100,
+        "the thread created after opening is sampled: {of_busy} of {} samples",
+        samples.len()
+    );
+    assert!(
+        samples.iter().all(|&t| t != parked_tid),
+        "the parked thread sleeps"
+    );
 }
 
 #[test]

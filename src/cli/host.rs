@@ -26,6 +26,10 @@ pub struct HostArgs {
     /// Watch these threads instead of CPUs.
     #[arg(short = 't', long = "tids", value_name = "TID,...", conflicts_with_all = ["cpus", "pids"])]
     pub tids: Option<String>,
+    /// Also watch the tasks the watched threads (or the workload) create from now on:
+    /// each thread is opened once per CPU, as perf-prof's --inherit.
+    #[arg(long)]
+    pub inherit: bool,
     /// Ring buffer data pages per buffer (a power of two; default per analyzer).
     #[arg(short = 'm', long = "mmap-pages", value_name = "N")]
     pub mmap_pages: Option<usize>,
@@ -72,6 +76,7 @@ impl HostArgs {
                 cpus: self.cpus.clone(),
                 pids: self.pids.clone(),
                 tids: self.tids.clone(),
+                inherit: self.inherit,
                 workload: self.workload.clone(),
             },
             ring: RingOptions {

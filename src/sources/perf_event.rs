@@ -26,4 +26,4 @@ pub use attr::{EventAttr, EventKind, Sampling, Wakeup};
 pub use fd::own_pid;
 pub use reader::{LostRange, Ordered, PerfEvents, PollOutcome, RecordRef, RingCounters, RingOptions};
 pub use record::{Callchain, DecodeError, FrameContext, Record, Sample, SampleFormat};
-pub use targets::{Target, resolve_targets};
+pub use targets::{Target, inheriting, resolve_targets};

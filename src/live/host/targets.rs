@@ -1,10 +1,11 @@
 //! Where a host session's events go: the CPUs or threads of the command line, or a
 //! workload perfscope starts (then its thread, with the workload held before exec until
-//! the events are open).
+//! the events are open); with `--inherit` the threads are followed into the tasks they
+//! create.
 
 use anyhow::Context;
 
-use crate::sources::perf_event::targets::{Target, parse_id_list, resolve_targets};
+use crate::sources::perf_event::targets::{Target, inheriting, parse_id_list, resolve_targets};
 
 use super::options::HostTarget;
 use super::workload::CorkedWorkload;
@@ -12,7 +13,9 @@ use super::workload::CorkedWorkload;
 /// The resolved targets of a session.
 pub struct SessionTargets {
     pub targets: Vec<Target>,
-    /// Attached to threads (the default key and `--perins` instance is then the thread).
+    /// Attached to threads, inheriting or not (the default key and `--perins` instance is
+    /// then the thread; perf-prof's `--inherit` switches to CPUs, but the events still
+    /// name their thread and a thread is what a followed workload is made of).
     pub threads: bool,
     pub workload: Option<CorkedWorkload>,
 }
@@ -21,8 +24,12 @@ pub struct SessionTargets {
 pub fn open_targets(target: &HostTarget) -> anyhow::Result<SessionTargets> {
     if !target.workload.is_empty() {
         let workload = CorkedWorkload::spawn(&target.workload)?;
+        let mut targets = vec![Target::Thread(workload.pid())];
+        if target.inherit {
+            targets = inheriting(targets, target.cpus.as_deref())?;
+        }
         return Ok(SessionTargets {
-            targets: vec![Target::Thread(workload.pid())],
+            targets,
             threads: true,
             workload: Some(workload),
         });
@@ -35,8 +42,11 @@ pub fn open_targets(target: &HostTarget) -> anyhow::Result<SessionTargets> {
     };
     let pids = ids(&target.pids, "-p")?;
     let tids = ids(&target.tids, "-t")?;
-    let targets = resolve_targets(target.cpus.as_deref(), &pids, &tids)?;
-    let threads = targets.iter().any(|t| matches!(t, Target::Thread(_)));
+    let mut targets = resolve_targets(target.cpus.as_deref(), &pids, &tids)?;
+    if target.inherit {
+        targets = inheriting(targets, None)?;
+    }
+    let threads = targets.iter().any(Target::is_task);
     Ok(SessionTargets {
         targets,
         threads,

@@ -41,6 +41,9 @@ impl PerfEventFd {
         ring_bytes: usize,
     ) -> Result<PerfEventFd, PerfEventError> {
         let mut attr = event.to_raw(ring_bytes)?;
+        if target.inherits() {
+            attr.set_inherit(1);
+        }
         let (pid, cpu) = target.pid_cpu();
         let open = |attr: &mut sys::bindings::perf_event_attr| {
             // SAFETY: attr is a valid, fully initialised perf_event_attr for the call.

@@ -1,6 +1,7 @@
-//! [`PerfEvents`]: a list of events opened on a list of targets, one ring per target
-//! (the other events of that CPU or thread write into it with SET_OUTPUT), read by one
-//! thread that sleeps in poll(2) until a ring reaches its watermark.
+//! [`PerfEvents`]: a list of events opened on a list of targets, one ring per CPU or
+//! per unbound thread (the other events of that CPU or thread, and the other inheriting
+//! threads on that CPU, write into it with SET_OUTPUT), read by one thread that sleeps in
+//! poll(2) until a ring reaches its watermark.
 //!
 //! Records go to a callback as [`RecordRef`]s borrowed from the ring (no copy), tagged
 //! with the index of the event they belong to (from `PERF_SAMPLE_IDENTIFIER` and
@@ -33,8 +34,9 @@ pub struct RingOptions {
 /// One record with where it came from.
 #[derive(Copy, Clone, Debug)]
 pub struct RecordRef<'a> {
-    /// Index of the ring (= of the target) it was read from.
+    /// Index of the ring it was read from.
     pub ring: usize,
+    /// The target that owns the ring (the first one opened on its CPU).
     pub target: Target,
     /// The event it belongs to; `None` when its id is unknown (no identifier).
     pub event: Option<EventIndex>,
@@ -106,6 +108,8 @@ pub struct PollOutcome {
 
 struct RingSlot {
     target: Target,
+    /// Index in `PerfEvents::fds[0]` of the fd the ring is mapped from.
+    owner: usize,
     ring: RingBuffer,
     counters: RingCounters,
 }
@@ -177,7 +181,7 @@ fn monotonic_ns() -> u64 {
 pub struct PerfEvents {
     // Field order is drop order: rings are unmapped before the fds close.
     rings: Vec<RingSlot>,
-    /// `fds[event][ring]`.
+    /// `fds[event][target]` (a target whose ring is shared has fds but no ring).
     fds: Vec<Vec<PerfEventFd>>,
     events: Vec<EventAttr>,
     decoding: Decoding,
@@ -205,14 +209,17 @@ impl PerfEvents {
         let ring_bytes = options.data_pages * page_size();
         let mut effective = events.to_vec();
         let mut fds: Vec<Vec<PerfEventFd>> = events.iter().map(|_| Vec::new()).collect();
-        let mut rings = Vec::new();
+        let mut rings: Vec<RingSlot> = Vec::new();
         let mut ids = FxHashMap::default();
+        let mut pollfds = Vec::new();
+        // Rings of CPU-bound targets, by CPU: inheriting threads on one CPU share one.
+        let mut ring_of_cpu: FxHashMap<u32, usize> = FxHashMap::default();
         'targets: for &target in targets {
             let mut opened = Vec::with_capacity(events.len());
             for event in effective.iter_mut() {
                 let fd = match PerfEventFd::open(event, target, ring_bytes) {
                     Ok(fd) => fd,
-                    Err(PerfEventError::NoSuchThread { .. }) if matches!(target, Target::Thread(_)) => {
+                    Err(PerfEventError::NoSuchThread { .. }) if target.is_task() => {
                         continue 'targets;
                     }
                     Err(err) => return Err(err),
@@ -223,42 +230,53 @@ impl PerfEvents {
                 }
                 opened.push(fd);
             }
-            let ring = RingBuffer::map(std::os::fd::AsFd::as_fd(&opened[0]), options.data_pages)?;
-            for fd in &opened[1..] {
-                fd.set_output(&opened[0])?;
+            let shared = target.cpu().and_then(|cpu| ring_of_cpu.get(&cpu).copied());
+            match shared {
+                Some(ring) => {
+                    let owner = &fds[0][rings[ring].owner];
+                    for fd in &opened {
+                        fd.set_output(owner)?;
+                    }
+                }
+                None => {
+                    let ring = RingBuffer::map(std::os::fd::AsFd::as_fd(&opened[0]), options.data_pages)?;
+                    for fd in &opened[1..] {
+                        fd.set_output(&opened[0])?;
+                    }
+                    pollfds.push(libc::pollfd {
+                        fd: std::os::fd::AsRawFd::as_raw_fd(&std::os::fd::AsFd::as_fd(&opened[0])),
+                        events: libc::POLLIN,
+                        revents: 0,
+                    });
+                    if let Some(cpu) = target.cpu() {
+                        ring_of_cpu.insert(cpu, rings.len());
+                    }
+                    rings.push(RingSlot {
+                        target,
+                        owner: fds[0].len(),
+                        ring,
+                        counters: RingCounters {
+                            target,
+                            lost: 0,
+                            lost_samples: 0,
+                            throttles: 0,
+                            unthrottles: 0,
+                            decode_errors: 0,
+                            ring: RingStats::default(),
+                        },
+                    });
+                }
             }
             for (index, fd) in opened.into_iter().enumerate() {
                 ids.insert(fd.id()?, EventIndex(index as u16));
                 fds[index].push(fd);
             }
-            let counters = RingCounters {
-                target,
-                lost: 0,
-                lost_samples: 0,
-                throttles: 0,
-                unthrottles: 0,
-                decode_errors: 0,
-                ring: RingStats::default(),
-            };
-            rings.push(RingSlot {
-                target,
-                ring,
-                counters,
-            });
         }
         if rings.is_empty() {
             return Err(PerfEventError::NoTargets);
         }
         let formats: Vec<SampleFormat> = effective.iter().map(EventAttr::sample_format).collect();
         let uniform = formats.iter().all(|f| *f == formats[0]).then_some(formats[0]);
-        let pollfds = fds[0]
-            .iter()
-            .map(|fd| libc::pollfd {
-                fd: std::os::fd::AsRawFd::as_raw_fd(&std::os::fd::AsFd::as_fd(fd)),
-                events: libc::POLLIN,
-                revents: 0,
-            })
-            .collect();
         let merge = OrderedMerge::new(rings.len());
         Ok(PerfEvents {
             rings,
@@ -300,6 +318,7 @@ impl PerfEvents {
         self.events.get(usize::from(event.0)).map(|e| e.kind)
     }
 
+    /// The target of each ring (the first one opened on its CPU, when several share it).
     pub fn targets(&self) -> impl Iterator<Item = Target> + '_ {
         self.rings.iter().map(|r| r.target)
     }

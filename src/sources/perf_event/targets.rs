@@ -1,5 +1,6 @@
 //! Where events are opened: CPUs (`-C`, default the online ones) or threads (`-p` = all
-//! threads of the processes, `-t`). Reads /sys and /proc; nothing else.
+//! threads of the processes, `-t`), or with `--inherit` threads and the tasks they create,
+//! once per CPU. Reads /sys and /proc; nothing else.
 
 use std::fmt;
 
@@ -12,6 +13,10 @@ pub enum Target {
     Cpu(u32),
     /// This thread on any CPU (`pid=TID, cpu=-1`).
     Thread(u32),
+    /// This thread and every task it creates after the event is opened (`inherit`), on
+    /// one CPU (`pid=TID, cpu=N`): the kernel refuses to map the ring of an inherited
+    /// event that is not bound to a CPU, so following children takes one event per CPU.
+    Task { tid: u32, cpu: u32 },
 }
 
 impl Target {
@@ -20,7 +25,26 @@ impl Target {
         match *self {
             Target::Cpu(cpu) => (-1, cpu as i32),
             Target::Thread(tid) => (tid as i32, -1),
+            Target::Task { tid, cpu } => (tid as i32, cpu as i32),
         }
+    }
+
+    /// The CPU the event is bound to; targets on the same CPU can share one ring.
+    pub fn cpu(&self) -> Option<u32> {
+        match *self {
+            Target::Cpu(cpu) | Target::Task { cpu, .. } => Some(cpu),
+            Target::Thread(_) => None,
+        }
+    }
+
+    /// Opened on a thread (which may exit before it is opened).
+    pub fn is_task(&self) -> bool {
+        !matches!(self, Target::Cpu(_))
+    }
+
+    /// Children created after opening inherit the event.
+    pub fn inherits(&self) -> bool {
+        matches!(self, Target::Task { .. })
     }
 }
 
@@ -29,6 +53,7 @@ impl fmt::Display for Target {
         match self {
             Target::Cpu(cpu) => write!(f, "CPU {cpu}"),
             Target::Thread(tid) => write!(f, "thread {tid}"),
+            Target::Task { tid, cpu } => write!(f, "thread {tid} and its children on CPU {cpu}"),
         }
     }
 }
@@ -120,20 +145,46 @@ pub fn resolve_targets(
         threads.dedup();
         threads.into_iter().map(Target::Thread).collect()
     } else {
-        let online = online_cpus()?;
-        let chosen = match cpus {
-            Some(list) => parse_cpu_list(list)?
-                .into_iter()
-                .filter(|c| online.contains(c))
-                .collect(),
-            None => online,
-        };
-        chosen.into_iter().map(Target::Cpu).collect()
+        chosen_cpus(cpus)?.into_iter().map(Target::Cpu).collect()
     };
     if targets.is_empty() {
         return Err(PerfEventError::NoTargets);
     }
     Ok(targets)
+}
+
+/// `--inherit`: the targets of [`resolve_targets`] made to follow the tasks they create,
+/// each thread opened once per CPU (`cpus` as `-C`, default every online CPU), as
+/// perf-prof's `--inherit` does. CPU targets already see every task and stay as they are.
+pub fn inheriting(targets: Vec<Target>, cpus: Option<&str>) -> Result<Vec<Target>, PerfEventError> {
+    if !targets.iter().any(Target::is_task) {
+        return Ok(targets);
+    }
+    let chosen = chosen_cpus(cpus)?;
+    let inheriting: Vec<Target> = targets
+        .iter()
+        .filter_map(|t| match *t {
+            Target::Thread(tid) | Target::Task { tid, .. } => Some(tid),
+            Target::Cpu(_) => None,
+        })
+        .flat_map(|tid| chosen.iter().map(move |&cpu| Target::Task { tid, cpu }))
+        .collect();
+    if inheriting.is_empty() {
+        return Err(PerfEventError::NoTargets);
+    }
+    Ok(inheriting)
+}
+
+/// `-C` ∩ the online CPUs, or every online CPU.
+fn chosen_cpus(cpus: Option<&str>) -> Result<Vec<u32>, PerfEventError> {
+    let online = online_cpus()?;
+    Ok(match cpus {
+        Some(list) => parse_cpu_list(list)?
+            .into_iter()
+            .filter(|c| online.contains(c))
+            .collect(),
+        None => online,
+    })
 }
 
 #[cfg(test)]
@@ -171,5 +222,25 @@ mod tests {
         ));
         assert_eq!(Target::Cpu(3).pid_cpu(), (-1, 3));
         assert_eq!(Target::Thread(9).pid_cpu(), (9, -1));
+        assert_eq!(Target::Task { tid: 9, cpu: 2 }.pid_cpu(), (9, 2));
+    }
+
+    #[test]
+    fn inheriting_opens_each_thread_once_per_cpu() {
+        let online = online_cpus().unwrap();
+        let first = online[0];
+        let targets = inheriting(vec![Target::Thread(7), Target::Thread(8)], None).unwrap();
+        assert_eq!(targets.len(), 2 * online.len());
+        assert!(targets.contains(&Target::Task { tid: 8, cpu: first }));
+        assert!(targets.iter().all(Target::inherits));
+        let one_cpu = inheriting(vec![Target::Thread(7)], Some(&first.to_string())).unwrap();
+        assert_eq!(one_cpu, [Target::Task { tid: 7, cpu: first }]);
+        // CPU targets see every task already.
+        let cpus = vec![Target::Cpu(first)];
+        assert_eq!(inheriting(cpus.clone(), None).unwrap(), cpus);
+        assert!(matches!(
+            inheriting(vec![Target::Thread(7)], Some("100000")),
+            Err(PerfEventError::NoTargets)
+        ));
     }
 }
