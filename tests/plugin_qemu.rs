@@ -44,7 +44,8 @@ fn text_filter(guest: &TestGuest) -> String {
     )
 }
 
-fn record(callchain: &str, with_stream: bool) -> Recording {
+/// One QEMU run of `bench BENCH_N` with the plugin in `mode` (tb or insn) and `callchain`.
+fn record(mode: &str, callchain: &str, with_stream: bool) -> Recording {
     let guest = build_test_guest();
     let plugin = build_plugin();
     let dir = tempfile::tempdir().expect("tempdir");
@@ -61,7 +62,7 @@ fn record(callchain: &str, with_stream: bool) -> Recording {
     });
     let epoch_ns = monotonic_ns();
     let mut args = format!(
-        "out={},freq={FREQ},callchain={callchain},epoch_ns={epoch_ns},{}",
+        "out={},freq={FREQ},mode={mode},callchain={callchain},epoch_ns={epoch_ns},{}",
         out.display(),
         text_filter(&guest)
     );
@@ -97,12 +98,17 @@ fn record(callchain: &str, with_stream: bool) -> Recording {
 
 fn leaf_recording() -> &'static Recording {
     static R: OnceLock<Recording> = OnceLock::new();
-    R.get_or_init(|| record("leaf", true))
+    R.get_or_init(|| record("tb", "leaf", true))
 }
 
 fn fp_recording() -> &'static Recording {
     static R: OnceLock<Recording> = OnceLock::new();
-    R.get_or_init(|| record("fp", false))
+    R.get_or_init(|| record("tb", "fp", false))
+}
+
+fn insn_fp_recording() -> &'static Recording {
+    static R: OnceLock<Recording> = OnceLock::new();
+    R.get_or_init(|| record("insn", "fp", false))
 }
 
 /// ElfImage is Send, not Sync (addr2line's lazy caches): share it behind a lock.
@@ -287,9 +293,45 @@ fn stream_socket_receives_exactly_the_file_bytes() {
 
 #[test]
 fn fp_mode_recovers_the_full_path_to_mix_leaf() {
-    let rec = fp_recording();
+    assert_full_paths_to_mix_leaf("tb+fp", fp_recording());
+}
+
+/// insn mode samples any instruction, so its fp walk also meets the middle of prologues and
+/// epilogues (after the `sp` decrement, before `fp` is set; after `fp` is reloaded): the
+/// paths must stay as complete as at block starts, and the pcs must be finer than blocks.
+#[test]
+fn insn_mode_samples_inside_blocks_and_keeps_the_full_path() {
+    let insn = insn_fp_recording();
+    assert_full_paths_to_mix_leaf("insn+fp", insn);
+    let distinct_pcs = |rec: &Recording| {
+        let mut pcs: Vec<u64> = rec
+            .in_bench()
+            .iter()
+            .filter(|r| function(r.pc, false) == "mix_leaf")
+            .map(|r| r.pc)
+            .collect();
+        pcs.sort_unstable();
+        pcs.dedup();
+        pcs.len()
+    };
+    let (tb_pcs, insn_pcs) = (distinct_pcs(fp_recording()), distinct_pcs(insn));
+    eprintln!("distinct pcs in mix_leaf: tb {tb_pcs}, insn {insn_pcs}");
+    assert!(
+        insn_pcs > tb_pcs,
+        "insn mode lands inside blocks: {insn_pcs} distinct pcs vs {tb_pcs} block starts"
+    );
+    assert_eq!(insn.summary().get("sampling_mode"), Some("insn"));
+}
+
+/// What the frame-pointer walk must give on the bench: mix_leaf is reached through
+/// kmain;run_bench;hash_workload;hash_block in (almost) every hash-phase sample.
+fn assert_full_paths_to_mix_leaf(label: &str, rec: &Recording) {
     let bench = rec.in_bench();
-    assert!(bench.len() >= 100, "only {} fp samples in the bench", bench.len());
+    assert!(
+        bench.len() >= 100,
+        "only {} {label} samples in the bench",
+        bench.len()
+    );
     for r in &bench {
         assert_eq!(r.callchain, Some(Callchain::Fp));
         assert!(r.sp.is_some() && r.fp.is_some(), "sp and fp are recorded");
@@ -305,7 +347,7 @@ fn fp_mode_recovers_the_full_path_to_mix_leaf() {
     let from_hash = mix.iter().filter(|p| p.contains("hash_workload")).count();
     let complete = mix.iter().filter(|p| p.ends_with(full)).count();
     eprintln!(
-        "fp: {} bench samples, {} in mix_leaf, {from_hash} under hash_workload, {complete} with the full path",
+        "{label}: {} bench samples, {} in mix_leaf, {from_hash} under hash_workload, {complete} with the full path",
         bench.len(),
         mix.len()
     );
