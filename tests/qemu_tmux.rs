@@ -43,17 +43,28 @@ fn qemu_session_in_tmux_prompt_bench_markers_flamegraph_export_quit() {
     tmux.keys(&["2"]);
     let screen = tmux.wait_for("the flamegraph", WAIT, |s| s.contains("mix_leaf"));
     assert!(screen.contains("run_bench"), "{screen}");
-    // Export what is on screen, again by key.
-    tmux.keys(&["e"]);
-    tmux.wait_for("the export message", WAIT, |s| s.contains("exported"));
+    // Export what is on screen, again by key: the automatic export's files are removed
+    // first (its message is still on screen), so only the key can bring them back.
     let latest = out.path().join("perf/riscv64/latest");
-    for f in [
+    let files = [
         "report.json",
         "qperf/stack.folded",
         "qperf/stack.workload.folded",
         "qperf/window.json",
-    ] {
-        assert!(latest.join(f).is_file(), "{f} missing");
+    ];
+    for f in files {
+        assert!(latest.join(f).is_file(), "{f} missing after the automatic export");
+    }
+    std::fs::remove_dir_all(&latest).unwrap();
+    tmux.keys(&["e"]);
+    let deadline = std::time::Instant::now() + WAIT;
+    while !files.iter().all(|f| latest.join(f).is_file()) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the export key wrote no artifacts; screen:\n{}",
+            tmux.screen()
+        );
+        std::thread::sleep(Duration::from_millis(100));
     }
     tmux.keys(&["q"]);
     let screen = tmux.wait_for("perfscope to exit", WAIT, |s| s.contains("perfscope-exit="));
