@@ -91,6 +91,12 @@ fn top_shows_the_hot_function_and_its_caller_live() {
     assert_eq!(at("main") + 1, at("outer_work"), "{screen}");
     assert_eq!(at("outer_work") + 1, at("hot_leaf"), "{screen}");
 
+    // The timeline counts seconds from the session's start, not since boot.
+    tmux.keys(&["5"]);
+    tmux.wait_for("the timeline's axis from 0 s", WAIT, |s| {
+        s.contains("┌ timeline") && s.contains("│╵0.0")
+    });
+
     quit(&tmux, &hot);
 }
 

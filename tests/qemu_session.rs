@@ -5,7 +5,7 @@ mod common;
 
 use std::time::Duration;
 
-use perfscope::sources::qemu::clock::monotonic_ns;
+use perfscope::sources::clock::monotonic_ns;
 use perfscope::sources::qemu::machine::QemuLaunch;
 use perfscope::sources::qemu::{Arch, QemuSession, SessionOptions};
 

@@ -216,6 +216,7 @@ impl SnapshotBuilder {
             console: Arc::new(state.console.clone()),
             selection,
             markers: state.markers,
+            time_origin_ns: state.time_origin_ns,
             mode: self.mode,
             stats,
         }

@@ -9,7 +9,7 @@ use anyhow::{Context, bail};
 
 use crate::export::layout::OutputLayout;
 use crate::ingest::open::{OpenOptions, SymbolSource};
-use crate::sources::qemu::clock::monotonic_ns;
+use crate::sources::clock::monotonic_ns;
 use crate::sources::qemu::host_perf::DEFAULT_EVENTS;
 use crate::sources::qemu::machine::{QemuLaunch, find_ovmf};
 use crate::sources::qemu::plugin_args::{CallchainMode, PluginOptions, SampleMode, kernel_text_of};

@@ -48,6 +48,11 @@ pub fn load_into(session: RecordedSession, state: &mut ModelState) {
         bytes_lost: 0,
     };
     state.markers = session.phase_markers();
+    state.time_origin_ns = session
+        .meta
+        .get(super::host::sample_source::TIME_ORIGIN_META)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
     state.stats.source = session.path.display().to_string();
     state.stats.lost = session.lost_total();
     state.stats.finished = true;

@@ -110,6 +110,8 @@ pub struct Snapshot {
     /// What the snapshot selects (window, focus, instance).
     pub selection: Selection,
     pub markers: PhaseMarkers,
+    /// Sample-clock time shown as 0 s ([`ModelState::time_origin_ns`]).
+    pub time_origin_ns: u64,
     pub mode: LiveMode,
     pub stats: SourceStats,
 }
@@ -139,6 +141,7 @@ impl Snapshot {
             console: Arc::new(ConsoleLog::new()),
             selection,
             markers,
+            time_origin_ns: 0,
             mode: LiveMode::Accumulate,
             stats: SourceStats {
                 source: profile.info.source.clone(),

@@ -22,6 +22,10 @@ pub struct ModelState {
     pub console: ConsoleLog,
     /// Start / stop markers on the sample clock.
     pub markers: PhaseMarkers,
+    /// Where the views count seconds from on the sample clock: a host session's start
+    /// (its samples carry CLOCK_MONOTONIC times, seconds since boot); 0 where the clock
+    /// already starts with the run (the QEMU plugin's epoch, files).
+    pub time_origin_ns: u64,
     /// Source counters (source name, lost, dropped, finished); samples and the rate are
     /// filled by the model thread.
     pub stats: SourceStats,

@@ -28,12 +28,9 @@ pub struct StatusInfo {
     pub message: Option<String>,
 }
 
-fn seconds(ns: u64) -> String {
-    format!("{:.3}s", ns as f64 / 1e9)
-}
-
-/// "all", "0.087s–1.646s", "≥0.087s".
-pub fn window_label(window: &TimeWindow) -> String {
+/// "all", "0.087s–1.646s", "≥0.087s": seconds on the sample clock from `origin_ns`.
+pub fn window_label(window: &TimeWindow, origin_ns: u64) -> String {
+    let seconds = |ns: u64| format!("{:.3}s", ns.saturating_sub(origin_ns) as f64 / 1e9);
     match (window.start_ns, window.stop_ns) {
         (None, None) => "all".into(),
         (Some(a), Some(b)) => format!("{}–{}", seconds(a), seconds(b)),
@@ -93,7 +90,10 @@ pub fn status_parts(snapshot: &Snapshot, info: &StatusInfo, theme: &Theme) -> Ve
             theme.warning.patch(theme.status),
         ));
     }
-    let mut window = format!("win {}", window_label(&snapshot.selection.window));
+    let mut window = format!(
+        "win {}",
+        window_label(&snapshot.selection.window, snapshot.time_origin_ns)
+    );
     if let Some(f) = &snapshot.selection.focus {
         window.push_str(&format!(" · focus {}", f.pattern()));
     }

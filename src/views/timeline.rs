@@ -44,9 +44,10 @@ fn decimals_for(step_ns: f64) -> usize {
     ((-step_s.log10()).ceil() + 1.0).clamp(0.0, 9.0) as usize
 }
 
-/// Seconds on the sample clock ("2.50s"), as `--start-sec` takes them.
-fn seconds(ns: u64, decimals: usize) -> String {
-    format!("{:.*}s", decimals, ns as f64 / 1e9)
+/// Seconds on the sample clock from `origin_ns` ("2.50s"), as `--start-sec` takes them
+/// (the origin is 0 there; a host session counts from its start).
+fn seconds(ns: u64, origin_ns: u64, decimals: usize) -> String {
+    format!("{:.*}s", decimals, ns.saturating_sub(origin_ns) as f64 / 1e9)
 }
 
 /// Whether column `[start, end)` overlaps the window.
@@ -82,9 +83,16 @@ impl TimelineView {
         }
     }
 
-    fn detail_line(&self, timeline: &Timeline, columns: &[u64], window: &TimeWindow) -> String {
+    fn detail_line(
+        &self,
+        timeline: &Timeline,
+        columns: &[u64],
+        window: &TimeWindow,
+        origin_ns: u64,
+    ) -> String {
         let n = columns.len();
         let decimals = decimals_for(timeline.duration_ns() as f64 / n as f64);
+        let seconds = |ns: u64, decimals: usize| seconds(ns, origin_ns, decimals);
         let cursor_ns = timeline.time_at_column(self.cursor, n);
         let mut parts = vec![format!(
             "cursor {} · {} samples",
@@ -222,11 +230,12 @@ impl View for TimelineView {
 
         if has_axis {
             // Room for the widest label (tick, whole seconds of the end, ".ddd") plus a gap.
-            let label_width = seconds(timeline.end_ns, 0).len() + 4;
+            let origin = ctx.snapshot.time_origin_ns;
+            let label_width = seconds(timeline.end_ns, origin, 0).len() + 4;
             let step = (label_width + 2).max(10);
             let decimals = decimals_for(timeline.duration_ns() as f64 * step as f64 / n as f64);
             for c in (0..n).step_by(step) {
-                let label = format!("╵{}", seconds(timeline.time_at_column(c, n), decimals));
+                let label = format!("╵{}", seconds(timeline.time_at_column(c, n), origin, decimals));
                 if c + display_width(&label) <= n {
                     let x = inner.x + c as u16;
                     buf.set_stringn(x, axis_y, &label, n - c, theme.dim);
@@ -245,7 +254,7 @@ impl View for TimelineView {
         }
 
         if has_detail {
-            let line = self.detail_line(timeline, &columns, &window);
+            let line = self.detail_line(timeline, &columns, &window, ctx.snapshot.time_origin_ns);
             let line = truncate_end(&line, n);
             buf.set_stringn(inner.x, detail_y, &line, n, theme.text);
         }

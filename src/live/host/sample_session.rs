@@ -10,6 +10,7 @@ use std::time::Duration;
 use anyhow::Context;
 
 use crate::model::Instance;
+use crate::sources::clock::monotonic_ns;
 use crate::sources::perf_event::attr::{EventAttr, EventKind, Wakeup};
 use crate::sources::perf_event::reader::{PerfEvents, RingOptions};
 use crate::sources::perf_event::record::{MappedFile, Record};
@@ -94,6 +95,8 @@ pub struct SampleSession {
     pub counters: SampleCounters,
     /// What was opened: "cpu-clock", "cycles".
     pub event_name: String,
+    /// CLOCK_MONOTONIC when the events were enabled: where the views count seconds from.
+    pub started_ns: u64,
     finished: bool,
 }
 
@@ -142,6 +145,7 @@ impl SampleSession {
             own_pid,
             counters: SampleCounters::default(),
             event_name,
+            started_ns: monotonic_ns(),
             finished: false,
         };
         session

@@ -22,6 +22,9 @@ use super::sample_session::{
     HostSample, LearntSymbol, RawItem, SampleCounters, SampleResolver, SampleSession,
 };
 
+/// The session meta key that keeps [`ModelState::time_origin_ns`] for a replay.
+pub const TIME_ORIGIN_META: &str = "time_origin_ns";
+
 /// How long the reader sleeps in poll(2) at most (also how soon it sees a stop).
 const POLL: Duration = Duration::from_millis(100);
 
@@ -38,6 +41,7 @@ pub struct HostSampleSource {
     thread: Option<JoinHandle<()>>,
     label: String,
     frequency_hz: u64,
+    started_ns: u64,
     record: Option<SessionTap>,
     done: bool,
 }
@@ -47,10 +51,12 @@ impl HostSampleSource {
     pub fn start(run: &HostRunOptions, sampling: &SamplingOptions) -> anyhow::Result<HostSampleSource> {
         let mut session = SampleSession::open(run, sampling)?;
         let label = format!("host {}", session.event_name);
+        let started_ns = session.started_ns;
         let record = match &run.record {
             Some(path) => {
                 let mut meta = SessionMeta::now("host", &label);
                 meta.arch = Some(std::env::consts::ARCH.into());
+                meta.extra.push((TIME_ORIGIN_META.into(), started_ns.to_string()));
                 Some(SessionTap::new(
                     Recorder::create(path, &meta).with_context(|| format!("--record {}", path.display()))?,
                 ))
@@ -118,6 +124,7 @@ impl HostSampleSource {
             thread: Some(thread),
             label,
             frequency_hz: sampling.freq_hz,
+            started_ns,
             record,
             done: false,
         })
@@ -157,6 +164,7 @@ impl Source for HostSampleSource {
             state.stats.source = self.label.clone();
             state.profile.info.source = self.label.clone();
             state.profile.info.frequency_hz = Some(self.frequency_hz);
+            state.time_origin_ns = self.started_ns;
             // What the reports say was read; "clean" only once the session has ended well.
             state.input = InputInfo {
                 kind: "perf_event".into(),

@@ -10,12 +10,12 @@ use anyhow::{Context, bail};
 use crate::analyzers::text::WallClock;
 use crate::model::expr::Filter;
 use crate::model::trace_event::EventIndex;
+use crate::sources::clock::monotonic_ns;
 use crate::sources::perf_event::PerfEventError;
 use crate::sources::perf_event::attr::{EventAttr, Wakeup};
 use crate::sources::perf_event::reader::{Ordered, PerfEvents, RingOptions};
 use crate::sources::perf_event::record::Record;
 use crate::sources::perf_event::targets::Target;
-use crate::sources::qemu::clock::monotonic_ns;
 use crate::sources::tracefs::{ResolvedEvent, Tracefs, parse_selectors, resolve};
 use crate::store::{Recorder, SessionMeta};
 

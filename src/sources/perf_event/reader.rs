@@ -21,6 +21,7 @@ use super::merge::{OrderedMerge, Released};
 use super::record::{self, Record, SampleFormat};
 use super::ring::{RingBuffer, RingStats, page_size};
 use super::targets::Target;
+use crate::sources::clock::monotonic_ns;
 
 pub use super::merge::LostSpan as LostRange;
 
@@ -164,18 +165,6 @@ const EXACT_LOST_EVERY: Duration = Duration::from_secs(1);
 /// for an event stamped just before but committed just after (the kernel's output path
 /// takes microseconds).
 const DRAIN_MARGIN_NS: u64 = 1_000_000;
-
-fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    (ts.tv_sec as u64)
-        .saturating_mul(1_000_000_000)
-        .saturating_add(ts.tv_nsec as u64)
-}
 
 /// Events opened on targets, with their rings.
 pub struct PerfEvents {

@@ -4,7 +4,6 @@
 //! perf counters). Knows nothing of symbols or views: it hands out console bytes, marker
 //! times and process facts.
 
-pub mod clock;
 pub mod console;
 pub mod host_perf;
 pub mod host_time;

@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
-use super::clock::monotonic_ns;
 use super::host_time::{self, ProcTimes};
 use super::qmp;
+use crate::sources::clock::monotonic_ns;
 
 /// How QEMU was stopped.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

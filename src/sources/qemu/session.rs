@@ -8,12 +8,12 @@ use std::time::{Duration, Instant};
 use crate::export::window::WindowInfo;
 use crate::model::PhaseMarkers;
 
-use super::clock::monotonic_ns;
 use super::console::{ConsoleEvent, ConsoleWatch};
 use super::host_perf::HostCounters;
 use super::host_time::time_txt;
 use super::machine::QemuLaunch;
 use super::process::{ConsoleChunk, QemuProcess};
+use crate::sources::clock::monotonic_ns;
 
 /// How to run and watch the session.
 #[derive(Clone, Debug)]

@@ -253,3 +253,24 @@ fn untimed_profiles_show_a_hint() {
     assert_eq!(view.cursor, 0);
     draw(&mut view, &snap, 10, 3);
 }
+
+/// A host session's samples carry seconds since boot: the axis, the cursor and the window
+/// count from the session's start instead.
+#[test]
+fn times_count_from_the_snapshot_origin() {
+    let mut snap = fixture();
+    snap.time_origin_ns = S;
+    let mut view = TimelineView::new();
+    let buf = draw(&mut view, &snap, 80, 24);
+    let lines = rows(&buf);
+    assert!(
+        lines[21].starts_with("│╵0.0s     ╵1.0s     ╵2.1s"),
+        "{}",
+        lines[21]
+    );
+    assert!(
+        lines[22].starts_with("│cursor 0.00s · 3 samples  │  window 3.00s → 5.00s"),
+        "{}",
+        lines[22]
+    );
+}

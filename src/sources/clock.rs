@@ -1,6 +1,7 @@
-//! The one clock of a session: CLOCK_MONOTONIC nanoseconds. The plugin stamps samples
-//! with it (relative to the epoch the runner passes), the runner stamps console chunks
-//! with it, so marker times and sample times compare exactly.
+//! The one clock of a session: CLOCK_MONOTONIC nanoseconds. The QEMU plugin stamps samples
+//! with it (relative to the epoch the runner passes) and the runner stamps console chunks
+//! with it, so marker times and sample times compare exactly; perf events are opened on it
+//! (`use_clockid`), so the host sources read their drains and session starts from it too.
 
 /// CLOCK_MONOTONIC now, in nanoseconds.
 pub fn monotonic_ns() -> u64 {
