@@ -48,6 +48,34 @@ const SYSCALL_COLUMNS: [&str; 7] = [
     "err",
 ];
 
+/// The run's hottest function is hot_leaf, folded.txt agrees with hotspots.csv on its
+/// samples, and ≥ 80 % of them are under the child's comm and main;outer_work. Returns
+/// hot_leaf's self samples and the folded stacks.
+fn hot_leaf_under_its_caller(stdout: &str, dir: &Path) -> (u64, std::collections::BTreeMap<String, u64>) {
+    let spots = hotspots(&artifact(stdout, dir, "hotspots_csv"));
+    let hottest = spots.iter().max_by_key(|h| h.self_samples).unwrap();
+    assert_eq!(hottest.name, "hot_leaf", "{spots:?}");
+    let stacks = folded(&artifact(stdout, dir, "folded"));
+    // The leaf's samples: stacks that end in hot_leaf (kernel frames may follow an
+    // interrupt in it, those are its total, not its self).
+    let leaf: Vec<(&String, &u64)> = stacks.iter().filter(|(s, _)| s.ends_with(";hot_leaf")).collect();
+    let leaf_samples: u64 = leaf.iter().map(|(_, n)| **n).sum();
+    assert_eq!(
+        leaf_samples, hottest.self_samples,
+        "folded and hotspots.csv disagree"
+    );
+    let under_caller: u64 = leaf
+        .iter()
+        .filter(|(s, _)| s.starts_with("hot;") && s.ends_with(";main;outer_work;hot_leaf"))
+        .map(|(_, n)| **n)
+        .sum();
+    assert!(
+        under_caller * 10 >= leaf_samples * 8,
+        "only {under_caller} of {leaf_samples} hot_leaf samples are under hot;…;main;outer_work: {leaf:?}"
+    );
+    (leaf_samples, stacks)
+}
+
 #[test]
 fn top_finds_the_hot_function_of_a_child_under_its_caller() {
     let _serial = serial();
@@ -68,38 +96,17 @@ fn top_finds_the_hot_function_of_a_child_under_its_caller() {
         ],
     );
 
-    let spots = hotspots(&artifact(&stdout, dir.path(), "hotspots_csv"));
-    let hottest = spots.iter().max_by_key(|h| h.self_samples).unwrap();
-    assert_eq!(hottest.name, "hot_leaf", "{spots:?}");
-    let stacks = folded(&artifact(&stdout, dir.path(), "folded"));
+    let (hot_leaf_self, stacks) = hot_leaf_under_its_caller(&stdout, dir.path());
     let all: u64 = stacks.values().sum();
     // 1.5 s at 997 Hz of one spinning thread: ~1500 alone, fewer when the 2 CPUs are
     // shared (cpu-clock on a thread counts only while it runs); enough for the shares.
     assert!(all >= 100, "only {all} samples");
     assert!(
-        hottest.self_samples * 10 >= all * 8,
-        "hot_leaf has {} of {all} samples as its own",
-        hottest.self_samples
+        hot_leaf_self * 10 >= all * 8,
+        "hot_leaf has {hot_leaf_self} of {all} samples as its own"
     );
     // Every stack starts with the child's comm (`--root comm`, the default).
     assert!(stacks.keys().all(|s| s.starts_with("hot;")), "{stacks:?}");
-    // The leaf's samples: stacks that end in hot_leaf (kernel frames may follow an
-    // interrupt in it, those are its total, not its self).
-    let leaf: Vec<(&String, &u64)> = stacks.iter().filter(|(s, _)| s.ends_with(";hot_leaf")).collect();
-    let leaf_samples: u64 = leaf.iter().map(|(_, n)| **n).sum();
-    assert_eq!(
-        leaf_samples, hottest.self_samples,
-        "folded and hotspots.csv disagree"
-    );
-    let under_caller: u64 = leaf
-        .iter()
-        .filter(|(s, _)| s.ends_with(";main;outer_work;hot_leaf"))
-        .map(|(_, n)| **n)
-        .sum();
-    assert!(
-        under_caller * 10 >= leaf_samples * 8,
-        "only {under_caller} of {leaf_samples} hot_leaf samples are under main;outer_work: {leaf:?}"
-    );
     assert!(stdout.contains("result ok"), "a clean run reports ok:\n{stdout}");
 }
 
@@ -219,20 +226,7 @@ fn top_inherit_samples_the_children_of_the_workload() {
             "./hot 1.5; true",
         ],
     );
-    let spots = hotspots(&artifact(&stdout, dir.path(), "hotspots_csv"));
-    let hottest = spots.iter().max_by_key(|h| h.self_samples).unwrap();
-    assert_eq!(hottest.name, "hot_leaf", "{spots:?}");
-    let stacks = folded(&artifact(&stdout, dir.path(), "folded"));
-    let under_caller: u64 = stacks
-        .iter()
-        .filter(|(s, _)| s.starts_with("hot;") && s.ends_with(";main;outer_work;hot_leaf"))
-        .map(|(_, n)| *n)
-        .sum();
-    assert!(
-        under_caller * 10 >= hottest.self_samples * 8,
-        "{under_caller} of {} hot_leaf samples under hot;…;main;outer_work: {stacks:?}",
-        hottest.self_samples
-    );
+    hot_leaf_under_its_caller(&stdout, dir.path());
 }
 
 #[test]

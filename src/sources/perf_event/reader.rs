@@ -148,6 +148,21 @@ impl Decoding {
     }
 }
 
+impl RingCounters {
+    /// Nothing delivered or lost yet.
+    fn new(target: Target) -> Self {
+        Self {
+            target,
+            lost: 0,
+            lost_samples: 0,
+            throttles: 0,
+            unthrottles: 0,
+            decode_errors: 0,
+            ring: RingStats::default(),
+        }
+    }
+}
+
 fn count(counters: &mut RingCounters, record: &Record<'_>) {
     match record {
         Record::Lost { count, .. } => counters.lost += count,
@@ -244,15 +259,7 @@ impl PerfEvents {
                         target,
                         owner: fds[0].len(),
                         ring,
-                        counters: RingCounters {
-                            target,
-                            lost: 0,
-                            lost_samples: 0,
-                            throttles: 0,
-                            unthrottles: 0,
-                            decode_errors: 0,
-                            ring: RingStats::default(),
-                        },
+                        counters: RingCounters::new(target),
                     });
                 }
             }
@@ -567,15 +574,7 @@ mod tests {
         let lost = record(b::PERF_RECORD_LOST, &[200, 9, 7 | (7 << 32), 3_000, 0, 200]);
         let (event, lost_record) = decoding.decode(&lost).unwrap();
         assert_eq!((event, lost_record.time()), (Some(EventIndex(1)), Some(3_000)));
-        let mut counters = RingCounters {
-            target: Target::Cpu(0),
-            lost: 0,
-            lost_samples: 0,
-            throttles: 0,
-            unthrottles: 0,
-            decode_errors: 0,
-            ring: RingStats::default(),
-        };
+        let mut counters = RingCounters::new(Target::Cpu(0));
         count(&mut counters, &lost_record);
         assert_eq!(counters.lost, 9);
         let bad = record(b::PERF_RECORD_SAMPLE, &[200, 1]);
