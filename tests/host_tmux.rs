@@ -1,8 +1,9 @@
 //! The host TUI end to end in a real 80×24 terminal (tmux), on real perf_event as root:
-//! `perfscope top -- ./hot` finds the hot function in the hotspots view and its caller in
-//! the flamegraph; `perfscope syscalls -- ./reader` shows read(0) in the latency view and
-//! perf-prof's table in the tables view. Quitting restores the terminal, exits 0 and
-//! stops the workload perfscope started.
+//! `perfscope top -- ./hot` finds the hot function in the hotspots view, its caller in the
+//! flamegraph and a timeline from 0 s; `perfscope syscalls -- ./reader` shows read(0) in
+//! the latency view, perf-prof's table in the tables view and its event rate in the
+//! timeline. Quitting restores the terminal, exits 0 and stops the workload perfscope
+//! started.
 
 mod common;
 
@@ -143,6 +144,12 @@ fn syscalls_shows_the_latency_of_reads_and_the_perf_prof_table_live() {
         lines[header + 2..].iter().any(|l| l.starts_with("│read(0) ")),
         "{screen}"
     );
+
+    // The timeline shows the event rate from the session's start.
+    tmux.keys(&["5"]);
+    tmux.wait_for("the event timeline", WAIT, |s| {
+        s.contains("┌ timeline") && s.contains("│╵0.0") && s.contains(" events  │  window: all")
+    });
 
     quit(&tmux, &reader);
 }

@@ -208,7 +208,9 @@ impl SnapshotBuilder {
             trie,
             inverted,
             hotspots: Arc::new(hotspots),
-            timeline: self.grow_timeline(state),
+            timeline: self
+                .grow_timeline(state)
+                .or_else(|| state.event_timeline.clone().map(Arc::new)),
             instances: Arc::new(instances),
             instance_labels: Arc::new(super::snapshot::instance_labels(profile)),
             histograms: Arc::new(state.histograms.clone()),

@@ -12,3 +12,7 @@ pub mod targets;
 pub mod trace_session;
 pub mod trace_source;
 pub mod workload;
+
+/// The session meta key that keeps a host session's start (CLOCK_MONOTONIC ns, what
+/// [`crate::live::state::ModelState::time_origin_ns`] counts from) for a replay.
+pub const TIME_ORIGIN_META: &str = "time_origin_ns";

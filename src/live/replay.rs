@@ -50,7 +50,7 @@ pub fn load_into(session: RecordedSession, state: &mut ModelState) {
     state.markers = session.phase_markers();
     state.time_origin_ns = session
         .meta
-        .get(super::host::sample_source::TIME_ORIGIN_META)
+        .get(super::host::TIME_ORIGIN_META)
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
     state.stats.source = session.path.display().to_string();
@@ -69,6 +69,7 @@ pub fn load_into(session: RecordedSession, state: &mut ModelState) {
             state.histograms = replayed.series;
             state.tables = replayed.tables;
             state.stats.events = replayed.events as u64;
+            state.event_timeline = Some(replayed.timeline);
         }
         Ok(None) => {}
         Err(e) => state

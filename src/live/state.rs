@@ -4,7 +4,7 @@
 use crate::export::report::InputInfo;
 use crate::export::stats::SourceFacts;
 use crate::export::window::WindowInfo;
-use crate::model::{ConsoleLog, PhaseMarkers, Profile};
+use crate::model::{ConsoleLog, PhaseMarkers, Profile, Timeline};
 
 use super::snapshot::{HistogramSeries, SourceStats, TextTable};
 
@@ -30,6 +30,8 @@ pub struct ModelState {
     /// filled by the model thread.
     pub stats: SourceStats,
     pub histograms: Vec<HistogramSeries>,
+    /// Events per time slice of an analyzer session (its profile has no samples to bin).
+    pub event_timeline: Option<Timeline>,
     /// Analyzer tables, replaced whole by the source at each update.
     pub tables: Vec<TextTable>,
     /// How a run was cut (markers, timeouts, stop method), for window.json.

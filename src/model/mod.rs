@@ -36,6 +36,6 @@ pub use profile::{Profile, ProfileInfo};
 pub use sample::{Callchain, Instance, InstanceId, InstanceKind, Sample, SampleMeta};
 pub use selection::Selection;
 pub use stack::{StackId, StackTable};
-pub use timeline::Timeline;
+pub use timeline::{Counted, Timeline};
 pub use trie::{NodeId, StackTrie, TrieNode, TrieOrder};
 pub use window::{Phase, PhaseMarkers, TimeWindow};

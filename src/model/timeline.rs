@@ -1,8 +1,28 @@
-//! The timeline: sample weight per time slice over the whole run, with the phase markers,
-//! so a view can draw activity and let the user pick a window on it.
+//! The timeline: sample weight (or, for an analyzer session, events) per time slice over
+//! the whole run, with the phase markers, so a view can draw activity and let the user pick
+//! a window on it.
 
 use super::profile::Profile;
 use super::window::{PhaseMarkers, TimeWindow};
+
+/// What a timeline counts.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum Counted {
+    /// Stack samples: a window picked on it selects them.
+    #[default]
+    Samples,
+    /// Tracepoint events fed to an analyzer: the rate only (its tables cover the run).
+    Events,
+}
+
+impl Counted {
+    pub fn noun(self) -> &'static str {
+        match self {
+            Counted::Samples => "samples",
+            Counted::Events => "events",
+        }
+    }
+}
 
 /// Weight per fixed time slice, from the first sample to the last.
 #[derive(Clone, Debug, PartialEq)]
@@ -13,6 +33,7 @@ pub struct Timeline {
     pub slice_ns: u64,
     pub weights: Vec<u64>,
     pub markers: PhaseMarkers,
+    pub counted: Counted,
 }
 
 impl Timeline {
@@ -36,6 +57,7 @@ impl Timeline {
             slice_ns,
             weights,
             markers,
+            counted: Counted::Samples,
         })
     }
 
@@ -49,6 +71,15 @@ impl Timeline {
             slice_ns: 1_000,
             weights: Vec::with_capacity(max_slices.max(2)),
             markers,
+            counted: Counted::Samples,
+        }
+    }
+
+    /// A growing timeline of analyzer events (no markers: host sessions have none).
+    pub fn growing_events(start_ns: u64, max_slices: usize) -> Timeline {
+        Timeline {
+            counted: Counted::Events,
+            ..Timeline::growing(start_ns, max_slices, PhaseMarkers::default())
         }
     }
 

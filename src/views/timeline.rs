@@ -10,12 +10,16 @@ use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 
 use crate::config::{Action, KeyContext};
-use crate::model::{PhaseMarkers, TimeWindow, Timeline};
+use crate::model::{Counted, PhaseMarkers, TimeWindow, Timeline};
 use crate::views::text::{display_width, truncate_end};
 use crate::views::widgets::bars::{centered_hint, frame, scaled_eighths, vertical_cell};
 use crate::views::{Effect, View, ViewContext};
 
-const EMPTY_HINT: &str = "no timestamped samples (folded input, or an analyzer session)";
+const EMPTY_HINT: &str = "no timestamped samples or events yet (folded input has no times)";
+
+/// Why an analyzer session's timeline takes no window.
+const EVENTS_TAKE_NO_WINDOW: &str =
+    "this timeline shows the analyzer's event rate; its tables and histograms cover the whole run";
 
 /// Columns the cursor moves with PageUp / PageDown.
 const PAGE_COLUMNS: usize = 10;
@@ -94,8 +98,9 @@ impl TimelineView {
         let decimals = decimals_for(timeline.duration_ns() as f64 / n as f64);
         let seconds = |ns: u64, decimals: usize| seconds(ns, origin_ns, decimals);
         let cursor_ns = timeline.time_at_column(self.cursor, n);
+        let noun = timeline.counted.noun();
         let mut parts = vec![format!(
-            "cursor {} · {} samples",
+            "cursor {} · {} {noun}",
             seconds(cursor_ns, decimals),
             columns[self.cursor]
         )];
@@ -103,7 +108,7 @@ impl TimelineView {
             let bound = |b: Option<u64>| b.map_or("…".to_string(), |t| seconds(t, decimals));
             let weight = timeline.weight_in(&TimeWindow::new(self.pending_start_ns, self.pending_stop_ns));
             parts.push(format!(
-                "pending {} → {} · {weight} samples",
+                "pending {} → {} · {weight} {noun}",
                 bound(self.pending_start_ns),
                 bound(self.pending_stop_ns)
             ));
@@ -278,6 +283,11 @@ impl View for TimelineView {
             return Effect::None;
         };
         let n = self.width();
+        if timeline.counted == Counted::Events
+            && matches!(action, Action::MarkStart | Action::MarkStop | Action::Activate)
+        {
+            return Effect::Message(EVENTS_TAKE_NO_WINDOW.into());
+        }
         match action {
             Action::Left => self.move_cursor(-1),
             Action::Right => self.move_cursor(1),

@@ -6,7 +6,8 @@
 use anyhow::{Context, bail};
 
 use crate::analyzers::text::WallClock;
-use crate::live::snapshot::{HistogramSeries, TextTable};
+use crate::live::snapshot::{HistogramSeries, TIMELINE_SLICES, TextTable};
+use crate::model::Timeline;
 use crate::model::expr::glob::glob_match;
 use crate::sources::tracefs::{ResolvedEvent, bind_event, parse_selectors};
 use crate::store::RecordedSession;
@@ -20,6 +21,8 @@ pub struct ReplayedAnalysis {
     pub series: Vec<HistogramSeries>,
     pub tables: Vec<TextTable>,
     pub events: usize,
+    /// The recorded events per time slice, as the live timeline counted them.
+    pub timeline: Timeline,
 }
 
 /// The analysis of a recorded host tracepoint session; `None` for other sessions.
@@ -72,8 +75,16 @@ pub fn replay_trace(session: &RecordedSession) -> anyhow::Result<Option<Replayed
         only_comm: meta("trace.only_comm") == "true",
     };
     let mut analysis = Analysis::build(&options, &stages, meta("trace.threads") == "true")?;
+    let started_ns = meta(super::TIME_ORIGIN_META)
+        .parse()
+        .ok()
+        .or_else(|| session.events.first().map(|e| e.as_event().time_ns))
+        .unwrap_or(0);
+    let mut timeline = Timeline::growing_events(started_ns, TIMELINE_SLICES);
     for event in &session.events {
-        analysis.feed(&event.as_event());
+        let event = event.as_event();
+        timeline.add(event.time_ns, 1, TIMELINE_SLICES);
+        analysis.feed(&event);
     }
     analysis.finish();
     let comms = CommCache::default();
@@ -83,5 +94,6 @@ pub fn replay_trace(session: &RecordedSession) -> anyhow::Result<Option<Replayed
         series: analysis.series(&comm_of),
         tables: vec![analysis.table(&wall, &comm_of)],
         events: session.events.len(),
+        timeline,
     }))
 }

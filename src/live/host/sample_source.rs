@@ -17,13 +17,11 @@ use crate::live::state::ModelState;
 use crate::model::{Sample, SampleMeta};
 use crate::store::{Recorder, SessionMeta, SessionTap};
 
+use super::TIME_ORIGIN_META;
 use super::options::{HostRunOptions, SamplingOptions};
 use super::sample_session::{
     HostSample, LearntSymbol, RawItem, SampleCounters, SampleResolver, SampleSession,
 };
-
-/// The session meta key that keeps [`ModelState::time_origin_ns`] for a replay.
-pub const TIME_ORIGIN_META: &str = "time_origin_ns";
 
 /// How long the reader sleeps in poll(2) at most (also how soon it sees a stop).
 const POLL: Duration = Duration::from_millis(100);

@@ -8,6 +8,8 @@ use std::time::{Duration, SystemTime};
 use anyhow::{Context, bail};
 
 use crate::analyzers::text::WallClock;
+use crate::live::snapshot::TIMELINE_SLICES;
+use crate::model::Timeline;
 use crate::model::expr::Filter;
 use crate::model::trace_event::EventIndex;
 use crate::sources::clock::monotonic_ns;
@@ -19,6 +21,7 @@ use crate::sources::perf_event::targets::Target;
 use crate::sources::tracefs::{ResolvedEvent, Tracefs, parse_selectors, resolve};
 use crate::store::{Recorder, SessionMeta};
 
+use super::TIME_ORIGIN_META;
 use super::analysis::Analysis;
 use super::comms::CommCache;
 use super::options::{AnalyzerKind, HostRunOptions, TraceOptions};
@@ -74,6 +77,10 @@ pub struct TraceSession {
     finished: bool,
     /// Records the last drain read (a big one means: do not sleep before the next).
     last_drain_records: u64,
+    /// CLOCK_MONOTONIC when the events were enabled: where the views count seconds from.
+    pub started_ns: u64,
+    /// Events fed to the analyzer per time slice (the timeline view's bars).
+    pub timeline: Timeline,
 }
 
 /// A drain this big means events arrive faster than poll(2) wake-ups can follow.
@@ -85,6 +92,7 @@ fn trace_meta(
     texts: &[String],
     stages: &[Vec<ResolvedEvent>],
     threads: bool,
+    started_ns: u64,
 ) -> SessionMeta {
     let mut meta = SessionMeta::now("host-trace", trace.analyzer.name());
     meta.arch = Some(std::env::consts::ARCH.into());
@@ -100,6 +108,7 @@ fn trace_meta(
             serde_json::to_string(&sizes).unwrap_or_default(),
         ),
         ("trace.perins".into(), trace.perins.to_string()),
+        (TIME_ORIGIN_META.into(), started_ns.to_string()),
         (
             "trace.than_ns".into(),
             trace.than_ns.map(|t| t.to_string()).unwrap_or_default(),
@@ -190,11 +199,13 @@ impl TraceSession {
             filters.push(user_filter);
         }
         let analysis = Analysis::build(trace, &stages, targets.threads)?;
+        // Read before the events are enabled: no event is older.
+        let started_ns = monotonic_ns();
         let recorder = match &run.record {
             Some(path) => {
+                let meta = trace_meta(trace, &texts, &stages, targets.threads, started_ns);
                 let mut recorder =
-                    Recorder::create(path, &trace_meta(trace, &texts, &stages, targets.threads))
-                        .with_context(|| format!("--record {}", path.display()))?;
+                    Recorder::create(path, &meta).with_context(|| format!("--record {}", path.display()))?;
                 for (index, event) in stages.iter().flatten().enumerate() {
                     recorder.event_type(
                         EventIndex(index as u16),
@@ -218,6 +229,8 @@ impl TraceSession {
             recorder,
             finished: false,
             last_drain_records: 0,
+            started_ns,
+            timeline: Timeline::growing_events(started_ns, TIMELINE_SLICES),
         };
         session.events.enable().context("cannot enable the events")?;
         session.targets.start_workload();
@@ -262,6 +275,7 @@ impl TraceSession {
             counters: &mut self.counters,
             recorder: &mut self.recorder,
             comms: &self.comms,
+            timeline: &mut self.timeline,
         };
         self.last_drain_records = self.events.drain_ordered(|item| feed.item(item));
         self.counters.lost = self.events.lost(self.finished);
@@ -282,6 +296,7 @@ impl TraceSession {
             counters: &mut self.counters,
             recorder: &mut self.recorder,
             comms: &self.comms,
+            timeline: &mut self.timeline,
         };
         self.events.flush_ordered(|item| feed.item(item));
         self.counters.lost = self.events.lost(self.finished);
@@ -302,15 +317,15 @@ impl TraceSession {
     }
 }
 
-/// A COMM record's name (an exec, a rename) for the thread's table rows and event lines.
-/// Where each released record goes: the user-space filter, the analyzer, the session
-/// file; COMM records name threads. One path for drained and flushed records alike.
+/// Where each released record goes: the user-space filter, the analyzer, the timeline,
+/// the session file; COMM records name threads. One path for drained and flushed records.
 struct Feed<'a> {
     analysis: &'a mut Analysis,
     filters: &'a [Option<Filter>],
     counters: &'a mut TraceCounters,
     recorder: &'a mut Option<Recorder>,
     comms: &'a CommCache,
+    timeline: &'a mut Timeline,
 }
 
 impl Feed<'_> {
@@ -328,6 +343,7 @@ impl Feed<'_> {
                     return;
                 }
                 self.counters.events += 1;
+                self.timeline.add(event.time_ns, 1, TIMELINE_SLICES);
                 self.analysis.feed(&event);
                 if let Some(r) = self.recorder {
                     let _ = r.event(&event);
@@ -344,6 +360,7 @@ impl Feed<'_> {
     }
 }
 
+/// A COMM record's name (an exec, a rename) for the thread's table rows and event lines.
 fn learn_comm(comms: &CommCache, record: &Record<'_>) {
     if let Record::Comm(c) = record {
         comms.learn(c.tid, &String::from_utf8_lossy(c.comm));

@@ -14,6 +14,7 @@ use crate::analyzers::text::WallClock;
 use crate::live::snapshot::{HistogramSeries, TextTable};
 use crate::live::source::{Source, SourcePoll};
 use crate::live::state::ModelState;
+use crate::model::Timeline;
 
 use super::options::{HostRunOptions, TraceOptions};
 use super::trace_session::{TraceCounters, TraceSession};
@@ -27,6 +28,7 @@ struct Published {
     series: Vec<HistogramSeries>,
     tables: Vec<TextTable>,
     counters: TraceCounters,
+    timeline: Option<Timeline>,
     fresh: bool,
     done: bool,
     error: Option<String>,
@@ -37,6 +39,7 @@ pub struct HostTraceSource {
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
     label: String,
+    started_ns: u64,
     done: bool,
 }
 
@@ -50,6 +53,7 @@ fn publish(session: &TraceSession, shared: &Mutex<Published>) {
         p.series = series;
         p.tables = vec![table];
         p.counters = session.counters;
+        p.timeline = Some(session.timeline.clone());
         p.fresh = true;
     }
 }
@@ -58,6 +62,7 @@ impl HostTraceSource {
     pub fn start(run: &HostRunOptions, trace: &TraceOptions) -> anyhow::Result<HostTraceSource> {
         let mut session = TraceSession::open(run, trace)?;
         let label = format!("host {}", trace.analyzer.name());
+        let started_ns = session.started_ns;
         let shared = Arc::new(Mutex::new(Published::default()));
         let stop = Arc::new(AtomicBool::new(false));
         let deadline = run.duration.map(|d| Instant::now() + d);
@@ -93,6 +98,7 @@ impl HostTraceSource {
             stop,
             thread: Some(thread),
             label,
+            started_ns,
             done: false,
         })
     }
@@ -116,6 +122,10 @@ impl Source for HostTraceSource {
         state.stats.lost = p.counters.lost;
         state.stats.source = self.label.clone();
         state.stats.events = p.counters.events;
+        state.time_origin_ns = self.started_ns;
+        if let Some(timeline) = p.timeline.take() {
+            state.event_timeline = Some(timeline);
+        }
         if p.done {
             if let Some(e) = p.error.take() {
                 state.warnings.push(format!("tracing stopped: {e}"));

@@ -247,7 +247,7 @@ fn untimed_profiles_show_a_hint() {
     let buf = draw(&mut view, &snap, 70, 5);
     assert_eq!(
         rows(&buf)[2],
-        "│   no timestamped samples (folded input, or an analyzer session)    │"
+        "│  no timestamped samples or events yet (folded input has no times)  │"
     );
     assert_eq!(press(&mut view, &snap, Action::Right), Effect::None);
     assert_eq!(view.cursor, 0);
@@ -273,4 +273,36 @@ fn times_count_from_the_snapshot_origin() {
         "{}",
         lines[22]
     );
+}
+
+/// An analyzer session's timeline counts events and takes no window (its tables cover the
+/// whole run), saying so instead of silently selecting nothing.
+#[test]
+fn an_event_timeline_counts_events_and_takes_no_window() {
+    let p = profile_from(&[(&["main"], 1, None)]);
+    let mut snap = Snapshot::from_profile(&p, Selection::all(), PhaseMarkers::default());
+    let mut events = Timeline::growing_events(10 * S, 64);
+    for i in 0..100u64 {
+        events.add(10 * S + i * S / 100, 1, 64);
+    }
+    snap.timeline = Some(std::sync::Arc::new(events));
+    snap.time_origin_ns = 10 * S;
+    let mut view = TimelineView::new();
+    let buf = draw(&mut view, &snap, 80, 24);
+    let lines = rows(&buf);
+    assert!(
+        lines[22].starts_with("│cursor 0.000s · 2 events"),
+        "{}",
+        lines[22]
+    );
+    assert!(lines[22].contains(" events  │  window: all"), "{}", lines[22]);
+    assert!(lines[21].starts_with("│╵0.0"), "{}", lines[21]);
+    for action in [Action::MarkStart, Action::MarkStop, Action::Activate] {
+        assert_eq!(
+            press(&mut view, &snap, action),
+            Effect::Message(EVENTS_TAKE_NO_WINDOW.into())
+        );
+    }
+    assert_eq!(press(&mut view, &snap, Action::Right), Effect::None);
+    assert_eq!(view.cursor, 1, "the cursor still reads the rate");
 }
