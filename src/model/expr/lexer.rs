@@ -18,6 +18,11 @@ pub(super) enum Punct {
     RParen,
     LBracket,
     RBracket,
+    /// `{` and `}`: the `{ value, "name" }` entries of `__print_symbolic`/`__print_flags`.
+    LBrace,
+    RBrace,
+    /// `->`: `REC->field` in a tracepoint's print fmt.
+    Arrow,
     Comma,
     Question,
     Colon,
@@ -51,6 +56,9 @@ impl Punct {
             RParen => ")",
             LBracket => "[",
             RBracket => "]",
+            LBrace => "{",
+            RBrace => "}",
+            Arrow => "->",
             Comma => ",",
             Question => "?",
             Colon => ":",
@@ -86,6 +94,11 @@ pub(super) struct Lexer<'t> {
 impl<'t> Lexer<'t> {
     pub(super) fn new(text: &'t str) -> Self {
         Self { text, pos: 0 }
+    }
+
+    /// The text not read yet.
+    pub(super) fn rest(&self) -> &'t str {
+        &self.text[self.pos..]
     }
 
     fn skip_space(&mut self) {
@@ -179,10 +192,13 @@ impl<'t> Lexer<'t> {
             (b'!', Some(b'=')) => (Ne, 2),
             (b'&', Some(b'&')) => (AndAnd, 2),
             (b'|', Some(b'|')) => (OrOr, 2),
+            (b'-', Some(b'>')) => (Arrow, 2),
             (b'(', _) => (LParen, 1),
             (b')', _) => (RParen, 1),
             (b'[', _) => (LBracket, 1),
             (b']', _) => (RBracket, 1),
+            (b'{', _) => (LBrace, 1),
+            (b'}', _) => (RBrace, 1),
             (b',', _) => (Comma, 1),
             (b'?', _) => (Question, 1),
             (b':', _) => (Colon, 1),

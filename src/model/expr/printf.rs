@@ -1,6 +1,10 @@
 //! `printf(fmt, ...)`: the C conversions `%d %i %u %x %X %o %c %s %p %%` with flags
-//! (`- + space # 0`), width, precision and length modifiers (`hh h l ll z j t L`), the
-//! format parsed once when the expression is bound.
+//! (`- + space # 0`), width, precision (`*` = taken from an argument, as `%.*s`) and
+//! length modifiers (`hh h l ll z j t L`), plus the kernel's `%pS`/`%pF` (symbol+offset)
+//! and `%ps`/`%pf` (symbol), the format parsed once when the expression is bound.
+//!
+//! Numbers print as glibc prints them (what libtraceevent, and so perf-prof, shows):
+//! `%p` of 0 is `(nil)`; a symbol that cannot be named prints as `0x<addr>`.
 
 use std::fmt::Write;
 
@@ -19,16 +23,47 @@ pub(super) struct Spec {
     zero: bool,
     width: usize,
     precision: Option<usize>,
+    /// `*` width / `.*` precision: the value comes from the argument before this one.
+    pub(super) width_from_arg: bool,
+    pub(super) precision_from_arg: bool,
     /// Integer width in bits the value is cut to before printing (C's default `int` = 32).
     bits: u32,
     conversion: char,
+    /// `%pS`/`%ps`: the address is printed as a kernel symbol.
+    pub(super) symbol: Option<SymbolStyle>,
+}
+
+/// How `%pS`-style conversions name an address.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) enum SymbolStyle {
+    /// `%pS`, `%pF`: `name+0xoffset`, as the symbolizer spells it.
+    WithOffset,
+    /// `%ps`, `%pf`: the name alone.
+    Name,
 }
 
 impl Spec {
     pub(super) fn takes_string(&self) -> bool {
         self.conversion == 's'
     }
+
+    /// This conversion with the width and precision its `*`s took from the arguments
+    /// (C: a negative width means left-justified, a negative precision none).
+    pub(super) fn with_star_args(&self, width: Option<i64>, precision: Option<i64>) -> Spec {
+        let mut spec = self.clone();
+        if let Some(width) = width {
+            spec.left |= width < 0;
+            spec.width = (width.unsigned_abs() as usize).min(MAX_WIDTH);
+        }
+        if let Some(precision) = precision {
+            spec.precision = usize::try_from(precision).ok().map(|p| p.min(MAX_WIDTH));
+        }
+        spec
+    }
 }
+
+/// A width beyond any terminal is a typo, not a request for gigabytes of padding.
+const MAX_WIDTH: usize = 4096;
 
 /// Parse a format; `Err` is the message and the byte offset within the format.
 pub(super) fn parse_format(format: &str) -> Result<Vec<Piece>, (String, usize)> {
@@ -60,10 +95,20 @@ pub(super) fn parse_format(format: &str) -> Result<Vec<Piece>, (String, usize)> 
             }
             chars.next();
         }
-        spec.width = digits(&mut chars);
+        if chars.peek().map(|&(_, c)| c) == Some('*') {
+            chars.next();
+            spec.width_from_arg = true;
+        } else {
+            spec.width = digits(&mut chars);
+        }
         if chars.peek().map(|&(_, c)| c) == Some('.') {
             chars.next();
-            spec.precision = Some(digits(&mut chars));
+            if chars.peek().map(|&(_, c)| c) == Some('*') {
+                chars.next();
+                spec.precision_from_arg = true;
+            } else {
+                spec.precision = Some(digits(&mut chars));
+            }
         }
         while let Some(&(_, c)) = chars.peek() {
             spec.bits = match (c, spec.bits) {
@@ -82,6 +127,25 @@ pub(super) fn parse_format(format: &str) -> Result<Vec<Piece>, (String, usize)> 
         }
         if conversion == 'p' {
             spec.bits = 64;
+            // The kernel's `%p<letter>` extensions; a plain `%p` is followed by anything
+            // but a letter or digit.
+            match chars.peek().map(|&(_, c)| c) {
+                Some(ext @ ('S' | 's' | 'F' | 'f')) => {
+                    chars.next();
+                    if matches!(ext, 'F' | 'f') && chars.peek().map(|&(_, c)| c) == Some('w') {
+                        return Err(("unsupported conversion '%pfw' (a firmware node)".into(), start));
+                    }
+                    spec.symbol = Some(if matches!(ext, 'S' | 'F') {
+                        SymbolStyle::WithOffset
+                    } else {
+                        SymbolStyle::Name
+                    });
+                }
+                Some(ext) if ext.is_ascii_alphanumeric() => {
+                    return Err((format!("unsupported conversion '%p{ext}'"), start));
+                }
+                _ => {}
+            }
         }
         spec.conversion = conversion;
         if !literal.is_empty() {
@@ -99,8 +163,7 @@ fn digits(chars: &mut std::iter::Peekable<std::str::CharIndices<'_>>) -> usize {
     let mut value = 0usize;
     while let Some(&(_, c)) = chars.peek() {
         let Some(d) = c.to_digit(10) else { break };
-        // A width beyond any terminal is a typo, not a request for gigabytes of padding.
-        value = (value * 10 + d as usize).min(4096);
+        value = (value * 10 + d as usize).min(MAX_WIDTH);
         chars.next();
     }
     value
@@ -138,6 +201,8 @@ pub(super) fn format_int(out: &mut String, spec: &Spec, value: i64) {
         'x' => ("", alt(spec, unsigned, "0x"), format!("{unsigned:x}")),
         'X' => ("", alt(spec, unsigned, "0X"), format!("{unsigned:X}")),
         'o' => ("", alt(spec, unsigned, "0"), format!("{unsigned:o}")),
+        // glibc's `%p`, which libtraceevent hands the value to.
+        'p' if unsigned == 0 => ("", "", "(nil)".to_string()),
         'p' => ("", "0x", format!("{unsigned:x}")),
         'c' => {
             let ch = char::from_u32(unsigned as u32 & 0xff).unwrap_or('?');
@@ -146,7 +211,7 @@ pub(super) fn format_int(out: &mut String, spec: &Spec, value: i64) {
         }
         _ => ("", "", String::new()),
     };
-    if let Some(precision) = spec.precision {
+    if let Some(precision) = spec.precision.filter(|_| spec.conversion != 'p') {
         if body.len() < precision {
             body.insert_str(0, &"0".repeat(precision - body.len()));
         } else if precision == 0 && unsigned == 0 {
