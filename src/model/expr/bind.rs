@@ -145,6 +145,10 @@ pub(super) enum Bound {
     Str(StrNode),
 }
 
+fn null_string() -> StrNode {
+    StrNode::Const("(null)".into())
+}
+
 /// What names mean while binding.
 pub(super) struct Scope<'a> {
     pub(super) text: &'a str,
@@ -240,6 +244,17 @@ impl Scope<'_> {
                     (Typed::Str(a), Typed::Str(b)) => {
                         Typed::Str(StrNode::Cond(Box::new(cond), Box::new(a), Box::new(b)))
                     }
+                    // `len ? __get_str(name) : NULL`: glibc prints a NULL string as `(null)`.
+                    (Typed::Str(a), Typed::Int(..)) if self.print_fmt && kernel::is_null(otherwise) => {
+                        Typed::Str(StrNode::Cond(
+                            Box::new(cond),
+                            Box::new(a),
+                            Box::new(null_string()),
+                        ))
+                    }
+                    (Typed::Int(..), Typed::Str(b)) if self.print_fmt && kernel::is_null(then) => Typed::Str(
+                        StrNode::Cond(Box::new(cond), Box::new(null_string()), Box::new(b)),
+                    ),
                     _ => {
                         return Err(self.error(
                             "both branches of '?:' must be numbers or both strings",

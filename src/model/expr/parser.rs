@@ -66,7 +66,10 @@ impl<'t, 'f> Parser<'t, 'f> {
         }
         if self.token != Token::Eof {
             return Err(self.error(
-                format!("unexpected {} after the print fmt's arguments", describe(&self.token)),
+                format!(
+                    "unexpected {} after the print fmt's arguments",
+                    describe(&self.token)
+                ),
                 self.token_pos,
             ));
         }

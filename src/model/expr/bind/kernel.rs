@@ -131,29 +131,55 @@ fn constant_value(scope: &Scope<'_>, node: &Node) -> Result<i64, ExprError> {
     eval::int(&value, &input).ok_or_else(|| scope.error("expected a constant here", node.pos))
 }
 
-/// The `{ value, "name" }` entries of a symbol or flag table. An entry whose value is an
-/// enum name the format does not resolve never matches, as in libtraceevent: the value
-/// then prints in hex instead of under a guessed name.
+/// The `{ value, "name" }` entries of a symbol or flag table. An entry whose value uses
+/// an enum name the format does not resolve never matches, as in libtraceevent: the value
+/// then prints in hex instead of under a guessed name. Empty `{ }` and `{ -1, NULL }`
+/// entries end some tables; they name nothing.
 fn table(scope: &Scope<'_>, entries: &[Node]) -> Result<Vec<(u64, String)>, ExprError> {
     let mut table = Vec::with_capacity(entries.len());
     for entry in entries {
         let NodeKind::List(items) = &entry.kind else {
             return Err(scope.error("expected a { value, \"name\" } entry", entry.pos));
         };
-        let [value, name] = items.as_slice() else {
-            return Err(scope.error("a table entry is { value, \"name\" }", entry.pos));
+        let (value, name) = match items.as_slice() {
+            [] => continue,
+            [value, name] => (value, name),
+            _ => return Err(scope.error("a table entry is { value, \"name\" }", entry.pos)),
         };
-        let NodeKind::Str(name) = &name.kind else {
-            return Err(scope.error("a table entry's name is a string", name.pos));
+        let name = match &name.kind {
+            NodeKind::Str(name) => name,
+            _ if is_null(name) => continue,
+            _ => return Err(scope.error("a table entry's name is a string", name.pos)),
         };
-        if let NodeKind::Ident(constant) = &value.kind
-            && known_constant(constant).is_none()
-        {
+        if mentions_unknown_constant(value) {
             continue;
         }
         table.push((constant_value(scope, value)? as u64, name.clone()));
     }
     Ok(table)
+}
+
+/// C's `NULL` as print fmts spell it: `((void *)0)` (or a bare `0`).
+pub(super) fn is_null(node: &Node) -> bool {
+    match &node.kind {
+        NodeKind::Int(0) => true,
+        NodeKind::Cast(type_name, inner) => type_name.ends_with('*') && is_null(inner),
+        _ => false,
+    }
+}
+
+/// Whether `node` uses a bare name libtraceevent does not know the value of.
+fn mentions_unknown_constant(node: &Node) -> bool {
+    match &node.kind {
+        NodeKind::Ident(name) => known_constant(name).is_none(),
+        NodeKind::Int(_) | NodeKind::Str(_) | NodeKind::BareWord(_) => false,
+        NodeKind::Unary(_, a) | NodeKind::Cast(_, a) | NodeKind::Member(a, _) => mentions_unknown_constant(a),
+        NodeKind::Index(a, b) | NodeKind::Binary(_, a, b) => {
+            mentions_unknown_constant(a) || mentions_unknown_constant(b)
+        }
+        NodeKind::Ternary(a, b, c) => [a, b, c].iter().any(|n| mentions_unknown_constant(n)),
+        NodeKind::Call(_, items) | NodeKind::List(items) => items.iter().any(mentions_unknown_constant),
+    }
 }
 
 /// A print fmt helper call, `None` when `name` is not one.

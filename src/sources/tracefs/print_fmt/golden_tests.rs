@@ -85,9 +85,15 @@ fn sched_events_as_perf_prof_prints_them() {
         .text("filename", "/usr/bin/sleep")
         .int("pid", 21275)
         .int("old_pid", 21275);
-    assert_eq!(render(&exec, &r), "filename=/usr/bin/sleep pid=21275 old_pid=21275");
+    assert_eq!(
+        render(&exec, &r),
+        "filename=/usr/bin/sleep pid=21275 old_pid=21275"
+    );
     let runtime = fixture("sched/sched_stat_runtime");
-    let r = Record::new(&runtime).text("comm", "sh").int("pid", 7).int("runtime", 1500);
+    let r = Record::new(&runtime)
+        .text("comm", "sh")
+        .int("pid", 7)
+        .int("runtime", 1500);
     assert_eq!(render(&runtime, &r), "comm=sh pid=7 runtime=1500 [ns]");
 }
 
@@ -159,7 +165,10 @@ fn irq_timer_workqueue_and_kvm_events_render() {
         "vcpu 0, rip 0xffffffff81001234 intr_info 0x80000030 error_code 0x00000000[immediate exit]"
     );
     let exit = fixture("kvm/kvm_exit");
-    let r = Record::new(&exit).int("isa", 1).int("exit_reason", 12).int("guest_rip", 0x1000);
+    let r = Record::new(&exit)
+        .int("isa", 1)
+        .int("exit_reason", 12)
+        .int("guest_rip", 0x1000);
     assert_eq!(
         render(&exit, &r),
         "vcpu 0 reason HLT rip 0x1000 info1 0x0000000000000000 info2 0x0000000000000000 \
@@ -172,7 +181,10 @@ fn whole_raw_lines_match_perf_prof() {
     let layouts = [fixture("raw_syscalls/sys_enter"), fixture("sched/sched_switch")];
     let printer = EventPrinter::new(&layouts);
     let mut enter = Record::new(&layouts[0]).int("id", 232);
-    for (i, arg) in [4, 0x7f52_0004_0080, 0x40, 0xffff_ffff, 1, 0x7f52_0009_00b0].into_iter().enumerate() {
+    for (i, arg) in [4, 0x7f52_0004_0080, 0x40, 0xffff_ffff, 1, 0x7f52_0009_00b0]
+        .into_iter()
+        .enumerate()
+    {
         enter = enter.element("args", i, arg);
     }
     // `...1`: preempt count 1.

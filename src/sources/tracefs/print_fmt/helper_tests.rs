@@ -35,7 +35,11 @@ fn render(layout: &EventLayout, record: &Record<'_>) -> String {
 #[test]
 fn conversions_widths_and_length_modifiers() {
     let l = layout(
-        &[("int a", 8, 4, true), ("unsigned long b", 16, 8, false), ("char c[8]", 24, 8, true)],
+        &[
+            ("int a", 8, 4, true),
+            ("unsigned long b", 16, 8, false),
+            ("char c[8]", 24, 8, true),
+        ],
         r#""[%-6s|%6s|%08lx|%llu|%hhu|%hu|%c|%%|%d|%u|%#x|%5.3d]", REC->c, REC->c, REC->b, REC->b, REC->a, REC->a, REC->a & 0xff, REC->a, REC->a, REC->a, REC->a"#,
     );
     let r = Record::new(&l).int("a", -191).int("b", 0xbeef).text("c", "sh");
@@ -59,10 +63,17 @@ fn star_width_and_precision_take_arguments() {
 #[test]
 fn pointers_print_as_glibc_and_symbols_use_the_lookup() {
     let l = layout(
-        &[("void * p", 8, 8, false), ("void * q", 16, 8, false), ("void * f", 24, 8, false)],
+        &[
+            ("void * p", 8, 8, false),
+            ("void * q", 16, 8, false),
+            ("void * f", 24, 8, false),
+        ],
         r#""p=%p q=%p f=%pS g=%ps", REC->p, REC->q, REC->f, REC->f"#,
     );
-    let r = Record::new(&l).int("p", 0).int("q", 0xffff_8881_0000_1000u64 as i64).int("f", 0xffff_ffff_8100_0010u64 as i64);
+    let r = Record::new(&l)
+        .int("p", 0)
+        .int("q", 0xffff_8881_0000_1000u64 as i64)
+        .int("f", 0xffff_ffff_8100_0010u64 as i64);
     assert_eq!(
         render(&l, &r),
         "p=(nil) q=0xffff888100001000 f=0xffffffff81000010 g=0xffffffff81000010",
@@ -82,7 +93,10 @@ fn pointers_print_as_glibc_and_symbols_use_the_lookup() {
 #[test]
 fn get_str_and_rel_str_read_dynamic_strings() {
     let l = layout(
-        &[("__data_loc char[] a", 8, 4, false), ("__rel_loc char[] b", 12, 4, false)],
+        &[
+            ("__data_loc char[] a", 8, 4, false),
+            ("__rel_loc char[] b", 12, 4, false),
+        ],
         r#""a=%s b=%s", __get_str(a), __get_rel_str(b)"#,
     );
     let r = Record::new(&l).text("a", "vda").text("b", "/usr/bin/sleep");
@@ -102,7 +116,11 @@ fn print_symbolic_names_a_value_or_prints_it_in_hex() {
         "adjacent literals join; an unresolved enum name never matches"
     );
     let r = Record::new(&l).int("vec", 1).int("mode", 1);
-    assert_eq!(render(&l, &r), "TIMER REL T", "TIMER_SOFTIRQ is 1, as libtraceevent knows");
+    assert_eq!(
+        render(&l, &r),
+        "TIMER REL T",
+        "TIMER_SOFTIRQ is 1, as libtraceevent knows"
+    );
 }
 
 #[test]
@@ -183,7 +201,10 @@ fn unsupported_print_fmts_fall_back_to_name_value() {
 
 #[test]
 fn a_cut_record_falls_back_for_that_event_only() {
-    let l = layout(&[("int a", 8, 4, true), ("__data_loc char[] s", 12, 4, false)], r#""a=%d s=%s", REC->a, __get_str(s)"#);
+    let l = layout(
+        &[("int a", 8, 4, true), ("__data_loc char[] s", 12, 4, false)],
+        r#""a=%d s=%s", REC->a, __get_str(s)"#,
+    );
     let printer = EventPrinter::new(std::slice::from_ref(&l));
     let whole = Record::new(&l).int("a", 5).text("s", "x");
     assert_eq!(printer.fields_text(&whole.event(), &l), "a=5 s=x");
