@@ -39,6 +39,7 @@ mod filter;
 pub mod glob;
 mod lexer;
 mod parser;
+mod pointer;
 mod printf;
 #[cfg(test)]
 mod tests;

@@ -136,6 +136,8 @@ pub(super) enum StrNode {
 pub(super) enum Arg {
     Int(IntNode),
     Str(StrNode),
+    /// The bytes of a field, for `%pU`-style conversions.
+    Bytes(FieldLayout),
 }
 
 /// A bound expression's root.
@@ -143,6 +145,13 @@ pub(super) enum Arg {
 pub(super) enum Bound {
     Int(IntNode),
     Str(StrNode),
+}
+
+/// What a printf conversion (or its `*`) takes.
+enum ArgKind {
+    Int,
+    Str,
+    Bytes,
 }
 
 fn null_string() -> StrNode {
@@ -487,7 +496,7 @@ impl Scope<'_> {
                 let pieces = printf::parse_format(format)
                     .map_err(|(message, at)| self.error(message, first.pos + 1 + at))?;
                 // Each conversion takes its `*` width and precision first, then its value.
-                let wanted: Vec<bool> = pieces
+                let wanted: Vec<ArgKind> = pieces
                     .iter()
                     .filter_map(|p| match p {
                         Piece::Conversion(spec) => Some(spec),
@@ -495,8 +504,15 @@ impl Scope<'_> {
                     })
                     .flat_map(|spec| {
                         let stars = [spec.width_from_arg, spec.precision_from_arg];
-                        let stars = stars.into_iter().filter(|&star| star).map(|_| false);
-                        stars.chain([spec.takes_string()])
+                        let stars = stars.into_iter().filter(|&star| star).map(|_| ArgKind::Int);
+                        let value = if spec.bytes.is_some() {
+                            ArgKind::Bytes
+                        } else if spec.takes_string() {
+                            ArgKind::Str
+                        } else {
+                            ArgKind::Int
+                        };
+                        stars.chain([value])
                     })
                     .collect();
                 if wanted.len() != args.len() - 1 {
@@ -510,11 +526,11 @@ impl Scope<'_> {
                     ));
                 }
                 let mut bound = Vec::with_capacity(wanted.len());
-                for (&string, arg) in wanted.iter().zip(&args[1..]) {
-                    bound.push(if string {
-                        Arg::Str(self.string(arg)?)
-                    } else {
-                        Arg::Int(self.int(arg)?.0)
+                for (kind, arg) in wanted.iter().zip(&args[1..]) {
+                    bound.push(match kind {
+                        ArgKind::Int => Arg::Int(self.int(arg)?.0),
+                        ArgKind::Str => Arg::Str(self.string(arg)?),
+                        ArgKind::Bytes => Arg::Bytes(kernel::byte_source(self, arg)?),
                     });
                 }
                 Typed::Str(StrNode::Printf(pieces, bound))

@@ -7,6 +7,7 @@ use std::fmt::Write;
 
 use super::Symbolizer;
 use super::bind::{Arg, IntNode, IntOp, Meta, StrNode};
+use super::pointer;
 use super::printf::{self, Piece, SymbolStyle};
 use crate::model::trace_event::{FieldKind, FieldLayout, TraceEvent};
 
@@ -197,7 +198,7 @@ pub(super) fn string<'a>(node: &'a StrNode, input: &Input<'a, '_>) -> Option<Cow
                 }
                 match args.next()? {
                     Arg::Int(n) => Some(Some(int(n, input)?)),
-                    Arg::Str(_) => None,
+                    Arg::Str(_) | Arg::Bytes(_) => None,
                 }
             };
             for piece in pieces {
@@ -207,14 +208,24 @@ pub(super) fn string<'a>(node: &'a StrNode, input: &Input<'a, '_>) -> Option<Cow
                     }
                     continue;
                 };
+                let mut bitmap_bits = None;
                 let spec = if spec.width_from_arg || spec.precision_from_arg {
-                    let width = star(&mut args, spec.width_from_arg)?;
+                    let mut width = star(&mut args, spec.width_from_arg)?;
                     let precision = star(&mut args, spec.precision_from_arg)?;
+                    if spec.is_bitmap() {
+                        bitmap_bits = width.take();
+                    }
                     Cow::Owned(spec.with_star_args(width, precision))
                 } else {
                     Cow::Borrowed(spec)
                 };
                 match args.next()? {
+                    Arg::Bytes(field) => {
+                        let style = spec.bytes?;
+                        let bits = usize::try_from(bitmap_bits.unwrap_or(0)).ok()?;
+                        let text = pointer::format(style, array_bytes(field, input.raw()?)?, bits)?;
+                        printf::format_str(&mut out, &spec, &text);
+                    }
                     Arg::Int(n) => {
                         let value = int(n, input)?;
                         match spec.symbol {

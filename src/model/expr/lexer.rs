@@ -89,11 +89,18 @@ impl Punct {
 pub(super) struct Lexer<'t> {
     text: &'t str,
     pos: usize,
+    /// C's `'c'`: a single-quoted character is a number (print fmts), not a string
+    /// (filters and attributes, where `'bash'` is a string).
+    pub(super) char_literals: bool,
 }
 
 impl<'t> Lexer<'t> {
     pub(super) fn new(text: &'t str) -> Self {
-        Self { text, pos: 0 }
+        Self {
+            text,
+            pos: 0,
+            char_literals: false,
+        }
     }
 
     /// The text not read yet.
@@ -253,6 +260,13 @@ impl<'t> Lexer<'t> {
             match c {
                 c if c as u32 == u32::from(quote) => {
                     self.pos = start + 1 + i + 1;
+                    if self.char_literals && quote == b'\'' {
+                        let mut chars = out.chars();
+                        return match (chars.next(), chars.next()) {
+                            (Some(c), None) => Ok(Token::Int(u64::from(u32::from(c)))),
+                            _ => Err(self.error("a character literal holds one character", start)),
+                        };
+                    }
                     return Ok(Token::Str(out));
                 }
                 '\\' => {

@@ -60,6 +60,7 @@ impl<'t, 'f> Parser<'t, 'f> {
         if !matches!(self.token, Token::Str(_)) {
             return Err(self.error("a print fmt starts with its format string", pos));
         }
+        self.lexer.char_literals = true;
         let mut args = vec![self.primary()?];
         while self.eat(Punct::Comma)? {
             args.push(self.ternary()?);

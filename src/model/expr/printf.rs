@@ -8,6 +8,8 @@
 
 use std::fmt::Write;
 
+use super::pointer::{self, BytesStyle};
+
 #[derive(Clone, Debug, PartialEq)]
 pub(super) enum Piece {
     Literal(String),
@@ -31,6 +33,9 @@ pub(super) struct Spec {
     conversion: char,
     /// `%pS`/`%ps`: the address is printed as a kernel symbol.
     pub(super) symbol: Option<SymbolStyle>,
+    /// `%pU`, `%pI4`, `%*pbl`...: the argument is a field's bytes, printed in this style
+    /// (a bitmap's `*` is its bit count, not a width).
+    pub(super) bytes: Option<BytesStyle>,
 }
 
 /// How `%pS`-style conversions name an address.
@@ -45,6 +50,11 @@ pub(super) enum SymbolStyle {
 impl Spec {
     pub(super) fn takes_string(&self) -> bool {
         self.conversion == 's'
+    }
+
+    /// A bitmap conversion (`%*pbl`): its `*` argument is the bit count.
+    pub(super) fn is_bitmap(&self) -> bool {
+        self.bytes.is_some_and(BytesStyle::is_bitmap)
     }
 
     /// This conversion with the width and precision its `*`s took from the arguments
@@ -129,22 +139,30 @@ pub(super) fn parse_format(format: &str) -> Result<Vec<Piece>, (String, usize)> 
             spec.bits = 64;
             // The kernel's `%p<letter>` extensions; a plain `%p` is followed by anything
             // but a letter or digit.
-            match chars.peek().map(|&(_, c)| c) {
-                Some(ext @ ('S' | 's' | 'F' | 'f')) => {
+            let rest = chars.peek().map_or("", |&(i, _)| &format[i..]);
+            if let Some((style, len)) = pointer::parse(rest, spec.width_from_arg) {
+                spec.bytes = Some(style);
+                for _ in 0..len {
                     chars.next();
-                    if matches!(ext, 'F' | 'f') && chars.peek().map(|&(_, c)| c) == Some('w') {
-                        return Err(("unsupported conversion '%pfw' (a firmware node)".into(), start));
+                }
+            } else {
+                match chars.peek().map(|&(_, c)| c) {
+                    Some(ext @ ('S' | 's' | 'F' | 'f')) => {
+                        chars.next();
+                        if matches!(ext, 'F' | 'f') && chars.peek().map(|&(_, c)| c) == Some('w') {
+                            return Err(("unsupported conversion '%pfw' (a firmware node)".into(), start));
+                        }
+                        spec.symbol = Some(if matches!(ext, 'S' | 'F') {
+                            SymbolStyle::WithOffset
+                        } else {
+                            SymbolStyle::Name
+                        });
                     }
-                    spec.symbol = Some(if matches!(ext, 'S' | 'F') {
-                        SymbolStyle::WithOffset
-                    } else {
-                        SymbolStyle::Name
-                    });
+                    Some(ext) if ext.is_ascii_alphanumeric() => {
+                        return Err((format!("unsupported conversion '%p{ext}'"), start));
+                    }
+                    _ => {}
                 }
-                Some(ext) if ext.is_ascii_alphanumeric() => {
-                    return Err((format!("unsupported conversion '%p{ext}'"), start));
-                }
-                _ => {}
             }
         }
         spec.conversion = conversion;

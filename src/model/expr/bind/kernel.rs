@@ -95,9 +95,9 @@ fn dynamic_field<'s>(scope: &'s Scope<'_>, node: &Node) -> Result<&'s FieldLayou
     }
 }
 
-/// The buffer of `__print_hex`/`__print_array`: `__get_dynamic_array(f)` or a fixed
-/// array field `REC->f`, through any pointer cast.
-fn byte_source(scope: &Scope<'_>, node: &Node) -> Result<FieldLayout, ExprError> {
+/// The buffer of `__print_hex`/`__print_array` (and `%pU`-style conversions):
+/// `__get_dynamic_array(f)` or a fixed array field `REC->f`, through any pointer cast.
+pub(super) fn byte_source(scope: &Scope<'_>, node: &Node) -> Result<FieldLayout, ExprError> {
     match &node.kind {
         NodeKind::Cast(_, inner) => byte_source(scope, inner),
         NodeKind::Call(name, args)

@@ -212,3 +212,50 @@ fn a_cut_record_falls_back_for_that_event_only() {
     cut.raw.truncate(14);
     assert_eq!(printer.fields_text(&cut.event(), &l), "a=5 s=?");
 }
+
+#[test]
+fn char_literals_null_strings_and_kernel_typedef_casts() {
+    let l = layout(
+        &[
+            ("unsigned int f", 8, 4, false),
+            ("int len", 12, 4, true),
+            ("__data_loc char[] name", 16, 4, false),
+        ],
+        r#""[%c%c] %.*s|%s flags=%s", REC->f & 1 ? 'S' : '-', REC->f & 2 ? 'A' : '-', REC->len, REC->len ? __get_str(name) : ((void *)0), REC->len ? "some" : ((void *)0), __print_flags((uint)REC->f, "|", {( unsigned long)(( gfp_t)((1UL) << 1)), "TWO"})"#,
+    );
+    let r = Record::new(&l).int("f", 3).int("len", 2).text("name", "xfs");
+    assert_eq!(
+        render(&l, &r),
+        "[SA] xf|some flags=TWO|0x1",
+        "bits no entry names come last"
+    );
+    let r = Record::new(&l).int("f", 0).int("len", 0).text("name", "xfs");
+    assert_eq!(
+        render(&l, &r),
+        "[--] |(null) flags=",
+        "a NULL string prints as glibc prints it"
+    );
+}
+
+#[test]
+fn field_bytes_conversions_in_a_print_fmt() {
+    let l = layout(
+        &[
+            ("__u8 saddr[4]", 8, 4, false),
+            ("u8 uuid[16]", 12, 16, false),
+            ("unsigned long mask[1]", 32, 8, false),
+        ],
+        r#""src=%pI4 fs=%pU nodes=%*pbl", REC->saddr, REC->uuid, 8, REC->mask"#,
+    );
+    let mut r = Record::new(&l).int("mask", 0b1011);
+    for (i, byte) in [192, 168, 0, 1].into_iter().enumerate() {
+        r = r.element("saddr", i, byte);
+    }
+    for i in 0..16 {
+        r = r.element("uuid", i, 0xa0 + i as i64);
+    }
+    assert_eq!(
+        render(&l, &r),
+        "src=192.168.0.1 fs=a0a1a2a3-a4a5-a6a7-a8a9-aaabacadaeaf nodes=0-1,3"
+    );
+}
