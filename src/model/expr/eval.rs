@@ -189,58 +189,7 @@ pub(super) fn string<'a>(node: &'a StrNode, input: &Input<'a, '_>) -> Option<Cow
             let name = input.symbolizer.and_then(|lookup| lookup(addr));
             Some(Cow::Owned(name.unwrap_or_else(|| format!("{addr:#x}"))))
         }
-        StrNode::Printf(pieces, args) => {
-            let mut out = String::new();
-            let mut args = args.iter();
-            let star = |args: &mut std::slice::Iter<'a, Arg>, wanted: bool| -> Option<Option<i64>> {
-                if !wanted {
-                    return Some(None);
-                }
-                match args.next()? {
-                    Arg::Int(n) => Some(Some(int(n, input)?)),
-                    Arg::Str(_) | Arg::Bytes(_) => None,
-                }
-            };
-            for piece in pieces {
-                let Piece::Conversion(spec) = piece else {
-                    if let Piece::Literal(text) = piece {
-                        out.push_str(text);
-                    }
-                    continue;
-                };
-                let mut bitmap_bits = None;
-                let spec = if spec.width_from_arg || spec.precision_from_arg {
-                    let mut width = star(&mut args, spec.width_from_arg)?;
-                    let precision = star(&mut args, spec.precision_from_arg)?;
-                    if spec.is_bitmap() {
-                        bitmap_bits = width.take();
-                    }
-                    Cow::Owned(spec.with_star_args(width, precision))
-                } else {
-                    Cow::Borrowed(spec)
-                };
-                match args.next()? {
-                    Arg::Bytes(field) => {
-                        let style = spec.bytes?;
-                        let bits = usize::try_from(bitmap_bits.unwrap_or(0)).ok()?;
-                        let text = pointer::format(style, array_bytes(field, input.raw()?)?, bits)?;
-                        printf::format_str(&mut out, &spec, &text);
-                    }
-                    Arg::Int(n) => {
-                        let value = int(n, input)?;
-                        match spec.symbol {
-                            Some(style) => {
-                                let name = symbol(value as u64, style, input.symbolizer);
-                                printf::format_str(&mut out, &spec, &name);
-                            }
-                            None => printf::format_int(&mut out, &spec, value),
-                        }
-                    }
-                    Arg::Str(s) => printf::format_str(&mut out, &spec, &string(s, input)?),
-                }
-            }
-            Some(Cow::Owned(out))
-        }
+        StrNode::Printf(pieces, args) => printf_text(pieces, args, input).map(Cow::Owned),
         StrNode::Symbolic { value, table } => {
             let value = int(value, input)? as u64;
             Some(match table.iter().find(|(v, _)| *v == value) {
@@ -291,6 +240,58 @@ pub(super) fn string<'a>(node: &'a StrNode, input: &Input<'a, '_>) -> Option<Cow
             Some(Cow::Owned(out))
         }
     }
+}
+
+/// `printf(fmt, ...)`: each conversion takes its `*` width and precision, then its value.
+fn printf_text<'a>(pieces: &'a [Piece], args: &'a [Arg], input: &Input<'a, '_>) -> Option<String> {
+    let mut out = String::new();
+    let mut args = args.iter();
+    let star = |args: &mut std::slice::Iter<'a, Arg>| match args.next()? {
+        Arg::Int(n) => int(n, input),
+        Arg::Str(_) | Arg::Bytes(_) => None,
+    };
+    for piece in pieces {
+        let spec = match piece {
+            Piece::Literal(text) => {
+                out.push_str(text);
+                continue;
+            }
+            Piece::Conversion(spec) => spec,
+        };
+        let (mut width, mut precision) = (None, None);
+        if spec.width_from_arg {
+            width = Some(star(&mut args)?);
+        }
+        if spec.precision_from_arg {
+            precision = Some(star(&mut args)?);
+        }
+        // A bitmap's `*` is its bit count, not a width.
+        let bitmap_bits = if spec.is_bitmap() { width.take() } else { None };
+        let spec = if width.is_some() || precision.is_some() {
+            Cow::Owned(spec.with_star_args(width, precision))
+        } else {
+            Cow::Borrowed(spec)
+        };
+        match args.next()? {
+            Arg::Bytes(field) => {
+                let bits = usize::try_from(bitmap_bits.unwrap_or(0)).ok()?;
+                let text = pointer::format(spec.bytes?, array_bytes(field, input.raw()?)?, bits)?;
+                printf::format_str(&mut out, &spec, &text);
+            }
+            Arg::Int(n) => {
+                let value = int(n, input)?;
+                match spec.symbol {
+                    Some(style) => {
+                        let name = symbol(value as u64, style, input.symbolizer);
+                        printf::format_str(&mut out, &spec, &name);
+                    }
+                    None => printf::format_int(&mut out, &spec, value),
+                }
+            }
+            Arg::Str(s) => printf::format_str(&mut out, &spec, &string(s, input)?),
+        }
+    }
+    Some(out)
 }
 
 /// `%pS`/`%ps`: the symbolizer's name (`name+0xoff`; `%ps` keeps the name alone), or the

@@ -263,7 +263,7 @@ fn bitmap_mask(out: &mut String, bytes: &[u8], bits: usize) {
                 word |= 1 << i;
             }
         }
-        let width = if group == groups - 1 && bits % 32 != 0 {
+        let width = if group == groups - 1 && !bits.is_multiple_of(32) {
             (bits % 32).div_ceil(4)
         } else {
             8

@@ -137,32 +137,10 @@ pub(super) fn parse_format(format: &str) -> Result<Vec<Piece>, (String, usize)> 
         }
         if conversion == 'p' {
             spec.bits = 64;
-            // The kernel's `%p<letter>` extensions; a plain `%p` is followed by anything
-            // but a letter or digit.
             let rest = chars.peek().map_or("", |&(i, _)| &format[i..]);
-            if let Some((style, len)) = pointer::parse(rest, spec.width_from_arg) {
-                spec.bytes = Some(style);
-                for _ in 0..len {
-                    chars.next();
-                }
-            } else {
-                match chars.peek().map(|&(_, c)| c) {
-                    Some(ext @ ('S' | 's' | 'F' | 'f')) => {
-                        chars.next();
-                        if matches!(ext, 'F' | 'f') && chars.peek().map(|&(_, c)| c) == Some('w') {
-                            return Err(("unsupported conversion '%pfw' (a firmware node)".into(), start));
-                        }
-                        spec.symbol = Some(if matches!(ext, 'S' | 'F') {
-                            SymbolStyle::WithOffset
-                        } else {
-                            SymbolStyle::Name
-                        });
-                    }
-                    Some(ext) if ext.is_ascii_alphanumeric() => {
-                        return Err((format!("unsupported conversion '%p{ext}'"), start));
-                    }
-                    _ => {}
-                }
+            let len = pointer_extension(&mut spec, rest).map_err(|message| (message, start))?;
+            for _ in 0..len {
+                chars.next();
             }
         }
         spec.conversion = conversion;
@@ -175,6 +153,30 @@ pub(super) fn parse_format(format: &str) -> Result<Vec<Piece>, (String, usize)> 
         pieces.push(Piece::Literal(literal));
     }
     Ok(pieces)
+}
+
+/// The kernel's `%p<letter>` extension at the start of `rest` (what follows `%p`), set
+/// on `spec`; its length in characters. A plain `%p` is followed by anything but a letter
+/// or digit.
+fn pointer_extension(spec: &mut Spec, rest: &str) -> Result<usize, String> {
+    if let Some((style, len)) = pointer::parse(rest, spec.width_from_arg) {
+        spec.bytes = Some(style);
+        return Ok(len);
+    }
+    let mut chars = rest.chars();
+    match (chars.next(), chars.next()) {
+        (Some('F' | 'f'), Some('w')) => Err("unsupported conversion '%pfw' (a firmware node)".into()),
+        (Some('S' | 'F'), _) => {
+            spec.symbol = Some(SymbolStyle::WithOffset);
+            Ok(1)
+        }
+        (Some('s' | 'f'), _) => {
+            spec.symbol = Some(SymbolStyle::Name);
+            Ok(1)
+        }
+        (Some(ext), _) if ext.is_ascii_alphanumeric() => Err(format!("unsupported conversion '%p{ext}'")),
+        _ => Ok(0),
+    }
 }
 
 fn digits(chars: &mut std::iter::Peekable<std::str::CharIndices<'_>>) -> usize {
