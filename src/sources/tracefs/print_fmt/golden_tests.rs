@@ -232,3 +232,26 @@ fn whole_raw_lines_match_perf_prof() {
         "2026-12-02 15:45:55.640826        rcu_preempt     15 d..3 [001] 2462.461183: sched:sched_switch: prev_comm=rcu_preempt prev_pid=15 prev_prio=120 prev_state=I ==> next_comm=bash next_pid=17955 next_prio=120\n"
     );
 }
+
+/// The kernel's own trace of this machine printed `... [timeout=1] bucket_expiry=4304822290
+/// cpu=0 idx=18 flags=` for a process_timeout timer; perf 6.1's libtraceevent prints
+/// `flags=D|P|I` for the same bytes (it misreads the masked value), the kernel is right.
+#[test]
+fn timer_start_flags_as_the_kernel_prints_them() {
+    let start = fixture("timer/timer_start");
+    let record = |flags: i64| {
+        Record::new(&start)
+            .int("timer", 0xffff_c900_0007_fde8u64 as i64)
+            .int("expires", 4_304_822_289)
+            .int("now", 4_304_822_288)
+            .int("bucket_expiry", 4_304_822_290)
+            .int("flags", flags)
+    };
+    assert_eq!(
+        render(&start, &record(18 << 22)),
+        "timer=0xffffc9000007fde8 function=0x0 expires=4304822289 [timeout=1] \
+         bucket_expiry=4304822290 cpu=0 idx=18 flags="
+    );
+    let deferrable_pinned_irqsafe = (18 << 22) | 0x0038_0001;
+    assert!(render(&start, &record(deferrable_pinned_irqsafe)).ends_with(" cpu=1 idx=18 flags=D|P|I"));
+}
