@@ -273,8 +273,30 @@ fn syscalls_perins_names_the_child_and_than_lists_its_events() {
         }
         lines.len()
     };
-    assert_eq!(event_lines("raw_syscalls:sys_enter: id=0 "), 200, "{stdout}");
-    assert_eq!(event_lines("raw_syscalls:sys_exit: id=0 ret=1"), 200, "{stdout}");
+    // Printed by the events' print fmt, as perf-prof prints them:
+    // `NR 0 (<fd>, <buf>, 1, <r10>, <r8>, <r9>)` in hex, `NR 0 = 1`.
+    assert_eq!(event_lines("raw_syscalls:sys_enter: NR 0 ("), 200, "{stdout}");
+    for line in stdout
+        .lines()
+        .filter(|l| l.contains("raw_syscalls:sys_enter: NR 0 ("))
+    {
+        let args = line
+            .split_once(": NR 0 (")
+            .and_then(|(_, rest)| rest.strip_suffix(')'))
+            .unwrap_or_else(|| panic!("{line}"));
+        let args: Vec<&str> = args.split(", ").collect();
+        assert_eq!(args.len(), 6, "{line}");
+        assert!(args.iter().all(|a| u64::from_str_radix(a, 16).is_ok()), "{line}");
+        assert_eq!(args[2], "1", "one byte per read: {line}");
+    }
+    assert_eq!(event_lines("raw_syscalls:sys_exit: NR 0 = 1"), 200, "{stdout}");
+    assert!(
+        stdout
+            .lines()
+            .filter(|l| l.contains("raw_syscalls:sys_exit: NR 0 "))
+            .all(|l| l.ends_with(": NR 0 = 1")),
+        "{stdout}"
+    );
 }
 
 #[test]

@@ -1,10 +1,12 @@
 //! The tracefs source against the running kernel (root, as CI runs): mount if needed,
 //! the event list, every format file of the systems the analyzers use, wildcard
-//! expansion and the unknown-event error.
+//! expansion, the unknown-event error, and every print fmt rendered or knowingly left on
+//! the `name=value` fallback.
 
 use perfscope::model::expr::Expr;
+use perfscope::model::trace_event::{EventIndex, TraceEvent};
 use perfscope::sources::tracefs::{
-    ResolveError, Tracefs, find_in_mounts, mount_tracefs, parse_selectors, resolve,
+    EventPrinter, PrintFmt, ResolveError, Tracefs, find_in_mounts, mount_tracefs, parse_selectors, resolve,
 };
 
 fn tracefs() -> Tracefs {
@@ -143,4 +145,74 @@ fn every_format_on_this_kernel_parses() {
         }
     }
     assert!(failures.is_empty(), "{} failures: {failures:#?}", failures.len());
+}
+
+/// Systems whose every print fmt must render (the analyzers' and the usual suspects').
+const RENDERED_SYSTEMS: [&str; 7] = [
+    "raw_syscalls",
+    "sched",
+    "block",
+    "kvm",
+    "irq",
+    "timer",
+    "workqueue",
+];
+
+#[test]
+fn every_print_fmt_on_this_kernel_renders_or_falls_back() {
+    let tracefs = tracefs();
+    let (mut compiled, mut fallback) = (0usize, Vec::new());
+    let mut family_failures = Vec::new();
+    for full in tracefs.events() {
+        let Some((sys, name)) = full.split_once(':') else {
+            continue;
+        };
+        let layout = tracefs.layout(sys, name).expect("format parses");
+        // A zeroed record (plus room for payloads): rendering reads it without panicking,
+        // and the printer gives some text for it either way.
+        let end = layout.fields.iter().map(|f| f.offset + f.size).max().unwrap_or(0);
+        let raw = vec![0u8; end + 64];
+        let event = TraceEvent {
+            time_ns: 0,
+            cpu: 0,
+            pid: 1,
+            tid: 1,
+            event: EventIndex(0),
+            raw: &raw,
+            callchain: &[],
+        };
+        let printer = EventPrinter::new(std::slice::from_ref(&layout));
+        let _ = printer.fields_text(&event, &layout);
+        match PrintFmt::compile(&layout) {
+            Ok(format) => {
+                compiled += 1;
+                let _ = format.render(&event);
+            }
+            Err(e) => {
+                if RENDERED_SYSTEMS.contains(&sys) {
+                    family_failures.push(format!("{full}: {}", e.message));
+                }
+                fallback.push(format!("{full}: {}", e.message));
+            }
+        }
+    }
+    let total = compiled + fallback.len();
+    eprintln!(
+        "print fmt: {compiled} of {total} formats render ({:.1}%), {} fall back to name=value",
+        100.0 * compiled as f64 / total as f64,
+        fallback.len()
+    );
+    for line in &fallback {
+        eprintln!("  fallback {line}");
+    }
+    assert!(total > 1000, "only {total} formats");
+    assert!(
+        compiled * 10 >= total * 9,
+        "only {compiled} of {total} print fmts compile"
+    );
+    assert!(
+        family_failures.is_empty(),
+        "{} of {RENDERED_SYSTEMS:?} fall back: {family_failures:#?}",
+        family_failures.len()
+    );
 }

@@ -21,6 +21,14 @@
 //! [`Filter`] is the same language read as a kernel ftrace filter (unquoted string values
 //! allowed), the user-space fallback when the kernel rejects a filter.
 //!
+//! [`Expr::parse_print_fmt`] reads a tracepoint's `print fmt:` (`"NR %ld = %ld", REC->id,
+//! REC->ret`) as the call `printf(...)` in the same language, with the C the kernel writes
+//! there: `REC->field`, adjacent string literals, `sizeof(type)`, the `%pS`/`%ps` symbol
+//! conversions and `*` widths, and the helpers `__get_str`, `__get_rel_str`,
+//! `__get_dynamic_array(_len)`, `__print_symbolic(_u64)`, `__print_flags(_u64)`,
+//! `__print_hex(_str)` and `__print_array`, rendered as libtraceevent renders them. A bare
+//! name there is a C constant, not a field.
+//!
 //! The module owns no I/O: symbol lookup for `ksymbol()` is a callback the caller provides.
 
 mod ast;
@@ -31,6 +39,7 @@ mod filter;
 pub mod glob;
 mod lexer;
 mod parser;
+mod pointer;
 mod printf;
 #[cfg(test)]
 mod tests;
@@ -135,8 +144,34 @@ impl Expr {
         })
     }
 
+    /// A tracepoint's `print fmt:` text (as the format file has it after `print fmt: `),
+    /// read as `printf(<format>, <args>...)`. Bind it with [`Expr::bind_print_fmt`].
+    pub fn parse_print_fmt(text: &str) -> Result<Self, ExprError> {
+        let root = parser::Parser::new(text, None)?.parse_print_fmt()?;
+        Ok(Self {
+            text: text.to_string(),
+            root,
+        })
+    }
+
     pub fn text(&self) -> &str {
         &self.text
+    }
+
+    /// Resolve a print fmt against `layout`: fields are `REC->name`, bare names C
+    /// constants. The result is a string expression, the event's text.
+    pub fn bind_print_fmt(&self, layout: &EventLayout) -> Result<BoundExpr, ExprError> {
+        let scope = bind::Scope {
+            text: &self.text,
+            layout: Some(layout),
+            vars: &[],
+            filter: false,
+            print_fmt: true,
+        };
+        Ok(BoundExpr {
+            root: bind::bind(&self.root, &scope)?,
+            symbolizer: None,
+        })
     }
 
     /// Resolve names against `layout`'s fields plus `_cpu`, `_pid`, `_tid`, `_time`.
@@ -156,6 +191,7 @@ impl Expr {
             layout,
             vars,
             filter: false,
+            print_fmt: false,
         };
         Ok(BoundExpr {
             root: bind::bind(&self.root, &scope)?,

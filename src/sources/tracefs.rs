@@ -3,11 +3,13 @@
 //!
 //! Layouts are always read from the running kernel's `format` files (perf-prof breaks on
 //! 6.18 because it hard-codes them). This module reads tracefs and nothing else: it opens
-//! no perf events and decodes no samples beyond [`format_fields`] for raw event lines.
+//! no perf events and decodes no samples beyond raw event lines ([`EventPrinter`]: the
+//! event's `print fmt:`, else [`format_fields`]).
 
 mod format;
 mod mount;
 mod print;
+mod print_fmt;
 mod resolve;
 mod selector;
 
@@ -16,6 +18,7 @@ use std::path::{Path, PathBuf};
 pub use format::{FormatError, parse_format};
 pub use mount::{TRACEFS_MOUNT_POINT, find_in_mounts, mount_tracefs};
 pub use print::format_fields;
+pub use print_fmt::{EventPrinter, PrintFmt};
 pub use resolve::{BoundAttrs, ResolveError, ResolvedEvent, bind_event, resolve};
 pub use selector::{AttrExpr, EventSpec, SelectorError, parse_selectors};
 

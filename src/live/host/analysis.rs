@@ -19,7 +19,7 @@ use crate::analyzers::top::{TopAnalyzer, TopColumn, TopConfig, TopEvent, TopTabl
 use crate::live::snapshot::{HistogramSeries, TextTable};
 use crate::model::expr::{BoundExpr, Expr};
 use crate::model::trace_event::{EventLayout, TraceEvent};
-use crate::sources::tracefs::{ResolvedEvent, format_fields};
+use crate::sources::tracefs::{EventPrinter, ResolvedEvent};
 use crate::symbols::host::comms::read_proc_comm;
 
 use super::options::{AnalyzerKind, TraceOptions};
@@ -43,6 +43,8 @@ enum Kind {
 pub struct Analysis {
     kind: Kind,
     layouts: Vec<EventLayout>,
+    /// The events' print fmts, compiled once, for the `--than` raw lines.
+    printer: EventPrinter,
     name: &'static str,
 }
 
@@ -95,6 +97,7 @@ impl Analysis {
         };
         Ok(Analysis {
             kind,
+            printer: EventPrinter::new(&layouts),
             layouts,
             name: options.analyzer.name(),
         })
@@ -148,7 +151,7 @@ impl Analysis {
         comm_of: CommOf<'_>,
     ) -> String {
         let (pairs, _dropped) = self.take_slow_pairs();
-        let fields = |event: &TraceEvent<'_>, layout: &EventLayout| format_fields(layout, event.raw);
+        let fields = |event: &TraceEvent<'_>, layout: &EventLayout| self.printer.fields_text(event, layout);
         let mut out = text::slow_pair_lines(&pairs, &self.layouts, wall_of, comm_of, &fields);
         let style = TextStyle::default();
         let table = match &mut self.kind {

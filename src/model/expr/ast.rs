@@ -15,6 +15,10 @@ pub(super) enum NodeKind {
     BareWord(String),
     Ident(String),
     Index(Box<Node>, Box<Node>),
+    /// `REC->field`: a print fmt's way to name a field of the record.
+    Member(Box<Node>, String),
+    /// `{ 0x01, "S" }`: one entry of a `__print_symbolic`/`__print_flags` table.
+    List(Vec<Node>),
     Unary(UnaryOp, Box<Node>),
     /// `(u32)x`: a C scalar type name, as [`super::ctype`] knows them.
     Cast(String, Box<Node>),

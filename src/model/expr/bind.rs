@@ -8,6 +8,8 @@ use super::ctype;
 use super::printf::{self, Piece};
 use crate::model::trace_event::{EventLayout, FieldKind, FieldLayout};
 
+mod kernel;
+
 /// Event metadata that is not part of the raw record.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(super) enum Meta {
@@ -91,6 +93,9 @@ pub(super) enum IntNode {
     Strncmp(Box<StrNode>, Box<StrNode>, Box<IntNode>),
     Ntohl(Box<IntNode>),
     Ntohs(Box<IntNode>),
+    /// `__get_dynamic_array_len(f)`: the payload length in bytes of a `__data_loc` or
+    /// `__rel_loc` field.
+    DynamicArrayLen(FieldLayout),
 }
 
 #[derive(Clone, Debug)]
@@ -100,12 +105,39 @@ pub(super) enum StrNode {
     Cond(Box<IntNode>, Box<StrNode>, Box<StrNode>),
     Printf(Vec<Piece>, Vec<Arg>),
     Ksymbol(Box<IntNode>),
+    /// `__print_symbolic(v, {N, "name"}, ...)`: the name of the entry equal to `v`, else
+    /// `0x<v>`.
+    Symbolic {
+        value: Box<IntNode>,
+        table: Vec<(u64, String)>,
+    },
+    /// `__print_flags(v, "|", {N, "name"}, ...)`: the names of the entries whose bits are
+    /// all set in `v`, joined by `delimiter`, then any bits left as `0x<bits>`.
+    Flags {
+        value: Box<IntNode>,
+        delimiter: String,
+        table: Vec<(u64, String)>,
+    },
+    /// `__print_hex(buf, len)` (`01 02 ff`) and `__print_hex_str(buf, len)` (`0102ff`).
+    Hex {
+        source: FieldLayout,
+        len: Box<IntNode>,
+        separated: bool,
+    },
+    /// `__print_array(buf, count, element_size)`: `{0x1,0x2}`, as the kernel prints it.
+    IntArray {
+        source: FieldLayout,
+        count: Box<IntNode>,
+        element_size: Box<IntNode>,
+    },
 }
 
 #[derive(Clone, Debug)]
 pub(super) enum Arg {
     Int(IntNode),
     Str(StrNode),
+    /// The bytes of a field, for `%pU`-style conversions.
+    Bytes(FieldLayout),
 }
 
 /// A bound expression's root.
@@ -113,6 +145,17 @@ pub(super) enum Arg {
 pub(super) enum Bound {
     Int(IntNode),
     Str(StrNode),
+}
+
+/// What a printf conversion (or its `*`) takes.
+enum ArgKind {
+    Int,
+    Str,
+    Bytes,
+}
+
+fn null_string() -> StrNode {
+    StrNode::Const("(null)".into())
 }
 
 /// What names mean while binding.
@@ -123,6 +166,9 @@ pub(super) struct Scope<'a> {
     /// Kernel filter mode: `cpu`/`CPU` name the event's CPU when the event has no such
     /// field, as in ftrace.
     pub(super) filter: bool,
+    /// Print fmt mode: fields are `REC->name`; a bare name is a C constant (an enum the
+    /// kernel left unresolved), not a field.
+    pub(super) print_fmt: bool,
 }
 
 enum Typed {
@@ -161,7 +207,18 @@ impl Scope<'_> {
         Ok(match &node.kind {
             NodeKind::Int(v) => Typed::Int(IntNode::Const(*v as i64), *v > i64::MAX as u64),
             NodeKind::Str(s) | NodeKind::BareWord(s) => Typed::Str(StrNode::Const(s.clone())),
+            NodeKind::Ident(name) if self.print_fmt => kernel::constant(self, name, node.pos)?,
             NodeKind::Ident(name) => self.name(name, node.pos)?,
+            NodeKind::Member(base, name) => {
+                let field = kernel::record_field(self, base, name)?;
+                self.field_value(field, node.pos)?
+            }
+            NodeKind::List(_) => {
+                return Err(self.error(
+                    "a { value, \"name\" } list only goes inside __print_symbolic() or __print_flags()",
+                    node.pos,
+                ));
+            }
             NodeKind::Index(base, index) => self.index(base, index)?,
             NodeKind::Unary(op, operand) => {
                 let (inner, unsigned) = self.int(operand)?;
@@ -196,6 +253,17 @@ impl Scope<'_> {
                     (Typed::Str(a), Typed::Str(b)) => {
                         Typed::Str(StrNode::Cond(Box::new(cond), Box::new(a), Box::new(b)))
                     }
+                    // `len ? __get_str(name) : NULL`: glibc prints a NULL string as `(null)`.
+                    (Typed::Str(a), Typed::Int(..)) if self.print_fmt && kernel::is_null(otherwise) => {
+                        Typed::Str(StrNode::Cond(
+                            Box::new(cond),
+                            Box::new(a),
+                            Box::new(null_string()),
+                        ))
+                    }
+                    (Typed::Int(..), Typed::Str(b)) if self.print_fmt && kernel::is_null(then) => Typed::Str(
+                        StrNode::Cond(Box::new(cond), Box::new(null_string()), Box::new(b)),
+                    ),
                     _ => {
                         return Err(self.error(
                             "both branches of '?:' must be numbers or both strings",
@@ -237,7 +305,16 @@ impl Scope<'_> {
         if let Some(meta) = meta {
             return Ok(Typed::Int(IntNode::Meta(meta), meta == Meta::Time));
         }
-        let field = layout.field(name).ok_or_else(|| {
+        let field = self.field(name, pos)?;
+        self.field_value(field, pos)
+    }
+
+    /// Field `name` of the layout, or an error listing the fields there are.
+    fn field(&self, name: &str, pos: usize) -> Result<&FieldLayout, ExprError> {
+        let layout = self
+            .layout
+            .ok_or_else(|| self.error(format!("unknown name '{name}'; there is no event here"), pos))?;
+        layout.field(name).ok_or_else(|| {
             let fields: Vec<&str> = layout.fields.iter().map(|f| f.name.as_str()).collect();
             self.error(
                 format!(
@@ -248,7 +325,13 @@ impl Scope<'_> {
                 ),
                 pos,
             )
-        })?;
+        })
+    }
+
+    /// A field read as a value: strings as text, scalars (and an array's first element)
+    /// as numbers.
+    fn field_value(&self, field: &FieldLayout, pos: usize) -> Result<Typed, ExprError> {
+        let name = &field.name;
         Ok(if field.is_string() {
             Typed::Str(StrNode::Field(field.clone()))
         } else {
@@ -290,16 +373,19 @@ impl Scope<'_> {
     }
 
     fn index(&self, base: &Node, index: &Node) -> Result<Typed, ExprError> {
-        let NodeKind::Ident(name) = &base.kind else {
-            return Err(self.error("only an event field can be indexed", base.pos));
+        let field = match &base.kind {
+            NodeKind::Member(record, name) => kernel::record_field(self, record, name)?,
+            NodeKind::Ident(name) if !self.print_fmt => {
+                self.layout
+                    .and_then(|l| l.field(name))
+                    .ok_or_else(|| match self.name(name, base.pos) {
+                        Err(e) => e,
+                        Ok(_) => self.error(format!("'{name}' is not an array"), base.pos),
+                    })?
+            }
+            _ => return Err(self.error("only an event field can be indexed", base.pos)),
         };
-        let field =
-            self.layout
-                .and_then(|l| l.field(name))
-                .ok_or_else(|| match self.name(name, base.pos) {
-                    Err(e) => e,
-                    Ok(_) => self.error(format!("'{name}' is not an array"), base.pos),
-                })?;
+        let name = &field.name;
         let element_type = ctype::element_type(&field.declaration);
         let (element_size, signed) = match field.kind {
             FieldKind::Array { element_size } => (element_size, ctype::is_signed(element_type)),
@@ -409,29 +495,42 @@ impl Scope<'_> {
                 // +1: the opening quote.
                 let pieces = printf::parse_format(format)
                     .map_err(|(message, at)| self.error(message, first.pos + 1 + at))?;
-                let specs: Vec<_> = pieces
+                // Each conversion takes its `*` width and precision first, then its value.
+                let wanted: Vec<ArgKind> = pieces
                     .iter()
                     .filter_map(|p| match p {
                         Piece::Conversion(spec) => Some(spec),
                         Piece::Literal(_) => None,
                     })
+                    .flat_map(|spec| {
+                        let stars = [spec.width_from_arg, spec.precision_from_arg];
+                        let stars = stars.into_iter().filter(|&star| star).map(|_| ArgKind::Int);
+                        let value = if spec.bytes.is_some() {
+                            ArgKind::Bytes
+                        } else if spec.takes_string() {
+                            ArgKind::Str
+                        } else {
+                            ArgKind::Int
+                        };
+                        stars.chain([value])
+                    })
                     .collect();
-                if specs.len() != args.len() - 1 {
+                if wanted.len() != args.len() - 1 {
                     return Err(self.error(
                         format!(
-                            "printf() format has {} conversion(s) but {} argument(s) follow",
-                            specs.len(),
+                            "printf() format takes {} argument(s) but {} follow",
+                            wanted.len(),
                             args.len() - 1
                         ),
                         pos,
                     ));
                 }
-                let mut bound = Vec::with_capacity(specs.len());
-                for (spec, arg) in specs.iter().zip(&args[1..]) {
-                    bound.push(if spec.takes_string() {
-                        Arg::Str(self.string(arg)?)
-                    } else {
-                        Arg::Int(self.int(arg)?.0)
+                let mut bound = Vec::with_capacity(wanted.len());
+                for (kind, arg) in wanted.iter().zip(&args[1..]) {
+                    bound.push(match kind {
+                        ArgKind::Int => Arg::Int(self.int(arg)?.0),
+                        ArgKind::Str => Arg::Str(self.string(arg)?),
+                        ArgKind::Bytes => Arg::Bytes(kernel::byte_source(self, arg)?),
                     });
                 }
                 Typed::Str(StrNode::Printf(pieces, bound))
@@ -460,8 +559,15 @@ impl Scope<'_> {
                 Typed::Int(IntNode::Ntohs(Box::new(self.int(&args[0])?.0)), false)
             }
             _ => {
+                if let Some(typed) = kernel::helper(self, name, args, pos)? {
+                    return Ok(typed);
+                }
                 return Err(self.error(
-                    format!("unknown function '{name}'; known: printf, ksymbol, strncmp, ntohl, ntohs"),
+                    format!(
+                        "unknown function '{name}'; known: printf, ksymbol, strncmp, ntohl, ntohs and \
+                         the print fmt helpers {}",
+                        kernel::HELPERS.join(", ")
+                    ),
                     pos,
                 ));
             }

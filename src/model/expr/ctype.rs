@@ -11,14 +11,14 @@ pub fn scalar_size(name: &str) -> Option<usize> {
     }
     Some(match name {
         "char" | "signed char" | "unsigned char" | "u8" | "s8" | "__u8" | "__s8" | "uint8_t" | "int8_t"
-        | "bool" | "_Bool" => 1,
+        | "bool" | "_Bool" | "uchar" => 1,
         "short" | "unsigned short" | "short int" | "unsigned short int" | "u16" | "s16" | "__u16"
-        | "__s16" | "uint16_t" | "int16_t" | "__le16" | "__be16" => 2,
+        | "__s16" | "uint16_t" | "int16_t" | "__le16" | "__be16" | "ushort" => 2,
         "int" | "unsigned int" | "unsigned" | "u32" | "s32" | "__u32" | "__s32" | "uint32_t" | "int32_t"
-        | "pid_t" | "uid_t" | "gid_t" | "__le32" | "__be32" | "dev_t" => 4,
+        | "pid_t" | "uid_t" | "gid_t" | "__le32" | "__be32" | "dev_t" | "gfp_t" | "blk_opf_t" | "uint" => 4,
         "long" | "unsigned long" | "long long" | "unsigned long long" | "long int" | "unsigned long int"
         | "u64" | "s64" | "__u64" | "__s64" | "uint64_t" | "int64_t" | "size_t" | "ssize_t" | "loff_t"
-        | "sector_t" | "__le64" | "__be64" => 8,
+        | "sector_t" | "__le64" | "__be64" | "ulong" => 8,
         _ => return None,
     })
 }

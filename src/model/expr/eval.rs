@@ -3,10 +3,12 @@
 //! by zero, index out of range) is `None`, never a panic.
 
 use std::borrow::Cow;
+use std::fmt::Write;
 
 use super::Symbolizer;
 use super::bind::{Arg, IntNode, IntOp, Meta, StrNode};
-use super::printf::{self, Piece};
+use super::pointer;
+use super::printf::{self, Piece, SymbolStyle};
 use crate::model::trace_event::{FieldKind, FieldLayout, TraceEvent};
 
 /// What an evaluation reads: the event (absent for printkey-style expressions), the
@@ -101,6 +103,11 @@ pub(super) fn int(node: &IntNode, input: &Input<'_, '_>) -> Option<i64> {
         }
         IntNode::Ntohl(a) => i64::from((int(a, input)? as u32).swap_bytes()),
         IntNode::Ntohs(a) => i64::from((int(a, input)? as u16).swap_bytes()),
+        IntNode::DynamicArrayLen(field) => {
+            let raw = input.raw()?;
+            let word = raw.get(field.offset..field.offset.checked_add(4)?)?;
+            i64::from(u32::from_le_bytes(word.try_into().ok()?) >> 16)
+        }
     })
 }
 
@@ -182,19 +189,153 @@ pub(super) fn string<'a>(node: &'a StrNode, input: &Input<'a, '_>) -> Option<Cow
             let name = input.symbolizer.and_then(|lookup| lookup(addr));
             Some(Cow::Owned(name.unwrap_or_else(|| format!("{addr:#x}"))))
         }
-        StrNode::Printf(pieces, args) => {
-            let mut out = String::new();
-            let mut args = args.iter();
-            for piece in pieces {
-                match piece {
-                    Piece::Literal(text) => out.push_str(text),
-                    Piece::Conversion(spec) => match args.next()? {
-                        Arg::Int(n) => printf::format_int(&mut out, spec, int(n, input)?),
-                        Arg::Str(s) => printf::format_str(&mut out, spec, &string(s, input)?),
-                    },
+        StrNode::Printf(pieces, args) => printf_text(pieces, args, input).map(Cow::Owned),
+        StrNode::Symbolic { value, table } => {
+            let value = int(value, input)? as u64;
+            Some(match table.iter().find(|(v, _)| *v == value) {
+                Some((_, name)) => Cow::Borrowed(name.as_str()),
+                None => Cow::Owned(format!("0x{value:x}")),
+            })
+        }
+        StrNode::Flags {
+            value,
+            delimiter,
+            table,
+        } => Some(Cow::Owned(flags(int(value, input)? as u64, delimiter, table))),
+        StrNode::Hex {
+            source,
+            len,
+            separated,
+        } => {
+            let len = usize::try_from(int(len, input)?).ok()?;
+            let bytes = array_bytes(source, input.raw()?)?.get(..len)?;
+            let mut out = String::with_capacity(len * 3);
+            for (i, byte) in bytes.iter().enumerate() {
+                if i > 0 && *separated {
+                    out.push(' ');
                 }
+                let _ = write!(out, "{byte:02x}");
             }
             Some(Cow::Owned(out))
         }
+        StrNode::IntArray {
+            source,
+            count,
+            element_size,
+        } => {
+            let count = usize::try_from(int(count, input)?).ok()?;
+            let element_size = usize::try_from(int(element_size, input)?).ok()?;
+            if !matches!(element_size, 1 | 2 | 4 | 8) {
+                return None;
+            }
+            let bytes = array_bytes(source, input.raw()?)?.get(..count.checked_mul(element_size)?)?;
+            let mut out = String::from("{");
+            for (i, chunk) in bytes.chunks_exact(element_size).enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                let _ = write!(out, "0x{:x}", scalar(chunk, false)? as u64);
+            }
+            out.push('}');
+            Some(Cow::Owned(out))
+        }
     }
+}
+
+/// `printf(fmt, ...)`: each conversion takes its `*` width and precision, then its value.
+fn printf_text<'a>(pieces: &'a [Piece], args: &'a [Arg], input: &Input<'a, '_>) -> Option<String> {
+    let mut out = String::new();
+    let mut args = args.iter();
+    let star = |args: &mut std::slice::Iter<'a, Arg>| match args.next()? {
+        Arg::Int(n) => int(n, input),
+        Arg::Str(_) | Arg::Bytes(_) => None,
+    };
+    for piece in pieces {
+        let spec = match piece {
+            Piece::Literal(text) => {
+                out.push_str(text);
+                continue;
+            }
+            Piece::Conversion(spec) => spec,
+        };
+        let (mut width, mut precision) = (None, None);
+        if spec.width_from_arg {
+            width = Some(star(&mut args)?);
+        }
+        if spec.precision_from_arg {
+            precision = Some(star(&mut args)?);
+        }
+        // A bitmap's `*` is its bit count, not a width.
+        let bitmap_bits = if spec.is_bitmap() { width.take() } else { None };
+        let spec = if width.is_some() || precision.is_some() {
+            Cow::Owned(spec.with_star_args(width, precision))
+        } else {
+            Cow::Borrowed(spec)
+        };
+        match args.next()? {
+            Arg::Bytes(field) => {
+                let bits = usize::try_from(bitmap_bits.unwrap_or(0)).ok()?;
+                let text = pointer::format(spec.bytes?, array_bytes(field, input.raw()?)?, bits)?;
+                printf::format_str(&mut out, &spec, &text);
+            }
+            Arg::Int(n) => {
+                let value = int(n, input)?;
+                match spec.symbol {
+                    Some(style) => {
+                        let name = symbol(value as u64, style, input.symbolizer);
+                        printf::format_str(&mut out, &spec, &name);
+                    }
+                    None => printf::format_int(&mut out, &spec, value),
+                }
+            }
+            Arg::Str(s) => printf::format_str(&mut out, &spec, &string(s, input)?),
+        }
+    }
+    Some(out)
+}
+
+/// `%pS`/`%ps`: the symbolizer's name (`name+0xoff`; `%ps` keeps the name alone), or the
+/// address in hex when there is no symbolizer or it does not know the address.
+fn symbol(addr: u64, style: SymbolStyle, symbolizer: Option<&Symbolizer>) -> String {
+    match symbolizer.and_then(|lookup| lookup(addr)) {
+        Some(name) => match style {
+            SymbolStyle::WithOffset => name,
+            SymbolStyle::Name => match name.split_once('+') {
+                Some((bare, _)) => bare.to_string(),
+                None => name,
+            },
+        },
+        None => format!("0x{addr:x}"),
+    }
+}
+
+/// `__print_flags` as libtraceevent prints it: a zero value is the name of the table's
+/// zero entry (if any); otherwise each entry whose bits are all set, in table order, its
+/// bits then cleared; bits no entry names end the text as `0x<bits>`.
+fn flags(value: u64, delimiter: &str, table: &[(u64, String)]) -> String {
+    if value == 0 {
+        return table
+            .iter()
+            .find(|(mask, _)| *mask == 0)
+            .map(|(_, name)| name.clone())
+            .unwrap_or_default();
+    }
+    let mut out = String::new();
+    let mut rest = value;
+    for (mask, name) in table {
+        if *mask != 0 && rest & mask == *mask {
+            if !out.is_empty() {
+                out.push_str(delimiter);
+            }
+            out.push_str(name);
+            rest &= !mask;
+        }
+    }
+    if rest != 0 {
+        if !out.is_empty() {
+            out.push_str(delimiter);
+        }
+        let _ = write!(out, "0x{rest:x}");
+    }
+    out
 }

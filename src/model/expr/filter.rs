@@ -28,6 +28,7 @@ impl Filter {
             layout: Some(layout),
             vars: &[],
             filter: true,
+            print_fmt: false,
         };
         match bind::bind(&root, &scope)? {
             Bound::Int(node) => Ok(Self {

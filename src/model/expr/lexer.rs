@@ -18,6 +18,11 @@ pub(super) enum Punct {
     RParen,
     LBracket,
     RBracket,
+    /// `{` and `}`: the `{ value, "name" }` entries of `__print_symbolic`/`__print_flags`.
+    LBrace,
+    RBrace,
+    /// `->`: `REC->field` in a tracepoint's print fmt.
+    Arrow,
     Comma,
     Question,
     Colon,
@@ -51,6 +56,9 @@ impl Punct {
             RParen => ")",
             LBracket => "[",
             RBracket => "]",
+            LBrace => "{",
+            RBrace => "}",
+            Arrow => "->",
             Comma => ",",
             Question => "?",
             Colon => ":",
@@ -81,11 +89,23 @@ impl Punct {
 pub(super) struct Lexer<'t> {
     text: &'t str,
     pos: usize,
+    /// C's `'c'`: a single-quoted character is a number (print fmts), not a string
+    /// (filters and attributes, where `'bash'` is a string).
+    pub(super) char_literals: bool,
 }
 
 impl<'t> Lexer<'t> {
     pub(super) fn new(text: &'t str) -> Self {
-        Self { text, pos: 0 }
+        Self {
+            text,
+            pos: 0,
+            char_literals: false,
+        }
+    }
+
+    /// The text not read yet.
+    pub(super) fn rest(&self) -> &'t str {
+        &self.text[self.pos..]
     }
 
     fn skip_space(&mut self) {
@@ -179,10 +199,13 @@ impl<'t> Lexer<'t> {
             (b'!', Some(b'=')) => (Ne, 2),
             (b'&', Some(b'&')) => (AndAnd, 2),
             (b'|', Some(b'|')) => (OrOr, 2),
+            (b'-', Some(b'>')) => (Arrow, 2),
             (b'(', _) => (LParen, 1),
             (b')', _) => (RParen, 1),
             (b'[', _) => (LBracket, 1),
             (b']', _) => (RBracket, 1),
+            (b'{', _) => (LBrace, 1),
+            (b'}', _) => (RBrace, 1),
             (b',', _) => (Comma, 1),
             (b'?', _) => (Question, 1),
             (b':', _) => (Colon, 1),
@@ -237,6 +260,13 @@ impl<'t> Lexer<'t> {
             match c {
                 c if c as u32 == u32::from(quote) => {
                     self.pos = start + 1 + i + 1;
+                    if self.char_literals && quote == b'\'' {
+                        let mut chars = out.chars();
+                        return match (chars.next(), chars.next()) {
+                            (Some(c), None) => Ok(Token::Int(u64::from(u32::from(c)))),
+                            _ => Err(self.error("a character literal holds one character", start)),
+                        };
+                    }
                     return Ok(Token::Str(out));
                 }
                 '\\' => {

@@ -1,5 +1,7 @@
 //! Recursive-descent parser with C precedence: ternary, `||`, `&&`, `|`, `^`, `&`,
-//! equality (`== != ~`), relational, shifts, additive, multiplicative, unary, postfix `[]`.
+//! equality (`== != ~`), relational, shifts, additive, multiplicative, unary, postfix `[]`
+//! and `->`. Also the C bits kernel print fmts use: adjacent string literals concatenate,
+//! `sizeof(type)` is a number, `{ a, b }` is a list (a table entry of `__print_symbolic`).
 
 use super::ExprError;
 use super::ast::{BinaryOp, Node, NodeKind, UnaryOp};
@@ -49,6 +51,33 @@ impl<'t, 'f> Parser<'t, 'f> {
             ));
         }
         Ok(node)
+    }
+
+    /// A tracepoint's `print fmt:` text, `"format", arg, arg...`, read as the call
+    /// `printf("format", arg, arg...)`.
+    pub(super) fn parse_print_fmt(mut self) -> Result<Node, ExprError> {
+        let pos = self.token_pos;
+        if !matches!(self.token, Token::Str(_)) {
+            return Err(self.error("a print fmt starts with its format string", pos));
+        }
+        self.lexer.char_literals = true;
+        let mut args = vec![self.primary()?];
+        while self.eat(Punct::Comma)? {
+            args.push(self.ternary()?);
+        }
+        if self.token != Token::Eof {
+            return Err(self.error(
+                format!(
+                    "unexpected {} after the print fmt's arguments",
+                    describe(&self.token)
+                ),
+                self.token_pos,
+            ));
+        }
+        Ok(Node {
+            pos,
+            kind: NodeKind::Call("printf".into(), args),
+        })
     }
 
     fn error(&self, message: impl Into<String>, position: usize) -> ExprError {
@@ -186,17 +215,33 @@ impl<'t, 'f> Parser<'t, 'f> {
     fn postfix(&mut self) -> Result<Node, ExprError> {
         let mut node = self.primary()?;
         let mut chain = 0;
-        while self.token == Token::Punct(Punct::LBracket) {
+        loop {
             let pos = self.token_pos;
-            chain += 1;
-            self.enter(pos)?;
-            self.advance()?;
-            let index = self.ternary()?;
-            self.expect(Punct::RBracket, "to close the index")?;
-            node = Node {
-                pos: node.pos,
-                kind: NodeKind::Index(Box::new(node), Box::new(index)),
-            };
+            if self.token == Token::Punct(Punct::LBracket) {
+                chain += 1;
+                self.enter(pos)?;
+                self.advance()?;
+                let index = self.ternary()?;
+                self.expect(Punct::RBracket, "to close the index")?;
+                node = Node {
+                    pos: node.pos,
+                    kind: NodeKind::Index(Box::new(node), Box::new(index)),
+                };
+            } else if self.token == Token::Punct(Punct::Arrow) {
+                chain += 1;
+                self.enter(pos)?;
+                self.advance()?;
+                let Token::Ident(member) = std::mem::replace(&mut self.token, Token::Eof) else {
+                    return Err(self.error("expected a field name after '->'", self.token_pos));
+                };
+                self.advance()?;
+                node = Node {
+                    pos: node.pos,
+                    kind: NodeKind::Member(Box::new(node), member),
+                };
+            } else {
+                break;
+            }
         }
         self.depth -= chain;
         Ok(node)
@@ -210,9 +255,39 @@ impl<'t, 'f> Parser<'t, 'f> {
                 self.advance()?;
                 NodeKind::Int(value)
             }
-            Token::Str(text) => {
+            Token::Str(mut text) => {
                 self.advance()?;
+                // C concatenates adjacent literals: `"APIC_" "ID"`.
+                while let Token::Str(more) = &self.token {
+                    text.push_str(more);
+                    self.advance()?;
+                }
                 NodeKind::Str(text)
+            }
+            Token::Ident(name) if name == "sizeof" && self.lexer_at_paren() => {
+                // The lexer stands just past the `(` the current token is.
+                self.advance()?;
+                let Some(type_name) = self.lexer.cast_type() else {
+                    return Err(self.error("sizeof() takes a C scalar type (sizeof(u64))", pos));
+                };
+                self.advance()?;
+                NodeKind::Int(super::ctype::scalar_size(&type_name).unwrap_or(8) as u64)
+            }
+            Token::Punct(Punct::LBrace) => {
+                self.enter(pos)?;
+                self.advance()?;
+                let mut items = Vec::new();
+                if !self.eat(Punct::RBrace)? {
+                    loop {
+                        items.push(self.ternary()?);
+                        if self.eat(Punct::RBrace)? {
+                            break;
+                        }
+                        self.expect(Punct::Comma, "or '}' between list items")?;
+                    }
+                }
+                self.depth -= 1;
+                NodeKind::List(items)
             }
             Token::Ident(name) => {
                 self.advance()?;
@@ -245,6 +320,11 @@ impl<'t, 'f> Parser<'t, 'f> {
             }
         };
         Ok(Node { pos, kind })
+    }
+
+    /// Whether the next character in the text (after the current token) is `(`.
+    fn lexer_at_paren(&self) -> bool {
+        self.lexer.rest().trim_start().starts_with('(')
     }
 
     fn arguments(&mut self) -> Result<Vec<Node>, ExprError> {

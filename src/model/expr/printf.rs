@@ -1,8 +1,14 @@
 //! `printf(fmt, ...)`: the C conversions `%d %i %u %x %X %o %c %s %p %%` with flags
-//! (`- + space # 0`), width, precision and length modifiers (`hh h l ll z j t L`), the
-//! format parsed once when the expression is bound.
+//! (`- + space # 0`), width, precision (`*` = taken from an argument, as `%.*s`) and
+//! length modifiers (`hh h l ll z j t L`), plus the kernel's `%pS`/`%pF` (symbol+offset)
+//! and `%ps`/`%pf` (symbol), the format parsed once when the expression is bound.
+//!
+//! Numbers print as glibc prints them (what libtraceevent, and so perf-prof, shows):
+//! `%p` of 0 is `(nil)`; a symbol that cannot be named prints as `0x<addr>`.
 
 use std::fmt::Write;
+
+use super::pointer::{self, BytesStyle};
 
 #[derive(Clone, Debug, PartialEq)]
 pub(super) enum Piece {
@@ -19,16 +25,55 @@ pub(super) struct Spec {
     zero: bool,
     width: usize,
     precision: Option<usize>,
+    /// `*` width / `.*` precision: the value comes from the argument before this one.
+    pub(super) width_from_arg: bool,
+    pub(super) precision_from_arg: bool,
     /// Integer width in bits the value is cut to before printing (C's default `int` = 32).
     bits: u32,
     conversion: char,
+    /// `%pS`/`%ps`: the address is printed as a kernel symbol.
+    pub(super) symbol: Option<SymbolStyle>,
+    /// `%pU`, `%pI4`, `%*pbl`...: the argument is a field's bytes, printed in this style
+    /// (a bitmap's `*` is its bit count, not a width).
+    pub(super) bytes: Option<BytesStyle>,
+}
+
+/// How `%pS`-style conversions name an address.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) enum SymbolStyle {
+    /// `%pS`, `%pF`: `name+0xoffset`, as the symbolizer spells it.
+    WithOffset,
+    /// `%ps`, `%pf`: the name alone.
+    Name,
 }
 
 impl Spec {
     pub(super) fn takes_string(&self) -> bool {
         self.conversion == 's'
     }
+
+    /// A bitmap conversion (`%*pbl`): its `*` argument is the bit count.
+    pub(super) fn is_bitmap(&self) -> bool {
+        self.bytes.is_some_and(BytesStyle::is_bitmap)
+    }
+
+    /// This conversion with the width and precision its `*`s took from the arguments
+    /// (C: a negative width means left-justified, a negative precision none).
+    pub(super) fn with_star_args(&self, width: Option<i64>, precision: Option<i64>) -> Spec {
+        let mut spec = self.clone();
+        if let Some(width) = width {
+            spec.left |= width < 0;
+            spec.width = (width.unsigned_abs() as usize).min(MAX_WIDTH);
+        }
+        if let Some(precision) = precision {
+            spec.precision = usize::try_from(precision).ok().map(|p| p.min(MAX_WIDTH));
+        }
+        spec
+    }
 }
+
+/// A width beyond any terminal is a typo, not a request for gigabytes of padding.
+const MAX_WIDTH: usize = 4096;
 
 /// Parse a format; `Err` is the message and the byte offset within the format.
 pub(super) fn parse_format(format: &str) -> Result<Vec<Piece>, (String, usize)> {
@@ -60,10 +105,20 @@ pub(super) fn parse_format(format: &str) -> Result<Vec<Piece>, (String, usize)> 
             }
             chars.next();
         }
-        spec.width = digits(&mut chars);
+        if chars.peek().map(|&(_, c)| c) == Some('*') {
+            chars.next();
+            spec.width_from_arg = true;
+        } else {
+            spec.width = digits(&mut chars);
+        }
         if chars.peek().map(|&(_, c)| c) == Some('.') {
             chars.next();
-            spec.precision = Some(digits(&mut chars));
+            if chars.peek().map(|&(_, c)| c) == Some('*') {
+                chars.next();
+                spec.precision_from_arg = true;
+            } else {
+                spec.precision = Some(digits(&mut chars));
+            }
         }
         while let Some(&(_, c)) = chars.peek() {
             spec.bits = match (c, spec.bits) {
@@ -82,6 +137,11 @@ pub(super) fn parse_format(format: &str) -> Result<Vec<Piece>, (String, usize)> 
         }
         if conversion == 'p' {
             spec.bits = 64;
+            let rest = chars.peek().map_or("", |&(i, _)| &format[i..]);
+            let len = pointer_extension(&mut spec, rest).map_err(|message| (message, start))?;
+            for _ in 0..len {
+                chars.next();
+            }
         }
         spec.conversion = conversion;
         if !literal.is_empty() {
@@ -95,12 +155,35 @@ pub(super) fn parse_format(format: &str) -> Result<Vec<Piece>, (String, usize)> 
     Ok(pieces)
 }
 
+/// The kernel's `%p<letter>` extension at the start of `rest` (what follows `%p`), set
+/// on `spec`; its length in characters. A plain `%p` is followed by anything but a letter
+/// or digit.
+fn pointer_extension(spec: &mut Spec, rest: &str) -> Result<usize, String> {
+    if let Some((style, len)) = pointer::parse(rest, spec.width_from_arg) {
+        spec.bytes = Some(style);
+        return Ok(len);
+    }
+    let mut chars = rest.chars();
+    match (chars.next(), chars.next()) {
+        (Some('F' | 'f'), Some('w')) => Err("unsupported conversion '%pfw' (a firmware node)".into()),
+        (Some('S' | 'F'), _) => {
+            spec.symbol = Some(SymbolStyle::WithOffset);
+            Ok(1)
+        }
+        (Some('s' | 'f'), _) => {
+            spec.symbol = Some(SymbolStyle::Name);
+            Ok(1)
+        }
+        (Some(ext), _) if ext.is_ascii_alphanumeric() => Err(format!("unsupported conversion '%p{ext}'")),
+        _ => Ok(0),
+    }
+}
+
 fn digits(chars: &mut std::iter::Peekable<std::str::CharIndices<'_>>) -> usize {
     let mut value = 0usize;
     while let Some(&(_, c)) = chars.peek() {
         let Some(d) = c.to_digit(10) else { break };
-        // A width beyond any terminal is a typo, not a request for gigabytes of padding.
-        value = (value * 10 + d as usize).min(4096);
+        value = (value * 10 + d as usize).min(MAX_WIDTH);
         chars.next();
     }
     value
@@ -138,6 +221,8 @@ pub(super) fn format_int(out: &mut String, spec: &Spec, value: i64) {
         'x' => ("", alt(spec, unsigned, "0x"), format!("{unsigned:x}")),
         'X' => ("", alt(spec, unsigned, "0X"), format!("{unsigned:X}")),
         'o' => ("", alt(spec, unsigned, "0"), format!("{unsigned:o}")),
+        // glibc's `%p`, which libtraceevent hands the value to.
+        'p' if unsigned == 0 => ("", "", "(nil)".to_string()),
         'p' => ("", "0x", format!("{unsigned:x}")),
         'c' => {
             let ch = char::from_u32(unsigned as u32 & 0xff).unwrap_or('?');
@@ -146,7 +231,7 @@ pub(super) fn format_int(out: &mut String, spec: &Spec, value: i64) {
         }
         _ => ("", "", String::new()),
     };
-    if let Some(precision) = spec.precision {
+    if let Some(precision) = spec.precision.filter(|_| spec.conversion != 'p') {
         if body.len() < precision {
             body.insert_str(0, &"0".repeat(precision - body.len()));
         } else if precision == 0 && unsigned == 0 {

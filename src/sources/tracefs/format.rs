@@ -25,7 +25,8 @@ pub fn parse_format(system: &str, name: &str, text: &str) -> Result<EventLayout,
         print_fmt: String::new(),
     };
     let mut saw_id = false;
-    for (index, line) in text.lines().enumerate() {
+    let mut lines = text.lines().enumerate();
+    while let Some((index, line)) = lines.next() {
         let error = |message: &str| FormatError {
             system: system.to_string(),
             name: name.to_string(),
@@ -40,7 +41,14 @@ pub fn parse_format(system: &str, name: &str, text: &str) -> Result<EventLayout,
             layout.id = rest.trim().parse().map_err(|_| error("the ID is not a number"))?;
             saw_id = true;
         } else if let Some(rest) = trimmed.strip_prefix("print fmt:") {
-            layout.print_fmt = rest.trim().to_string();
+            // The last entry; some kernels' formats put real newlines inside its string
+            // (ext4_fc_stats), so it runs to the end of the file.
+            let mut print_fmt = rest.trim_start().to_string();
+            for (_, more) in lines.by_ref() {
+                print_fmt.push('\n');
+                print_fmt.push_str(more);
+            }
+            layout.print_fmt = print_fmt.trim_end().to_string();
         } else if trimmed.starts_with("field:") {
             layout.fields.push(parse_field(trimmed).map_err(error)?);
         }
@@ -277,6 +285,16 @@ mod tests {
                 ("ptr", 16, 8, FieldKind::Unsigned),
                 ("s", 24, 8, FieldKind::Unsigned),
             ]
+        );
+        let multi_line = parse_format(
+            "ext4",
+            "ext4_fc_stats",
+            "ID: 9\nformat:\n\nprint fmt: \"reasons:\n%s:%d\", \"a\",\n 1\n\n",
+        )
+        .expect("parses");
+        assert_eq!(
+            multi_line.print_fmt, "\"reasons:\n%s:%d\", \"a\",\n 1",
+            "a print fmt with newlines runs to the end of the file"
         );
         let bad =
             parse_format("t", "x", "ID: 1\n\tfield:int a;\toffset:x;\tsize:4;\tsigned:1;\n").unwrap_err();

@@ -1,6 +1,7 @@
 //! A raw event as one line of `name=value` pairs (the non-common fields, in format
 //! order): strings as text, pointers and array elements in hex (`{0x1,0x2}`), integers
-//! in decimal with their sign. Used for raw event lines (`-vv`, trace views).
+//! in decimal with their sign: raw event lines of events whose print fmt perfscope cannot
+//! read (see [`super::EventPrinter`]).
 
 use std::fmt::Write;
 
