@@ -404,6 +404,50 @@ fn rundelay_measures_the_wakeups_of_a_running_workload() {
     }
 }
 
+/// Raw event lines render the kernel's print fmt, and its `%ps` names come from this
+/// boot's kallsyms: every hrtimer_start line names its callback function.
+#[test]
+fn than_lines_name_kernel_functions_from_kallsyms() {
+    let _serial = serial();
+    ensure_tracefs();
+    let dir = tempfile::tempdir().unwrap();
+    let (stdout, _) = perfscope_ok(
+        dir.path(),
+        &[
+            "multi-trace",
+            "-e",
+            "timer:hrtimer_start",
+            "-e",
+            "timer:hrtimer_expire_entry",
+            "-k",
+            "hrtimer",
+            "--than",
+            "1ns",
+            "--no-tui",
+            "--duration",
+            "1",
+        ],
+    );
+    let functions: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains(": timer:hrtimer_start: hrtimer="))
+        .map(|l| {
+            l.split(" function=")
+                .nth(1)
+                .and_then(|rest| rest.split(' ').next())
+                .unwrap_or_else(|| panic!("no function= in {l}"))
+        })
+        .collect();
+    // The tick re-arms itself every few milliseconds on every CPU.
+    assert!(functions.len() >= 10, "{stdout}");
+    assert!(
+        functions
+            .iter()
+            .all(|f| !f.starts_with("0x") && f.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')),
+        "{functions:?}"
+    );
+}
+
 #[test]
 fn multi_trace_delay_and_pair_over_wakeup_then_switch() {
     let _serial = serial();

@@ -107,6 +107,11 @@ impl Analysis {
         self.name
     }
 
+    /// Name the kernel addresses raw event lines print with `%pS`/`%ps` (hex without).
+    pub fn name_kernel_addresses(&mut self, lookup: std::sync::Arc<crate::model::expr::Symbolizer>) {
+        self.printer = std::mem::take(&mut self.printer).with_symbolizer(lookup);
+    }
+
     pub fn layouts(&self) -> &[EventLayout] {
         &self.layouts
     }

@@ -3,6 +3,8 @@
 //! user-space filter when the kernel refuses one), and every record drained in time order
 //! into the analyzer. Used by the live source and by `--no-tui` alike.
 
+use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, bail};
@@ -20,6 +22,7 @@ use crate::sources::perf_event::record::Record;
 use crate::sources::perf_event::targets::Target;
 use crate::sources::tracefs::{ResolvedEvent, Tracefs, parse_selectors, resolve};
 use crate::store::{Recorder, SessionMeta};
+use crate::symbols::host::kernel::KernelSymbols;
 
 use super::TIME_ORIGIN_META;
 use super::analysis::Analysis;
@@ -198,7 +201,17 @@ impl TraceSession {
             }
             filters.push(user_filter);
         }
-        let analysis = Analysis::build(trace, &stages, targets.threads)?;
+        let mut analysis = Analysis::build(trace, &stages, targets.threads)?;
+        if trace.than_ns.is_some() {
+            // Raw event lines name `%pS` addresses from this boot's kallsyms (a replay,
+            // maybe after a reboot, prints them in hex rather than guess).
+            match KernelSymbols::load(Path::new("/proc/kallsyms")) {
+                Ok(symbols) => {
+                    analysis.name_kernel_addresses(Arc::new(move |a| symbols.name_with_offset(a)));
+                }
+                Err(e) => eprintln!("perfscope: kernel addresses print in hex: {e}"),
+            }
+        }
         // Read before the events are enabled: no event is older.
         let started_ns = monotonic_ns();
         let recorder = match &run.record {

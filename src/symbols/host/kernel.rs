@@ -97,6 +97,12 @@ impl KernelSymbols {
         })
     }
 
+    /// `name+0xoff` for an address, as `%pS` prints it (`None` outside every symbol).
+    pub fn name_with_offset(&self, address: u64) -> Option<String> {
+        self.lookup(address)
+            .map(|hit| format!("{}+{:#x}", hit.name, hit.offset))
+    }
+
     pub fn core_module(&self) -> &Arc<str> {
         &self.core
     }
