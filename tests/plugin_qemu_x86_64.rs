@@ -436,11 +436,15 @@ fn perfscope_qemu_x86_64_writes_the_workload_window_and_every_artifact() {
     );
     let leaves = folded_leaves(&q.join("stack.workload.folded"));
     assert_eq!(leaves[0].0, "mix_leaf", "{leaves:?}");
-    let boot = std::fs::read_to_string(q.join("stack.boot.folded")).unwrap();
-    assert!(
-        !boot.contains("run_bench"),
-        "a bench sample before BENCH_START:\n{boot}"
-    );
+    // The start marker is timestamped when perfscope's console thread reads it, a scheduler
+    // wake-up after the guest wrote it: on a loaded machine a sample or two of the bench
+    // (1 ms apart) can land before it. More means the window is wrong.
+    let early: u64 = folded_lines(&q.join("stack.boot.folded"))
+        .iter()
+        .filter(|(s, _)| s.contains("run_bench"))
+        .map(|(_, n)| n)
+        .sum();
+    assert!(early <= 3, "{early} bench samples before BENCH_START");
     let mix = leaves[0].1;
     let on_path: u64 = workload
         .iter()
