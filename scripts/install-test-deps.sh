@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs on a fresh Debian 12 (bookworm) machine, as root:
-#   - the riscv64 bare-metal cross gcc (builds tests/guest, the test kernel)
+#   - the riscv64 bare-metal cross gcc and the x86_64 gcc/binutils (build tests/guest, the test kernel)
 #   - QEMU 10 from bookworm-backports (TCG plugin API v4), without touching /etc/apt:
 #     a private sources list reuses the machine's own mirror with the backports suite added
 #   - tmux (end-to-end tests drive the real binary in a terminal)
@@ -20,6 +20,7 @@ export DEBIAN_FRONTEND=noninteractive
 
 missing=()
 command -v riscv64-unknown-elf-gcc >/dev/null || missing+=(gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf)
+command -v x86_64-linux-gnu-gcc >/dev/null || missing+=(gcc binutils)
 command -v tmux >/dev/null || missing+=(tmux)
 if [ ${#missing[@]} -gt 0 ]; then
     need_root
@@ -55,4 +56,4 @@ if ! mountpoint -q /sys/kernel/tracing; then
     mount -t tracefs nodev /sys/kernel/tracing ||
         { echo "install-test-deps: cannot mount tracefs at /sys/kernel/tracing (the kernel needs CONFIG_TRACING)" >&2; exit 1; }
 fi
-echo "install-test-deps: riscv64 gcc $(riscv64-unknown-elf-gcc -dumpversion), $(qemu-system-riscv64 --version | head -n1), tmux $(tmux -V), tracefs at /sys/kernel/tracing"
+echo "install-test-deps: riscv64 gcc $(riscv64-unknown-elf-gcc -dumpversion), x86_64 gcc $(x86_64-linux-gnu-gcc -dumpversion), $(qemu-system-riscv64 --version | head -n1), tmux $(tmux -V), tracefs at /sys/kernel/tracing"

@@ -13,8 +13,9 @@
 //! A block only starts in `BeforeFrame` when its first instruction opens a frame: a
 //! function is entered by a call, which always starts a block, while a block starting
 //! anywhere else is inside a function whose frame (if it has one) is already set.
-//! Known gap: with shrink-wrapping, blocks that run before a delayed prologue are taken as
-//! established and lose the direct caller.
+//! With shrink-wrapping, blocks that run before a delayed prologue are taken as
+//! established: on riscv64/loongarch64 they lose the direct caller; on x86_64 the
+//! frameless-function rule of [`crate::unwind`] recovers it (direct calls only).
 
 use crate::unwind::{Arch, FrameState};
 
@@ -111,9 +112,9 @@ pub fn block_frame_states<B: AsRef<[u8]>>(arch: Arch, instructions: &[B]) -> Vec
         state = match frame_op(arch, insn.as_ref()) {
             FrameOp::SetFp => FrameState::Established,
             FrameOp::RestoreFp => FrameState::BeforeFrame,
-            // x86_64: after `push %rbp` the return address is at [rsp+8], not [rsp]; the
-            // one instruction until `mov %rsp,%rbp` is left to the plain walk.
-            FrameOp::OpenFrame if arch == Arch::X86_64 && insn.as_ref() == [0x55] => FrameState::Established,
+            // x86_64: after `push %rbp` the return address is at [rsp+8] until
+            // `mov %rsp,%rbp` (gcc schedules other instructions in between).
+            FrameOp::OpenFrame if arch == Arch::X86_64 && insn.as_ref() == [0x55] => FrameState::FpPushed,
             FrameOp::OpenFrame | FrameOp::Other => state,
         };
     }
@@ -123,7 +124,7 @@ pub fn block_frame_states<B: AsRef<[u8]>>(arch: Arch, instructions: &[B]) -> Vec
 #[cfg(test)]
 mod tests {
     use super::*;
-    use FrameState::{BeforeFrame as B, Established as E};
+    use FrameState::{BeforeFrame as B, Established as E, FpPushed as P};
 
     fn le(insn: u32) -> Vec<u8> {
         insn.to_le_bytes().to_vec()
@@ -185,7 +186,16 @@ mod tests {
             vec![0x48, 0x89, 0xe5],
             vec![0x90],
         ];
-        assert_eq!(block_frame_states(Arch::X86_64, &block), vec![B, B, E, E]);
+        assert_eq!(block_frame_states(Arch::X86_64, &block), vec![B, B, P, E]);
+        // gcc schedules work between the push and the mov (hash_workload): still pushed.
+        let scheduled: Vec<Vec<u8>> = vec![
+            vec![0x55],
+            vec![0x45, 0x31, 0xd2],
+            vec![0x45, 0x31, 0xdb],
+            vec![0x48, 0x89, 0xe5],
+            vec![0x53],
+        ];
+        assert_eq!(block_frame_states(Arch::X86_64, &scheduled), vec![B, P, P, P, E]);
         let tail: Vec<Vec<u8>> = vec![vec![0x90], vec![0xc9], vec![0xc3]];
         assert_eq!(block_frame_states(Arch::X86_64, &tail), vec![E, E, B]);
         let empty: [Vec<u8>; 0] = [];

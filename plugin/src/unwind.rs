@@ -37,7 +37,24 @@
 //! live because the function could not have made a call without saving it.
 //!
 //! x86_64 has no link register; its `BeforeFrame` return address is `[rsp]` (pushed by
-//! `call`, popped by `ret`), which is exact at a `push %rbp` entry and after `pop %rbp`.
+//! `call`, popped by `ret`), which is exact at a `push %rbp` entry and after `pop %rbp`;
+//! between `push %rbp` and `mov %rsp,%rbp` ([`FrameState::FpPushed`]) it is `[rsp+8]`.
+//!
+//! # x86_64 functions without a frame
+//!
+//! gcc (12, `-O2 -fno-omit-frame-pointer`) gives *no* frame to a leaf that needs no stack
+//! (mix_leaf): `-mno-omit-leaf-frame-pointer` does not change that. Shrink-wrapping also
+//! runs the first blocks of a function (a test and an early return) before its delayed
+//! `push %rbp`. In both, `rbp` is the caller's and `rsp` is unchanged since the call, so
+//! `[rsp]` is the return address, but no instruction at hand says so. The code does, at
+//! sample time: a return address follows a `call rel32` (`e8`) whose target is the entry
+//! of the function called. If `[rsp]` is such an address whose call target `T` is at or
+//! below the pc, the sampled function starts at or after `T`; if the record at `rbp`
+//! returns from a call whose target is below `T` or above the pc, that record cannot be
+//! the sampled function's own, so the function has no frame yet and `[rsp]` is its
+//! caller. In an established frame the record's target is the function's own entry, and
+//! a stale `[rsp]` slot would need a call target inside the function's body: the rule does
+//! not fire (tail calls and indirect calls are outside it; it then adds nothing).
 
 use crate::filter::AddressFilter;
 
@@ -116,6 +133,8 @@ pub enum FrameState {
     /// Before the prologue set `fp` or after the epilogue restored it: the direct caller's
     /// return address is in the link register (or at `[sp]` on x86_64).
     BeforeFrame,
+    /// x86_64 after `push %rbp`, before `mov %rsp,%rbp`: the return address is at `[rsp+8]`.
+    FpPushed,
 }
 
 /// The registers read at sample time.
@@ -170,6 +189,21 @@ pub fn unwind(
                 trace.push(ret);
             }
         }
+        FrameState::FpPushed => {
+            if let Some(ret) = regs
+                .sp
+                .checked_add(8)
+                .and_then(|slot| memory.read_u64(slot))
+                .and_then(|ret| filter.return_address(ret))
+            {
+                trace.push(ret);
+            }
+        }
+        FrameState::Established if arch == Arch::X86_64 => {
+            if let Some(ret) = frameless_caller(pc, regs, memory, filter) {
+                trace.push(ret);
+            }
+        }
         FrameState::Established if arch.has_fp_only_leaf_frames() => {
             // The gcc leaf frame: `[fp-8]` is the caller's fp, the return address is in ra.
             if let Some(slot) = fp.checked_sub(8).and_then(|a| memory.read_u64(a))
@@ -186,6 +220,39 @@ pub fn unwind(
     }
     walk_frames(arch.layout(), fp, memory, filter, max_depth, &mut trace);
     trace
+}
+
+/// The target of the x86_64 `call rel32` that returns to `ret`, canonical; `None` when the
+/// five bytes before `ret` are not one (an indirect call, or not a return address).
+fn direct_call_target(ret: u64, memory: &dyn GuestMemory, filter: &AddressFilter) -> Option<u64> {
+    let call = memory.read_u64(ret.checked_sub(5)?)?.to_le_bytes();
+    if call[0] != 0xe8 {
+        return None;
+    }
+    let rel = i32::from_le_bytes([call[1], call[2], call[3], call[4]]);
+    filter.sample_ip(ret.wrapping_add_signed(i64::from(rel)))
+}
+
+/// x86_64: the caller of a function sampled before it has a frame (the rule in the module
+/// docs), or `None` when the frame at `rbp` may be the sampled function's own.
+fn frameless_caller(
+    pc: u64,
+    regs: SampleRegisters,
+    memory: &dyn GuestMemory,
+    filter: &AddressFilter,
+) -> Option<u64> {
+    let ret = memory.read_u64(regs.sp)?;
+    let callee = direct_call_target(ret, memory, filter)?;
+    if callee > pc {
+        return None;
+    }
+    let (_, record_ret) = memory.read_pair(regs.fp)?;
+    let record_callee = direct_call_target(record_ret, memory, filter)?;
+    if record_callee < callee || record_callee > pc {
+        filter.return_address(ret)
+    } else {
+        None
+    }
 }
 
 /// Follow frame records from `fp` until the chain ends, leaves the kernel, stops growing
@@ -406,6 +473,105 @@ mod tests {
             128,
         );
         assert_eq!(body, vec![TEXT + 0x100, TEXT + 0x300, TEXT + 0x400]);
+    }
+
+    /// `call rel32` at `ret - 5` to `target`, as the guest's code bytes.
+    fn call_site(m: &mut HashMap<u64, u64>, ret: u64, target: u64) {
+        let rel = (target.wrapping_sub(ret) as i64) as i32;
+        let mut bytes = [0u8; 8];
+        bytes[0] = 0xe8;
+        bytes[1..5].copy_from_slice(&rel.to_le_bytes());
+        m.insert(ret - 5, u64::from_le_bytes(bytes));
+    }
+
+    /// gcc's x86_64 bench: hash_block (TEXT+0x200, framed) calls the frameless `leaf` and
+    /// returns to TEXT+0x240; hash_workload (TEXT+0x300) calls hash_block, returning to
+    /// TEXT+0x340; run_bench (TEXT+0x400) calls hash_workload, returning to TEXT+0x440.
+    /// hash_block's frame is at STACK+0x40, hash_workload's at STACK+0x80 (ends the chain).
+    fn x86_bench(leaf: u64) -> HashMap<u64, u64> {
+        let mut m = HashMap::new();
+        call_site(&mut m, TEXT + 0x240, leaf);
+        call_site(&mut m, TEXT + 0x340, TEXT + 0x200);
+        call_site(&mut m, TEXT + 0x440, TEXT + 0x300);
+        m.insert(STACK + 0x40, STACK + 0x80);
+        m.insert(STACK + 0x48, TEXT + 0x340);
+        m.insert(STACK + 0x80, 0);
+        m.insert(STACK + 0x88, TEXT + 0x440);
+        m
+    }
+
+    fn x86_unwind(pc: u64, sp: u64, fp: u64, state: FrameState, m: HashMap<u64, u64>) -> Vec<u64> {
+        let regs = SampleRegisters { sp, fp, link: None };
+        unwind(
+            Arch::X86_64,
+            pc,
+            regs,
+            state,
+            &FakeStack(m),
+            &kernel_filter(),
+            128,
+        )
+    }
+
+    #[test]
+    fn x86_frameless_leaf_takes_its_caller_from_rsp() {
+        // The leaf below its caller in memory (as gcc lays out the test kernel) and above.
+        for leaf in [TEXT + 0x100, TEXT + 0x600] {
+            let mut m = x86_bench(leaf);
+            m.insert(STACK + 0x10, TEXT + 0x240); // [rsp]: the call's return address
+            let trace = x86_unwind(
+                leaf + 0x20,
+                STACK + 0x10,
+                STACK + 0x40,
+                FrameState::Established,
+                m,
+            );
+            assert_eq!(
+                trace,
+                vec![leaf + 0x20, TEXT + 0x240, TEXT + 0x340, TEXT + 0x440],
+                "leaf at {leaf:#x}"
+            );
+        }
+    }
+
+    #[test]
+    fn x86_shrink_wrapped_entry_before_push_rbp_keeps_its_caller() {
+        // hash_block's first block (test; jle) runs on hash_workload's rbp.
+        let mut m = x86_bench(TEXT + 0x100);
+        m.insert(STACK + 0x78, TEXT + 0x340);
+        let trace = x86_unwind(
+            TEXT + 0x200,
+            STACK + 0x78,
+            STACK + 0x80,
+            FrameState::Established,
+            m,
+        );
+        assert_eq!(trace, vec![TEXT + 0x200, TEXT + 0x340, TEXT + 0x440]);
+    }
+
+    #[test]
+    fn x86_established_frame_ignores_a_stale_return_address_at_rsp() {
+        // In hash_block's body, [rsp] still holds the leaf's old return address: the record
+        // at rbp returns from a call to hash_block itself, so it is hash_block's frame.
+        let mut m = x86_bench(TEXT + 0x100);
+        m.insert(STACK + 0x30, TEXT + 0x240);
+        let trace = x86_unwind(
+            TEXT + 0x220,
+            STACK + 0x30,
+            STACK + 0x40,
+            FrameState::Established,
+            m,
+        );
+        assert_eq!(trace, vec![TEXT + 0x220, TEXT + 0x340, TEXT + 0x440]);
+    }
+
+    #[test]
+    fn x86_after_push_rbp_the_return_address_is_above_it() {
+        let mut m = x86_bench(TEXT + 0x100);
+        m.insert(STACK + 0x38, STACK + 0x80); // the pushed rbp
+        m.insert(STACK + 0x40, TEXT + 0x340); // the return address (a fresh stack slot here)
+        let trace = x86_unwind(TEXT + 0x208, STACK + 0x38, STACK + 0x80, FrameState::FpPushed, m);
+        assert_eq!(trace, vec![TEXT + 0x208, TEXT + 0x340, TEXT + 0x440]);
     }
 
     #[test]

@@ -1,14 +1,73 @@
-//! The riscv64 test kernel (tests/guest), built once per test process with Debian's cross
-//! gcc into `target/test-guest/`. A missing compiler fails the test loudly: the test
-//! command (`scripts/test.sh`) installs it.
+//! The test kernel (tests/guest) per architecture, built once per test process into
+//! `target/test-guest/` (riscv64, Debian's bare-metal cross gcc) or
+//! `target/test-guest-x86_64/` (Debian's native gcc). A missing compiler fails the test
+//! loudly: the test command (`scripts/test.sh`) installs it.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
+use perfscope::sources::qemu::Arch;
+
+/// The architectures tests/guest builds the kernel for.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum GuestArch {
+    Riscv64,
+    X86_64,
+}
+
+impl GuestArch {
+    /// The name `make ARCH=` and perfscope's `--arch` take.
+    pub fn name(self) -> &'static str {
+        self.runner_arch().name()
+    }
+
+    /// The same architecture as the runner (`perfscope qemu`) knows it.
+    pub fn runner_arch(self) -> Arch {
+        match self {
+            GuestArch::Riscv64 => Arch::Riscv64,
+            GuestArch::X86_64 => Arch::X86_64,
+        }
+    }
+
+    /// The binutils prefix of the tools that read this architecture's ELF.
+    fn binutils_prefix(self) -> &'static str {
+        match self {
+            GuestArch::Riscv64 => "riscv64-unknown-elf-",
+            GuestArch::X86_64 => "x86_64-linux-gnu-",
+        }
+    }
+
+    fn out_dir(self) -> PathBuf {
+        match self {
+            GuestArch::Riscv64 => target_dir().join("test-guest"),
+            GuestArch::X86_64 => target_dir().join("test-guest-x86_64"),
+        }
+    }
+
+    /// From the ELF header's `e_machine`.
+    pub fn of_elf(elf: &Path) -> GuestArch {
+        let bytes = std::fs::read(elf).unwrap_or_else(|e| panic!("{}: {e}", elf.display()));
+        match bytes.get(18..20) {
+            Some([0xf3, 0]) => GuestArch::Riscv64,
+            Some([0x3e, 0]) => GuestArch::X86_64,
+            other => panic!(
+                "{}: not a riscv64 or x86_64 ELF (e_machine {other:?})",
+                elf.display()
+            ),
+        }
+    }
+
+    /// A binutils tool (`nm`, `objdump`) for this architecture's ELF.
+    pub fn tool(self, name: &str) -> Command {
+        Command::new(format!("{}{name}", self.binutils_prefix()))
+    }
+}
+
 /// The built kernel: the ELF (symbols, DWARF) and the raw image QEMU loads.
 #[derive(Clone, Debug)]
 pub struct TestGuest {
+    pub arch: GuestArch,
     pub elf: PathBuf,
     pub bin: PathBuf,
 }
@@ -19,39 +78,54 @@ fn target_dir() -> PathBuf {
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"))
 }
 
-/// Build (or reuse, when up to date) the test kernel.
+/// Build (or reuse, when up to date) the riscv64 test kernel.
 pub fn build_test_guest() -> TestGuest {
-    static GUEST: OnceLock<TestGuest> = OnceLock::new();
-    GUEST
-        .get_or_init(|| {
-            let out = target_dir().join("test-guest");
-            let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/guest");
-            let status = Command::new("make")
-                .arg("-s")
-                .arg("-C")
-                .arg(&src)
-                .arg(format!("O={}", out.display()))
-                .status()
-                .expect("cannot run make: install build-essential");
-            assert!(
-                status.success(),
-                "building the test kernel failed (make -C tests/guest); if riscv64-unknown-elf-gcc is missing, run scripts/install-test-deps.sh"
-            );
-            TestGuest {
-                elf: out.join("kernel.elf"),
-                bin: out.join("kernel.bin"),
-            }
-        })
-        .clone()
+    build_test_guest_for(GuestArch::Riscv64)
+}
+
+/// Build (or reuse, when up to date) the test kernel for `arch`.
+pub fn build_test_guest_for(arch: GuestArch) -> TestGuest {
+    static RISCV64: OnceLock<TestGuest> = OnceLock::new();
+    static X86_64: OnceLock<TestGuest> = OnceLock::new();
+    let once = match arch {
+        GuestArch::Riscv64 => &RISCV64,
+        GuestArch::X86_64 => &X86_64,
+    };
+    once.get_or_init(|| {
+        let out = arch.out_dir();
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/guest");
+        let status = Command::new("make")
+            .arg("-s")
+            .arg("-C")
+            .arg(&src)
+            .arg(format!("ARCH={}", arch.name()))
+            .arg(format!("O={}", out.display()))
+            .status()
+            .expect("cannot run make: install build-essential");
+        assert!(
+            status.success(),
+            "building the {} test kernel failed (make -C tests/guest ARCH={}); if {}gcc is missing, run scripts/install-test-deps.sh",
+            arch.name(),
+            arch.name(),
+            arch.binutils_prefix()
+        );
+        TestGuest {
+            arch,
+            elf: out.join("kernel.elf"),
+            bin: out.join("kernel.bin"),
+        }
+    })
+    .clone()
 }
 
 /// `[start, end)` of a function, from the ELF's symbol table (`nm -S`).
 pub fn symbol_range(elf: &Path, name: &str) -> (u64, u64) {
-    let out = Command::new("riscv64-unknown-elf-nm")
+    let out = GuestArch::of_elf(elf)
+        .tool("nm")
         .arg("-S")
         .arg(elf)
         .output()
-        .expect("riscv64-unknown-elf-nm: run scripts/install-test-deps.sh");
+        .expect("binutils nm for the kernel's architecture: run scripts/install-test-deps.sh");
     assert!(out.status.success(), "nm failed on {}", elf.display());
     let text = String::from_utf8_lossy(&out.stdout);
     for line in text.lines() {
@@ -78,13 +152,14 @@ pub fn symbol_address(elf: &Path, name: &str) -> u64 {
 /// return address an unwinder finds in `callee`'s frame.
 pub fn return_address(elf: &Path, caller: &str, callee: &str) -> u64 {
     let (start, end) = symbol_range(elf, caller);
-    let out = Command::new("riscv64-unknown-elf-objdump")
+    let out = GuestArch::of_elf(elf)
+        .tool("objdump")
         .arg("-d")
         .arg(format!("--start-address=0x{start:x}"))
         .arg(format!("--stop-address=0x{end:x}"))
         .arg(elf)
         .output()
-        .expect("riscv64-unknown-elf-objdump");
+        .expect("binutils objdump for the kernel's architecture");
     let text = String::from_utf8_lossy(&out.stdout);
     let lines: Vec<&str> = text.lines().collect();
     for (i, line) in lines.iter().enumerate() {
@@ -102,4 +177,27 @@ pub fn return_address(elf: &Path, caller: &str, callee: &str) -> u64 {
         }
     }
     panic!("no call from {caller} to {callee} in {}", elf.display());
+}
+
+/// Addresses of the instructions of `function` whose objdump text (`mnemonic operands`)
+/// satisfies `matches`, e.g. x86_64's `push %rbp`.
+pub fn instruction_addresses(elf: &Path, function: &str, matches: impl Fn(&str) -> bool) -> Vec<u64> {
+    let (start, end) = symbol_range(elf, function);
+    let out = GuestArch::of_elf(elf)
+        .tool("objdump")
+        .args(["-d", "--no-show-raw-insn"])
+        .arg(format!("--start-address=0x{start:x}"))
+        .arg(format!("--stop-address=0x{end:x}"))
+        .arg(elf)
+        .output()
+        .expect("binutils objdump for the kernel's architecture");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| {
+            let (address, text) = line.trim().split_once(':')?;
+            let address = u64::from_str_radix(address, 16).ok()?;
+            let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            matches(&text).then_some(address)
+        })
+        .collect()
 }

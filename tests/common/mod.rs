@@ -4,4 +4,5 @@
 pub mod guest;
 pub mod host;
 pub mod plugin;
+pub mod profile;
 pub mod tmux;

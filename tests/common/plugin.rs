@@ -2,7 +2,8 @@
 //!
 //! `build_plugin()` builds `perfscope-qemu-plugin` once per test binary, in its own target
 //! directory (the outer `cargo test` may hold the main one's lock). `QemuGuest` runs
-//! `qemu-system-riscv64` with the test kernel and the plugin, drives the `starry:~# `
+//! `qemu-system-<arch>` with the runner's machine template (riscv64 `virt` + OpenSBI,
+//! x86_64 `q35`), the test kernel and the plugin, drives the `starry:~# `
 //! console over stdio and timestamps console markers on CLOCK_MONOTONIC, the clock the
 //! plugin's `epoch_ns` is in. QEMU missing or hanging fails the test loudly.
 
@@ -12,6 +13,8 @@ use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::OnceLock;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
+
+use super::guest::{GuestArch, TestGuest};
 
 pub const PROMPT: &str = "starry:~# ";
 
@@ -82,16 +85,33 @@ pub struct QemuExit {
 }
 
 impl QemuGuest {
-    /// Start QEMU with `-plugin <so>,<plugin_args>`; the whole run must end within `timeout`.
+    /// Start the riscv64 kernel image `kernel_bin` with `-plugin <so>,<plugin_args>`; the
+    /// whole run must end within `timeout`.
     pub fn start(kernel_bin: &Path, plugin: &Path, plugin_args: &str, timeout: Duration) -> QemuGuest {
+        QemuGuest::spawn(GuestArch::Riscv64, kernel_bin, plugin, plugin_args, timeout)
+    }
+
+    /// Start a test kernel of any architecture, as [`QemuGuest::start`].
+    pub fn start_guest(guest: &TestGuest, plugin: &Path, plugin_args: &str, timeout: Duration) -> QemuGuest {
+        QemuGuest::spawn(guest.arch, &guest.bin, plugin, plugin_args, timeout)
+    }
+
+    fn spawn(
+        arch: GuestArch,
+        kernel_bin: &Path,
+        plugin: &Path,
+        plugin_args: &str,
+        timeout: Duration,
+    ) -> QemuGuest {
         let mut plugin_opt = plugin.display().to_string();
         if !plugin_args.is_empty() {
             plugin_opt.push(',');
             plugin_opt.push_str(plugin_args);
         }
-        let mut child = Command::new("qemu-system-riscv64")
-            .args(["-machine", "virt", "-bios", "default", "-display", "none", "-monitor", "none"])
-            .args(["-serial", "stdio", "-kernel"])
+        let runner = arch.runner_arch();
+        let mut child = Command::new(runner.qemu_binary())
+            .args(runner.machine_args(None))
+            .args(["-display", "none", "-monitor", "none", "-serial", "stdio", "-kernel"])
             .arg(kernel_bin)
             .arg("-plugin")
             .arg(&plugin_opt)
@@ -99,7 +119,12 @@ impl QemuGuest {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .expect("qemu-system-riscv64 is not installed: run scripts/install-test-deps.sh (QEMU 10 from bookworm-backports)");
+            .unwrap_or_else(|e| {
+                panic!(
+                    "{} cannot start ({e}): run scripts/install-test-deps.sh (QEMU 10 from bookworm-backports)",
+                    runner.qemu_binary()
+                )
+            });
         let stdin = child.stdin.take();
         let mut stdout = child.stdout.take().expect("piped stdout");
         let mut stderr_pipe = child.stderr.take().expect("piped stderr");
@@ -224,8 +249,23 @@ pub struct BenchRun {
     pub exit: QemuExit,
 }
 
+/// [`run_bench_on`] the riscv64 kernel image `kernel_bin`.
 pub fn run_bench(kernel_bin: &Path, plugin: &Path, plugin_args: &str, n: u32, timeout: Duration) -> BenchRun {
-    let mut guest = QemuGuest::start(kernel_bin, plugin, plugin_args, timeout);
+    bench_session(QemuGuest::start(kernel_bin, plugin, plugin_args, timeout), n)
+}
+
+/// A whole `bench N` session on a test kernel of any architecture.
+pub fn run_bench_on(
+    guest: &TestGuest,
+    plugin: &Path,
+    plugin_args: &str,
+    n: u32,
+    timeout: Duration,
+) -> BenchRun {
+    bench_session(QemuGuest::start_guest(guest, plugin, plugin_args, timeout), n)
+}
+
+fn bench_session(mut guest: QemuGuest, n: u32) -> BenchRun {
     guest.wait_for(PROMPT, 1);
     guest.send(&format!("bench {n}\n"));
     let bench_start_ns = guest.wait_for("BENCH_START", 1);

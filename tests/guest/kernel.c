@@ -1,4 +1,4 @@
-/* The perfscope test kernel: an NS16550 shell (`starry:~# `) and a CPU-bound workload of
+/* The perfscope test kernel: a 16550 UART shell (`starry:~# `) and a CPU-bound workload of
  * named functions, bracketed by BENCH_START / BENCH_END on the console.
  *
  * `bench N` runs run_bench(N):
@@ -7,24 +7,17 @@
  *   matmul_workload -> matmul_inner                 a second, smaller hot leaf
  *   sort_workload -> insertion_sort, mix_leaf       a third
  *   tree_workload -> tree_walk -> tree_walk -> ...  genuine recursion (self in tree_walk)
- * Everything is noinline, built with frame pointers and DWARF (see Makefile). */
+ * Everything is noinline, built with frame pointers and DWARF (see Makefile). One file for
+ * every architecture: boot, UART, clock and poweroff are in <arch>/arch.h and <arch>/start.S. */
 #include <stdint.h>
 #include <stddef.h>
 
-#define PHYS_OFFSET 0xffffffc000000000UL
-#define UART_BASE   (PHYS_OFFSET + 0x10000000UL)   /* NS16550 on QEMU virt */
 #define NOINLINE    __attribute__((noinline))
 
-static volatile uint8_t *const uart = (volatile uint8_t *)UART_BASE;
+/* Per architecture (riscv64/arch.h, x86_64/arch.h): ARCH_NAME, uart_putc, uart_getc,
+ * arch_init, arch_ticks, arch_ticks_to_ms, arch_poweroff, TRAP_CAUSE/TRAP_PC/TRAP_VALUE. */
+#include "arch.h"
 
-static void uart_putc(char c) {
-    while ((uart[5] & 0x20) == 0) { }   /* LSR.THRE */
-    uart[0] = (uint8_t)c;
-}
-static int uart_getc(void) {
-    while ((uart[5] & 0x01) == 0) { }   /* LSR.DR */
-    return uart[0];
-}
 static void puts_(const char *s) { while (*s) { if (*s == '\n') uart_putc('\r'); uart_putc(*s++); } }
 static void put_u64(uint64_t v) {
     char b[24]; int i = 0;
@@ -35,22 +28,6 @@ static void put_u64(uint64_t v) {
 static void put_hex(uint64_t v) {
     puts_("0x");
     for (int i = 60; i >= 0; i -= 4) uart_putc("0123456789abcdef"[(v >> i) & 0xf]);
-}
-static uint64_t rdtime(void) { uint64_t t; __asm__ volatile("rdtime %0" : "=r"(t)); return t; }
-
-/* ---- SBI ---- */
-static long sbi_call(long eid, long fid, long a0, long a1) {
-    register long x10 __asm__("a0") = a0;
-    register long x11 __asm__("a1") = a1;
-    register long x16 __asm__("a6") = fid;
-    register long x17 __asm__("a7") = eid;
-    __asm__ volatile("ecall" : "+r"(x10), "+r"(x11) : "r"(x16), "r"(x17) : "memory");
-    return x10;
-}
-static void sbi_shutdown(void) {
-    sbi_call(0x53525354, 0, 0, 0);   /* SRST: shutdown */
-    sbi_call(0x08, 0, 0, 0);          /* legacy shutdown */
-    for (;;) __asm__ volatile("wfi");
 }
 
 /* ---- workload: named nested functions ---- */
@@ -153,18 +130,22 @@ static int readline(char *buf, int cap) {
     }
 }
 
-void trap_panic(uint64_t scause, uint64_t sepc, uint64_t stval) {
-    puts_("\nTRAP scause="); put_hex(scause); puts_(" sepc="); put_hex(sepc);
-    puts_(" stval="); put_hex(stval); puts_("\n");
-    sbi_shutdown();
+/* Called by the arch's trap entry (start.S) on any exception: the kernel has no handlers. */
+void trap_panic(uint64_t cause, uint64_t pc, uint64_t value) {
+    puts_("\nTRAP " TRAP_CAUSE "="); put_hex(cause); puts_(" " TRAP_PC "="); put_hex(pc);
+    puts_(" " TRAP_VALUE "="); put_hex(value); puts_("\n");
+    arch_poweroff();
 }
 
 extern char _stext[], _etext[];
 
-void kmain(uint64_t hartid, uint64_t dtb) {
-    (void)hartid; (void)dtb;
+/* Entered from start.S with the boot loader's two words (riscv64: hartid, dtb; x86_64:
+ * the multiboot magic and info pointer), on the boot stack, rbp/fp = 0. */
+void kmain(uint64_t boot_arg0, uint64_t boot_arg1) {
+    (void)boot_arg0; (void)boot_arg1;
+    arch_init();
     for (int i = 0; i < 32; i++) for (int j = 0; j < 32; j++) { mat_a[i][j] = i + j; mat_b[i][j] = i ^ j; }
-    puts_("\ntinyk: riscv64 kernel running at "); put_hex((uint64_t)&kmain);
+    puts_("\ntinyk: " ARCH_NAME " kernel running at "); put_hex((uint64_t)&kmain);
     puts_(" text="); put_hex((uint64_t)_stext); puts_(".."); put_hex((uint64_t)_etext); puts_("\n");
     char line[128];
     for (;;) {
@@ -174,12 +155,12 @@ void kmain(uint64_t hartid, uint64_t dtb) {
             int scale = line[5] == ' ' ? atoi_(line + 6) : 10;
             if (scale <= 0) scale = 10;
             puts_("BENCH_START\n");
-            uint64_t t0 = rdtime();
+            uint64_t t0 = arch_ticks();
             uint64_t r = run_bench(scale);
-            uint64_t t1 = rdtime();
+            uint64_t t1 = arch_ticks();
             puts_("BENCH_END result="); put_hex(r);
             puts_(" ticks="); put_u64(t1 - t0);
-            puts_(" ms="); put_u64((t1 - t0) / 10000);   /* virt timebase 10 MHz */
+            puts_(" ms="); put_u64(arch_ticks_to_ms(t1 - t0));
             puts_("\n");
         } else if (starts(line, "echo")) {
             puts_(line[4] == ' ' ? line + 5 : ""); puts_("\n");
@@ -187,7 +168,7 @@ void kmain(uint64_t hartid, uint64_t dtb) {
             puts_("commands: bench [N], echo TEXT, help, exit, poweroff\n");
         } else if (streq(line, "exit") || streq(line, "poweroff")) {
             puts_("bye\n");
-            sbi_shutdown();
+            arch_poweroff();
         } else if (line[0]) {
             puts_("unknown command: "); puts_(line); puts_("\n");
         }

@@ -33,8 +33,12 @@ pub struct KernelText {
     pub alias: Option<(u64, u64, u64)>,
 }
 
-/// The union of `.head.text` and `.text` of `elf`, with the low-32-bit alias of a
-/// high-half kernel (xtask's `symbols.rs` rule). `None` when neither section exists.
+/// The union of `.head.text` and `.text` of `elf`, with its physical alias: from the
+/// program headers when the text's `PT_LOAD` has a load address apart from its link
+/// address (what the boot code really runs at, e.g. the x86_64 test kernel's 32-bit entry at
+/// 1 MiB for 0xffffffff80100000), else xtask's `symbols.rs` rule for a high-half kernel
+/// (the low 32 bits) except on x86_64, where that rule names no real address (the later
+/// upstream xtask drops it there too). `None` when neither section exists.
 pub fn kernel_text_of(elf: &Path) -> anyhow::Result<Option<KernelText>> {
     let data = std::fs::read(elf).with_context(|| format!("cannot read {}", elf.display()))?;
     let file =
@@ -48,12 +52,37 @@ pub fn kernel_text_of(elf: &Path) -> anyhow::Result<Option<KernelText>> {
         }
     }
     Ok(range.map(|(start, end)| {
-        let alias = (end > 0xFFFF_FFFF && start >> 32 != 0).then(|| {
-            let phys = start & 0xFFFF_FFFF;
-            (phys, phys + (end - start), start.wrapping_sub(phys))
-        });
+        let alias = load_address_of(&file, start)
+            .map(|phys| (phys, phys + (end - start), start.wrapping_sub(phys)))
+            .or_else(|| {
+                let masked = file.architecture() != object::Architecture::X86_64
+                    && end > 0xFFFF_FFFF
+                    && start >> 32 != 0;
+                masked.then(|| {
+                    let phys = start & 0xFFFF_FFFF;
+                    (phys, phys + (end - start), start.wrapping_sub(phys))
+                })
+            });
         KernelText { start, end, alias }
     }))
+}
+
+/// The physical (load) address of `vaddr` from the executable `PT_LOAD` holding it, when
+/// that segment's `p_paddr` differs from its `p_vaddr`.
+fn load_address_of(file: &object::File<'_>, vaddr: u64) -> Option<u64> {
+    use object::read::elf::ProgramHeader;
+    let object::File::Elf64(elf) = file else {
+        return None;
+    };
+    let endian = elf.endian();
+    elf.elf_program_headers().iter().find_map(|ph| {
+        let (virt, phys, size) = (ph.p_vaddr(endian), ph.p_paddr(endian), ph.p_memsz(endian));
+        let holds = ph.p_type(endian) == object::elf::PT_LOAD
+            && ph.p_flags(endian).contains(object::elf::PF_X)
+            && virt <= vaddr
+            && vaddr - virt < size;
+        (holds && phys != virt).then(|| phys + (vaddr - virt))
+    })
 }
 
 /// Arguments of perfscope's plugin.

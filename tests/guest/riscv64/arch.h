@@ -1,0 +1,39 @@
+/* riscv64 side of the test kernel (included by kernel.c): the NS16550 on QEMU virt
+ * through the linear map, `rdtime`, and SBI shutdown. Boot is in start.S. */
+#define ARCH_NAME   "riscv64"
+#define PHYS_OFFSET 0xffffffc000000000UL
+#define UART_BASE   (PHYS_OFFSET + 0x10000000UL)   /* NS16550 on QEMU virt */
+/* What trap_panic's three values are (start.S passes scause, sepc, stval). */
+#define TRAP_CAUSE  "scause"
+#define TRAP_PC     "sepc"
+#define TRAP_VALUE  "stval"
+
+static volatile uint8_t *const uart = (volatile uint8_t *)UART_BASE;
+
+static void uart_putc(char c) {
+    while ((uart[5] & 0x20) == 0) { }   /* LSR.THRE */
+    uart[0] = (uint8_t)c;
+}
+static int uart_getc(void) {
+    while ((uart[5] & 0x01) == 0) { }   /* LSR.DR */
+    return uart[0];
+}
+
+static void arch_init(void) { }
+static uint64_t arch_ticks(void) { uint64_t t; __asm__ volatile("rdtime %0" : "=r"(t)); return t; }
+static uint64_t arch_ticks_to_ms(uint64_t ticks) { return ticks / 10000; }   /* virt timebase 10 MHz */
+
+/* ---- SBI ---- */
+static long sbi_call(long eid, long fid, long a0, long a1) {
+    register long x10 __asm__("a0") = a0;
+    register long x11 __asm__("a1") = a1;
+    register long x16 __asm__("a6") = fid;
+    register long x17 __asm__("a7") = eid;
+    __asm__ volatile("ecall" : "+r"(x10), "+r"(x11) : "r"(x16), "r"(x17) : "memory");
+    return x10;
+}
+static void arch_poweroff(void) {
+    sbi_call(0x53525354, 0, 0, 0);   /* SRST: shutdown */
+    sbi_call(0x08, 0, 0, 0);          /* legacy shutdown */
+    for (;;) __asm__ volatile("wfi");
+}
