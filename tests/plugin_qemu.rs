@@ -8,15 +8,15 @@ use std::collections::HashMap;
 use std::io::Read;
 use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use common::guest::{TestGuest, build_test_guest, symbol_range};
 use common::plugin::{BenchRun, PROMPT, QemuGuest, build_plugin, monotonic_ns, run_bench};
+use common::profile::KernelSymbols;
 use perfscope::sources::qperf_file::{
     Callchain, FormatVersion, PluginSummary, QperfRecord, ReadEnd, encode_v3, read_file, sidecar_path,
 };
-use perfscope::symbols::{ElfImage, Symbolizer};
 
 const RUN_TIMEOUT: Duration = Duration::from_secs(90);
 /// ≈ 0.4 s of guest work at full speed: a few hundred samples at 1 kHz.
@@ -111,34 +111,18 @@ fn insn_fp_recording() -> &'static Recording {
     R.get_or_init(|| record("insn", "fp", false))
 }
 
-/// ElfImage is Send, not Sync (addr2line's lazy caches): share it behind a lock.
-fn image() -> &'static Mutex<ElfImage> {
-    static I: OnceLock<Mutex<ElfImage>> = OnceLock::new();
-    I.get_or_init(|| Mutex::new(ElfImage::open(&build_test_guest().elf).expect("open kernel.elf")))
+/// The test kernel's symbols, opened once.
+fn symbols() -> &'static KernelSymbols {
+    static S: OnceLock<KernelSymbols> = OnceLock::new();
+    S.get_or_init(|| KernelSymbols::open(&build_test_guest().elf))
 }
 
-/// The function (outermost of the inline chain) an address is in; return addresses are
-/// looked up at `address - 1`, the call instruction.
 fn function(address: u64, is_return: bool) -> String {
-    let lookup = if is_return { address - 1 } else { address };
-    image()
-        .lock()
-        .expect("symbolizer lock")
-        .symbolize(lookup)
-        .last()
-        .map_or_else(|| format!("{address:#x}"), |f| f.name.clone())
+    symbols().function(address, is_return)
 }
 
-/// Root-first folded path of a record.
 fn path(record: &QperfRecord) -> String {
-    let mut names: Vec<String> = record
-        .trace
-        .iter()
-        .enumerate()
-        .map(|(i, &a)| function(a, i > 0))
-        .collect();
-    names.reverse();
-    names.join(";")
+    symbols().path(record)
 }
 
 impl Recording {

@@ -14,7 +14,10 @@ use std::time::{Duration, Instant};
 
 use common::guest::{GuestArch, TestGuest, build_test_guest_for, instruction_addresses, symbol_range};
 use common::plugin::{BenchRun, build_plugin, monotonic_ns, run_bench_on};
-use common::profile::{KernelSymbols, folded_leaves, folded_lines, in_window, read_json};
+use common::profile::{
+    KernelSymbols, MARKER_LATENCY_SAMPLES, folded_leaves, folded_lines, in_window, read_json,
+    samples_before_the_start_marker,
+};
 use perfscope::sources::qemu::plugin_args::{CallchainMode, PluginOptions, SampleMode, kernel_text_of};
 use perfscope::sources::qperf_file::{
     Callchain, FormatVersion, PluginSummary, QperfRecord, ReadEnd, read_file, sidecar_path,
@@ -436,15 +439,11 @@ fn perfscope_qemu_x86_64_writes_the_workload_window_and_every_artifact() {
     );
     let leaves = folded_leaves(&q.join("stack.workload.folded"));
     assert_eq!(leaves[0].0, "mix_leaf", "{leaves:?}");
-    // The start marker is timestamped when perfscope's console thread reads it, a scheduler
-    // wake-up after the guest wrote it: on a loaded machine a sample or two of the bench
-    // (1 ms apart) can land before it. More means the window is wrong.
-    let early: u64 = folded_lines(&q.join("stack.boot.folded"))
-        .iter()
-        .filter(|(s, _)| s.contains("run_bench"))
-        .map(|(_, n)| n)
-        .sum();
-    assert!(early <= 3, "{early} bench samples before BENCH_START");
+    let early = samples_before_the_start_marker(&q.join("stack.boot.folded"), "run_bench");
+    assert!(
+        early <= MARKER_LATENCY_SAMPLES,
+        "{early} bench samples before BENCH_START"
+    );
     let mix = leaves[0].1;
     let on_path: u64 = workload
         .iter()

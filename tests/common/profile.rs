@@ -84,3 +84,18 @@ pub fn folded_leaves(folded: &Path) -> Vec<(String, u64)> {
     v.sort_by_key(|e| std::cmp::Reverse(e.1));
     v
 }
+
+/// How many samples (at 1 kHz) of a workload may fall before its start marker: the marker
+/// is stamped when perfscope's console thread reads the line, a scheduler wake-up after
+/// the guest wrote it, so on a loaded machine a sample or two land before it. More means
+/// the window is wrong.
+pub const MARKER_LATENCY_SAMPLES: u64 = 3;
+
+/// Samples of a boot-phase folded file whose stack passes through `function`.
+pub fn samples_before_the_start_marker(boot_folded: &Path, function: &str) -> u64 {
+    folded_lines(boot_folded)
+        .iter()
+        .filter(|(s, _)| s.split(';').any(|f| f == function))
+        .map(|(_, n)| n)
+        .sum()
+}
