@@ -9,6 +9,8 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 use perfscope::analyzers::Analyzer;
 use perfscope::analyzers::syscalls::{SyscallsAnalyzer, SyscallsConfig};
+use perfscope::live::snapshot::TIMELINE_SLICES;
+use perfscope::model::Timeline;
 use perfscope::model::trace_event::{EventIndex, EventLayout, FieldKind, FieldLayout, TraceEvent};
 
 /// `cargo test` runs every bench once in a debug build as a smoke test: keep that fast.
@@ -139,5 +141,25 @@ fn bench_syscalls(c: &mut Criterion) {
     );
 }
 
-criterion_group!(benches, bench_syscalls);
+/// What the timeline costs an analyzer session per event: the same stream's times added
+/// to a growing timeline, as the trace session does before feeding the analyzer.
+fn bench_event_timeline(c: &mut Criterion) {
+    let stream = stream();
+    let mut group = c.benchmark_group("event_timeline");
+    group.throughput(Throughput::Elements(stream.events.len() as u64));
+    group.sample_size(10);
+    group.bench_function("add_1m_event_times", |b| {
+        b.iter(|| {
+            let start = stream.events[0].1;
+            let mut timeline = Timeline::growing_events(start, TIMELINE_SLICES);
+            for (_, time_ns, _, _) in &stream.events {
+                timeline.add(*time_ns, 1, TIMELINE_SLICES);
+            }
+            timeline.weights.len()
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench_syscalls, bench_event_timeline);
 criterion_main!(benches);
