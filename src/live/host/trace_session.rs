@@ -271,7 +271,7 @@ impl TraceSession {
             timeout
         };
         let outcome = self.events.poll(timeout)?;
-        self.drain();
+        self.drain(false);
         let over = outcome.all_hung_up || exited;
         if over {
             self.finish();
@@ -280,8 +280,8 @@ impl TraceSession {
     }
 
     /// Feed everything the rings hold now, in time order, to the analyzer (and the
-    /// session file).
-    fn drain(&mut self) {
+    /// session file); with `release_held`, also the records still held for ordering.
+    fn drain(&mut self, release_held: bool) {
         let mut feed = Feed {
             analysis: &mut self.analysis,
             filters: &self.filters,
@@ -291,6 +291,9 @@ impl TraceSession {
             timeline: &mut self.timeline,
         };
         self.last_drain_records = self.events.drain_ordered(|item| feed.item(item));
+        if release_held {
+            self.events.flush_ordered(|item| feed.item(item));
+        }
         self.counters.lost = self.events.lost(self.finished);
     }
 
@@ -302,17 +305,7 @@ impl TraceSession {
         }
         self.finished = true;
         let _ = self.events.disable();
-        self.drain();
-        let mut feed = Feed {
-            analysis: &mut self.analysis,
-            filters: &self.filters,
-            counters: &mut self.counters,
-            recorder: &mut self.recorder,
-            comms: &self.comms,
-            timeline: &mut self.timeline,
-        };
-        self.events.flush_ordered(|item| feed.item(item));
-        self.counters.lost = self.events.lost(self.finished);
+        self.drain(true);
         self.analysis.finish();
         if let Some(warning) = self.recorder.take().and_then(Recorder::finish_with_warning) {
             eprintln!("perfscope: {warning}");
