@@ -11,7 +11,7 @@ use perfscope::analyzers::Analyzer;
 use perfscope::analyzers::syscalls::{SyscallsAnalyzer, SyscallsConfig};
 use perfscope::live::snapshot::TIMELINE_SLICES;
 use perfscope::model::Timeline;
-use perfscope::model::trace_event::{EventIndex, EventLayout, FieldKind, FieldLayout, TraceEvent};
+use perfscope::trace::event::{EventIndex, EventLayout, FieldKind, FieldLayout, TraceEvent};
 
 /// `cargo test` runs every bench once in a debug build as a smoke test: keep that fast.
 const EVENTS: usize = if cfg!(debug_assertions) { 20_000 } else { 1_000_000 };

@@ -6,9 +6,9 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
-use perfscope::model::trace_event::{EventIndex, EventLayout, FieldKind, FieldLayout, TraceEvent};
 use perfscope::model::{Instance, SampleMeta};
 use perfscope::store::{Recorder, SessionMeta, StackRef};
+use perfscope::trace::event::{EventIndex, EventLayout, FieldKind, FieldLayout, TraceEvent};
 
 const ROWS: u64 = 50_000;
 

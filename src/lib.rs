@@ -12,6 +12,8 @@
 //! - [`model`] is plain data and pure functions: frames, stacks, the stack trie, windows,
 //!   hotspots, diffs.
 //! - [`export`] writes every artifact from the model; [`batch`] runs the headless commands.
+//! - [`trace`] holds host tracepoint event layouts and records and the expression language
+//!   over them; [`analyzers`] turn those events into latency and key/value tables.
 
 pub mod analyzers;
 pub mod app;
@@ -25,4 +27,5 @@ pub mod model;
 pub mod sources;
 pub mod store;
 pub mod symbols;
+pub mod trace;
 pub mod views;

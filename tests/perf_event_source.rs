@@ -7,11 +7,11 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use perf_event_open_sys::bindings as b;
-use perfscope::model::trace_event::EventIndex;
 use perfscope::sources::perf_event::{
     EventAttr, EventKind, Ordered, PerfEventError, PerfEvents, Record, RingOptions, Sampling, Target, Wakeup,
     inheriting, resolve_targets,
 };
+use perfscope::trace::event::EventIndex;
 
 const TRACEFS: &str = "/sys/kernel/tracing";
 

@@ -12,7 +12,6 @@ use std::process::{Command, Output, Stdio};
 
 use perfscope::export::folded::folded_lines;
 use perfscope::ingest::open::{Input, OpenOptions, SymbolSource, open};
-use perfscope::model::trace_event::{EventIndex, EventLayout, FieldKind, FieldLayout, TraceEvent};
 use perfscope::model::{
     ConsoleLog, HotspotSort, Hotspots, Instance, PhaseMarkers, Profile, SampleMeta, Selection, StackTrie,
 };
@@ -21,6 +20,7 @@ use perfscope::store::{
     ProfileTap, Recorder, SessionMeta, SessionTap, SqlOutput, StoreError, open_session, run_sql,
     sql::query_connection,
 };
+use perfscope::trace::event::{EventIndex, EventLayout, FieldKind, FieldLayout, TraceEvent};
 
 fn asset(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("assets").join(name)

@@ -3,11 +3,11 @@
 //! expansion, the unknown-event error, and every print fmt rendered or knowingly left on
 //! the `name=value` fallback.
 
-use perfscope::model::expr::Expr;
-use perfscope::model::trace_event::{EventIndex, TraceEvent};
 use perfscope::sources::tracefs::{
     EventPrinter, PrintFmt, ResolveError, Tracefs, find_in_mounts, mount_tracefs, parse_selectors, resolve,
 };
+use perfscope::trace::event::{EventIndex, TraceEvent};
+use perfscope::trace::expr::Expr;
 
 fn tracefs() -> Tracefs {
     Tracefs::open().unwrap_or_else(|e| panic!("tracefs must be available (run as root): {e}"))
@@ -65,8 +65,8 @@ fn every_format_of_the_analyzer_systems_parses() {
             for field in layout.fields.iter().filter(|f| !f.name.starts_with("common_")) {
                 let text = if matches!(
                     field.kind,
-                    perfscope::model::trace_event::FieldKind::DataLoc { is_string: false }
-                        | perfscope::model::trace_event::FieldKind::RelLoc { is_string: false }
+                    perfscope::trace::event::FieldKind::DataLoc { is_string: false }
+                        | perfscope::trace::event::FieldKind::RelLoc { is_string: false }
                 ) {
                     format!("{}[0]", field.name)
                 } else {

@@ -1,11 +1,11 @@
 //! Where an analyzer gets a number from an event: a correlation key (`key=`, `-k`), a
 //! value to sum (`top-by=`, `top-add=`) or role bits (`role=`). Either one field read
 //! through its layout, an identity of the sample, or a closure the caller compiled from
-//! an expression (the expression language lives in `model::expr`; it plugs in here).
+//! an expression (the expression language lives in `trace::expr`; it plugs in here).
 
 use std::fmt;
 
-use crate::model::trace_event::{FieldKind, FieldLayout, TraceEvent};
+use crate::trace::event::{FieldKind, FieldLayout, TraceEvent};
 
 /// A compiled expression: an event in, a number out (`None` = no number).
 pub type EventNumber = Box<dyn Fn(&TraceEvent<'_>) -> Option<u64> + Send>;
@@ -60,7 +60,7 @@ impl fmt::Debug for KeySource {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::trace_event::EventIndex;
+    use crate::trace::event::EventIndex;
 
     #[test]
     fn keys_come_from_fields_identities_or_closures() {

@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 
 use crate::model::histogram::LatencyHistogram;
-use crate::model::trace_event::{OwnedTraceEvent, TraceEvent};
+use crate::trace::event::{OwnedTraceEvent, TraceEvent};
 
 /// The statistics of one table row: every latency, how many exceeded `--than`, how many
 /// calls failed (syscalls only).
@@ -131,7 +131,7 @@ impl SlowPairQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::trace_event::EventIndex;
+    use crate::trace::event::EventIndex;
 
     #[test]
     fn stats_count_than_strictly_above_and_average_in_integers() {

@@ -1,6 +1,6 @@
 //! Analyzers: host tracepoint events in, latency distributions and key/value tables out
 //! (syscalls, rundelay, multi-trace delay/pair, top), as perf-prof computes them.
-//! Pure state machines over [`crate::model::trace_event::TraceEvent`]s; no I/O.
+//! Pure state machines over [`crate::trace::event::TraceEvent`]s; no I/O.
 //!
 //! Every analyzer is an [`Analyzer`]: it is built once from the [`EventLayout`]s of the
 //! opened events (looking up the few [`FieldLayout`]s it needs, so per event only those
@@ -17,8 +17,8 @@
 //!
 //! [`text`] renders the tables exactly as perf-prof prints them.
 //!
-//! [`EventLayout`]: crate::model::trace_event::EventLayout
-//! [`FieldLayout`]: crate::model::trace_event::FieldLayout
+//! [`EventLayout`]: crate::trace::event::EventLayout
+//! [`FieldLayout`]: crate::trace::event::FieldLayout
 
 pub mod key;
 pub mod latency;
@@ -32,7 +32,7 @@ pub mod top;
 #[cfg(test)]
 mod test_events;
 
-use crate::model::trace_event::TraceEvent;
+use crate::trace::event::TraceEvent;
 
 /// An analyzer: events in (timestamp order), a table out.
 pub trait Analyzer {
@@ -72,7 +72,7 @@ pub enum AnalyzerError {
 }
 
 impl AnalyzerError {
-    pub(crate) fn missing_field(layout: &crate::model::trace_event::EventLayout, field: &str) -> Self {
+    pub(crate) fn missing_field(layout: &crate::trace::event::EventLayout, field: &str) -> Self {
         AnalyzerError::MissingField {
             event: layout.full_name(),
             event_path: format!("{}/{}", layout.system, layout.name),

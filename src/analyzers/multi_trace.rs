@@ -28,7 +28,7 @@ use rustc_hash::FxHashMap;
 use super::key::KeySource;
 use super::latency::{LatencyStats, SlowPair, SlowPairQueue, refill_owned};
 use super::{Analyzer, AnalyzerError};
-use crate::model::trace_event::{EventIndex, EventLayout, FieldLayout, OwnedTraceEvent, TraceEvent};
+use crate::trace::event::{EventIndex, EventLayout, FieldLayout, OwnedTraceEvent, TraceEvent};
 
 /// How many unpaired first events are kept between two takes (all are counted).
 const UNPAIRED_EVENTS_KEPT: usize = 1024;

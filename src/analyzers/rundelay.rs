@@ -16,7 +16,7 @@
 use super::key::KeySource;
 use super::multi_trace::{Instance, MultiTraceAnalyzer, MultiTraceConfig, StageEvent, UnnecessaryWakeup};
 use super::{AnalyzerError, multi_trace::Implementation};
-use crate::model::trace_event::{EventIndex, EventLayout, FieldLayout};
+use crate::trace::event::{EventIndex, EventLayout, FieldLayout};
 
 /// The bits of `prev_state` that name a sleeping/dead state (`TASK_REPORT`, 0x7f, plus
 /// `TASK_REPORT_IDLE`, 0x80); `TASK_REPORT_MAX` (0x100) only flags kernel preemption.

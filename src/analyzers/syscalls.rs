@@ -12,7 +12,7 @@ use rustc_hash::FxHashMap;
 
 use super::latency::{LatencyStats, SlowPair, SlowPairQueue, is_error_return, refill_owned};
 use super::{Analyzer, AnalyzerError};
-use crate::model::trace_event::{EventIndex, EventLayout, FieldLayout, OwnedTraceEvent, TraceEvent};
+use crate::trace::event::{EventIndex, EventLayout, FieldLayout, OwnedTraceEvent, TraceEvent};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SyscallsConfig {

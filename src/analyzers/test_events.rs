@@ -1,7 +1,7 @@
 //! Test helpers: event layouts as the 6.18 tracefs format files publish them, and raw
 //! records written through those layouts, so analyzer tests feed real-shaped bytes.
 
-use crate::model::trace_event::{EventIndex, EventLayout, FieldKind, FieldLayout, TraceEvent};
+use crate::trace::event::{EventIndex, EventLayout, FieldKind, FieldLayout, TraceEvent};
 
 fn field(name: &str, offset: usize, size: usize, kind: FieldKind) -> FieldLayout {
     FieldLayout {

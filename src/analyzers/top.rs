@@ -9,7 +9,7 @@ use rustc_hash::FxHashMap;
 
 use super::key::KeySource;
 use super::{Analyzer, AnalyzerError};
-use crate::model::trace_event::{EventIndex, TraceEvent};
+use crate::trace::event::{EventIndex, TraceEvent};
 
 /// A string read from an event (`comm=EXPR`: `comm`, `prev_comm`, `ksymbol(function)`).
 pub type CommSource = Box<dyn Fn(&TraceEvent<'_>) -> Option<String> + Send>;

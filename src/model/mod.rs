@@ -7,7 +7,6 @@
 
 pub mod console;
 pub mod diff;
-pub mod expr;
 pub mod focus;
 pub mod frames;
 pub mod hash;
@@ -20,7 +19,6 @@ pub mod sample;
 pub mod selection;
 pub mod stack;
 pub mod timeline;
-pub mod trace_event;
 pub mod trie;
 pub mod window;
 

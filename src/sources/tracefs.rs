@@ -22,7 +22,7 @@ pub use print_fmt::{EventPrinter, PrintFmt};
 pub use resolve::{BoundAttrs, ResolveError, ResolvedEvent, bind_event, resolve};
 pub use selector::{AttrExpr, EventSpec, SelectorError, parse_selectors};
 
-use crate::model::trace_event::EventLayout;
+use crate::trace::event::EventLayout;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TracefsError {

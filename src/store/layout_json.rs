@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 
-use crate::model::trace_event::{EventLayout, FieldKind, FieldLayout};
+use crate::trace::event::{EventLayout, FieldKind, FieldLayout};
 
 pub fn layout_to_json(layout: &EventLayout) -> String {
     let fields: Vec<Value> = layout

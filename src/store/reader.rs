@@ -10,11 +10,11 @@ use rusqlite::Connection;
 use super::error::{SqliteContext, StoreError};
 use super::layout_json::layout_from_json;
 use super::schema;
-use crate::model::trace_event::{EventIndex, EventLayout, OwnedTraceEvent};
 use crate::model::{
     ConsoleLog, Instance, InstanceId, Line, Location, LocationId, PhaseMarkers, Profile, ProfileInfo, Sample,
     StackId,
 };
+use crate::trace::event::{EventIndex, EventLayout, OwnedTraceEvent};
 
 /// An event type as recorded.
 #[derive(Clone, Debug, PartialEq, Eq)]

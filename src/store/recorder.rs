@@ -21,8 +21,8 @@ use super::error::{SqliteContext, StoreError};
 use super::layout_json::layout_to_json;
 use super::schema;
 use super::writer::{self, EventTypeRow, Row, WriterTotals};
-use crate::model::trace_event::{EventIndex, EventLayout, TraceEvent};
 use crate::model::{Instance, SampleMeta};
+use crate::trace::event::{EventIndex, EventLayout, TraceEvent};
 
 /// Rows the channel holds. At 100k rows/s a commit every 100 ms needs ~10k; the rest is
 /// headroom for a writer that stalls on a WAL checkpoint.

@@ -20,7 +20,7 @@ use super::error::{SqliteContext, StoreError};
 use super::reader::{RecordedEventType, read_event_types};
 use super::schema;
 use super::table::{PerfProfTable, csv_cell, csv_quote, perf_prof_cell};
-use crate::model::trace_event::{FieldKind, FieldLayout};
+use crate::trace::event::{FieldKind, FieldLayout};
 
 /// How query results are printed.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

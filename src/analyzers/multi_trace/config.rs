@@ -2,7 +2,7 @@
 //! the key, and the options perf-prof's multi-trace takes.
 
 use crate::analyzers::key::KeySource;
-use crate::model::trace_event::{EventIndex, FieldLayout, TraceEvent};
+use crate::trace::event::{EventIndex, FieldLayout, TraceEvent};
 
 /// What is computed per pair.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

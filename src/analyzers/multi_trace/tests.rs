@@ -1,6 +1,6 @@
 use super::*;
 use crate::analyzers::test_events::{self, Value, event, layout, record};
-use crate::model::trace_event::FieldKind;
+use crate::trace::event::FieldKind;
 
 fn softirq_layouts() -> Vec<EventLayout> {
     let vec = [("vec", 4, FieldKind::Unsigned)];

@@ -3,7 +3,7 @@
 
 use super::{UNKNOWN_COMM, WallClock};
 use crate::analyzers::latency::SlowPair;
-use crate::model::trace_event::{EventLayout, TraceEvent};
+use crate::trace::event::{EventLayout, TraceEvent};
 
 // `common_flags` bits (include/linux/trace_events.h, 6.x).
 const IRQS_OFF: u64 = 0x01;

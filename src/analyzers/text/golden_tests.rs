@@ -16,7 +16,7 @@ use crate::analyzers::syscalls::{SyscallsAnalyzer, SyscallsConfig};
 use crate::analyzers::test_events::{self, Value, event, layout, record};
 use crate::analyzers::top::{TopAnalyzer, TopColumn, TopConfig, TopEvent};
 use crate::model::histogram::RELATIVE_ERROR;
-use crate::model::trace_event::{EventIndex, EventLayout, FieldKind};
+use crate::trace::event::{EventIndex, EventLayout, FieldKind};
 
 pub(super) const PERF_PROF: TextStyle = TextStyle {
     color: false,

@@ -1,6 +1,6 @@
 use super::*;
 use crate::analyzers::test_events::{self, Value, event, layout, record};
-use crate::model::trace_event::{EventLayout, FieldKind};
+use crate::trace::event::{EventLayout, FieldKind};
 
 fn runtime_layout() -> EventLayout {
     layout(

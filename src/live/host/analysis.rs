@@ -17,10 +17,10 @@ use crate::analyzers::syscalls::{SyscallTable, SyscallsAnalyzer, SyscallsConfig}
 use crate::analyzers::text::{self, TextStyle, TopText, WallClock};
 use crate::analyzers::top::{TopAnalyzer, TopColumn, TopConfig, TopEvent, TopTable};
 use crate::live::snapshot::{HistogramSeries, TextTable};
-use crate::model::expr::{BoundExpr, Expr};
-use crate::model::trace_event::{EventLayout, TraceEvent};
 use crate::sources::tracefs::{EventPrinter, ResolvedEvent};
 use crate::symbols::host::comms::read_proc_comm;
+use crate::trace::event::{EventLayout, TraceEvent};
+use crate::trace::expr::{BoundExpr, Expr};
 
 use super::options::{AnalyzerKind, TraceOptions};
 
@@ -108,7 +108,7 @@ impl Analysis {
     }
 
     /// Name the kernel addresses raw event lines print with `%pS`/`%ps` (hex without).
-    pub fn name_kernel_addresses(&mut self, lookup: std::sync::Arc<crate::model::expr::Symbolizer>) {
+    pub fn name_kernel_addresses(&mut self, lookup: std::sync::Arc<crate::trace::expr::Symbolizer>) {
         self.printer = std::mem::take(&mut self.printer).with_symbolizer(lookup);
     }
 
@@ -339,7 +339,7 @@ fn multi_trace(
     for stage in stages {
         let mut events = Vec::new();
         for event in stage {
-            let mut part = StageEvent::new(crate::model::trace_event::EventIndex(index));
+            let mut part = StageEvent::new(crate::trace::event::EventIndex(index));
             index += 1;
             if let Some(key) = key_of(event, default_key.as_ref())? {
                 part = part.key(key);
@@ -428,7 +428,7 @@ fn top_config(
             }) as crate::analyzers::top::CommSource
         });
         top_events.push(TopEvent {
-            event: crate::model::trace_event::EventIndex(i as u16),
+            event: crate::trace::event::EventIndex(i as u16),
             key: key_of(event, default_key.as_ref())?,
             comm,
             columns,

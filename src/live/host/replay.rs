@@ -8,9 +8,9 @@ use anyhow::{Context, bail};
 use crate::analyzers::text::WallClock;
 use crate::live::snapshot::{HistogramSeries, TIMELINE_SLICES, TextTable};
 use crate::model::Timeline;
-use crate::model::expr::glob::glob_match;
 use crate::sources::tracefs::{ResolvedEvent, bind_event, parse_selectors};
 use crate::store::RecordedSession;
+use crate::trace::expr::glob::glob_match;
 
 use super::analysis::Analysis;
 use super::comms::CommCache;

@@ -131,7 +131,7 @@ impl SampleSession {
             &targets.targets,
             RingOptions { data_pages: pages },
         )?;
-        let event_name = match events.event_kind(crate::model::trace_event::EventIndex(0)) {
+        let event_name = match events.event_kind(crate::trace::event::EventIndex(0)) {
             Some(EventKind::HardwareCycles) => "cycles",
             Some(EventKind::TaskClock) => "task-clock",
             _ => "cpu-clock",

@@ -12,8 +12,6 @@ use anyhow::{Context, bail};
 use crate::analyzers::text::WallClock;
 use crate::live::snapshot::TIMELINE_SLICES;
 use crate::model::Timeline;
-use crate::model::expr::Filter;
-use crate::model::trace_event::EventIndex;
 use crate::sources::clock::monotonic_ns;
 use crate::sources::perf_event::PerfEventError;
 use crate::sources::perf_event::attr::{EventAttr, Wakeup};
@@ -23,6 +21,8 @@ use crate::sources::perf_event::targets::Target;
 use crate::sources::tracefs::{ResolvedEvent, Tracefs, parse_selectors, resolve};
 use crate::store::{Recorder, SessionMeta};
 use crate::symbols::host::kernel::KernelSymbols;
+use crate::trace::event::EventIndex;
+use crate::trace::expr::Filter;
 
 use super::TIME_ORIGIN_META;
 use super::analysis::Analysis;

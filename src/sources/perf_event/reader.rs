@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use rustc_hash::FxHashMap;
 
-use crate::model::trace_event::{EventIndex, TraceEvent};
+use crate::trace::event::{EventIndex, TraceEvent};
 
 use super::attr::{EventAttr, EventKind};
 use super::error::PerfEventError;

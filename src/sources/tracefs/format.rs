@@ -2,8 +2,8 @@
 //! included), the `ID:` and the `print fmt:` text. Nothing about a layout is assumed; a
 //! line the parser does not understand is an error naming the line, not a guess.
 
-use crate::model::expr::ctype;
-use crate::model::trace_event::{EventLayout, FieldKind, FieldLayout};
+use crate::trace::event::{EventLayout, FieldKind, FieldLayout};
+use crate::trace::expr::ctype;
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[error("{system}:{name} format, line {line}: {message} (`{text}`)")]

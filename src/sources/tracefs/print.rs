@@ -5,8 +5,8 @@
 
 use std::fmt::Write;
 
-use crate::model::expr::ctype;
-use crate::model::trace_event::{EventLayout, FieldKind, FieldLayout};
+use crate::trace::event::{EventLayout, FieldKind, FieldLayout};
+use crate::trace::expr::ctype;
 
 /// The non-common fields of `raw` read through `layout`; a field the record is too short
 /// for prints as `?`.

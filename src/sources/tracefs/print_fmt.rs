@@ -14,8 +14,8 @@
 use std::sync::Arc;
 
 use super::format_fields;
-use crate::model::expr::{BoundExpr, Expr, ExprError, Symbolizer};
-use crate::model::trace_event::{EventLayout, TraceEvent};
+use crate::trace::event::{EventLayout, TraceEvent};
+use crate::trace::expr::{BoundExpr, Expr, ExprError, Symbolizer};
 
 #[cfg(test)]
 mod golden_tests;
@@ -54,7 +54,7 @@ impl PrintFmt {
 /// The print fmts of a session's events, compiled once, indexed by [`EventIndex`]
 /// (the order of the layouts given to [`EventPrinter::new`]).
 ///
-/// [`EventIndex`]: crate::model::trace_event::EventIndex
+/// [`EventIndex`]: crate::trace::event::EventIndex
 #[derive(Clone, Debug, Default)]
 pub struct EventPrinter {
     formats: Vec<Result<PrintFmt, ExprError>>,

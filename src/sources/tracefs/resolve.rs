@@ -5,8 +5,8 @@
 
 use super::selector::{AttrExpr, EventSpec, SelectorError};
 use super::{Tracefs, TracefsError};
-use crate::model::expr::{BoundExpr, glob};
-use crate::model::trace_event::EventLayout;
+use crate::trace::event::EventLayout;
+use crate::trace::expr::{BoundExpr, glob};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ResolveError {

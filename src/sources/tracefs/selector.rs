@@ -16,7 +16,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::model::expr::{Expr, caret_column, glob};
+use crate::trace::expr::{Expr, caret_column, glob};
 
 /// A malformed selector: the message, the selector text and the byte offset of the bad
 /// character. Displayed as the message, the text, and a caret under that character.

@@ -225,7 +225,7 @@ fn raw_event_lines_reproduce_perf_prof_byte_for_byte() {
         raw[a.offset + 8 * i..a.offset + 8 * i + 8].copy_from_slice(&arg.to_le_bytes());
     }
     let e = event(0, 2_423_208_314_123, 0, 17493, &raw);
-    let fields = |e: &crate::model::trace_event::TraceEvent<'_>, l: &EventLayout| {
+    let fields = |e: &crate::trace::event::TraceEvent<'_>, l: &EventLayout| {
         let id = l.field("id").and_then(|f| f.read_i64(e.raw)).unwrap_or(0);
         let args = l.field("args").unwrap();
         let list: Vec<String> = (0..6)
@@ -251,7 +251,7 @@ fn raw_event_lines_reproduce_perf_prof_byte_for_byte() {
     raw[2] = 0x01 | 0x04 | 0x20; // irqs off, need resched
     raw[3] = 3;
     let e = event(0, 2_462_456_146_999, 1, 17954, &raw);
-    let text = |_: &crate::model::trace_event::TraceEvent<'_>, _: &EventLayout| {
+    let text = |_: &crate::trace::event::TraceEvent<'_>, _: &EventLayout| {
         "comm=bash pid=17955 prio=120 target_cpu=001".to_string()
     };
     let bash = |_| Some("bash".to_string());
@@ -297,7 +297,7 @@ fn slow_pairs_print_as_two_raw_lines_each() {
         microsecond: (t / 1_000 % 1_000_000) as u32,
         ..wall("2026-12-02 15:45:16.000000 ")
     };
-    let fields = |e: &crate::model::trace_event::TraceEvent<'_>, l: &EventLayout| {
+    let fields = |e: &crate::trace::event::TraceEvent<'_>, l: &EventLayout| {
         let id = l.field("id").and_then(|f| f.read_i64(e.raw)).unwrap_or(0);
         match l.field("ret") {
             Some(ret) => format!("NR {id} = {}", ret.read_i64(e.raw).unwrap_or(0)),

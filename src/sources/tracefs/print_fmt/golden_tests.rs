@@ -5,7 +5,7 @@
 use super::record::{Record, fixture};
 use super::{EventPrinter, PrintFmt};
 use crate::analyzers::text::{WallClock, event_line};
-use crate::model::trace_event::EventLayout;
+use crate::trace::event::EventLayout;
 
 fn render(layout: &EventLayout, record: &Record<'_>) -> String {
     PrintFmt::compile(layout)
@@ -201,7 +201,7 @@ fn whole_raw_lines_match_perf_prof() {
         microsecond: 392_497,
     };
     let comm_of = |_: u32| Some("perf-prof".to_string());
-    let fields = |e: &crate::model::trace_event::TraceEvent<'_>, l: &EventLayout| printer.fields_text(e, l);
+    let fields = |e: &crate::trace::event::TraceEvent<'_>, l: &EventLayout| printer.fields_text(e, l);
     assert_eq!(
         event_line(&wall, ' ', &event, &layouts[0], &comm_of, &fields),
         "2026-12-02 15:45:16.392497          perf-prof  17493 ...1 [000] 2423.212872: raw_syscalls:sys_enter: NR 232 (4, 7f5200040080, 40, ffffffff, 1, 7f52000900b0)\n"
@@ -220,7 +220,7 @@ fn whole_raw_lines_match_perf_prof() {
     let mut event = switch.event();
     event.raw = &raw;
     (event.time_ns, event.cpu, event.tid, event.event) =
-        (2_462_461_183_000, 1, 15, crate::model::trace_event::EventIndex(1));
+        (2_462_461_183_000, 1, 15, crate::trace::event::EventIndex(1));
     let wall = WallClock {
         second: 55,
         microsecond: 640_826,

@@ -3,8 +3,8 @@
 
 use super::record::Record;
 use super::{EventPrinter, PrintFmt};
-use crate::model::trace_event::EventLayout;
 use crate::sources::tracefs::parse_format;
+use crate::trace::event::EventLayout;
 
 /// A format file with the four common fields, then `fields` (`type name;offset;size;signed`).
 fn layout(fields: &[(&str, usize, usize, bool)], print_fmt: &str) -> EventLayout {

@@ -2,8 +2,8 @@
 //! into `char[N]` fields or appended as `__data_loc`/`__rel_loc` payloads, so the
 //! renderer reads bytes shaped as the kernel writes them.
 
-use crate::model::trace_event::{EventIndex, EventLayout, FieldKind, TraceEvent};
 use crate::sources::tracefs::parse_format;
+use crate::trace::event::{EventIndex, EventLayout, FieldKind, TraceEvent};
 
 /// The layout in tests/fixtures/tracefs/events/`path`/format (a copy of a 6.18 file).
 pub(super) fn fixture(path: &str) -> EventLayout {
@@ -29,7 +29,7 @@ impl<'l> Record<'l> {
         Self { layout, raw }
     }
 
-    fn field(&self, name: &str) -> &'l crate::model::trace_event::FieldLayout {
+    fn field(&self, name: &str) -> &'l crate::trace::event::FieldLayout {
         self.layout
             .field(name)
             .unwrap_or_else(|| panic!("{} has no field {name}", self.layout.name))

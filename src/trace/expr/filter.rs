@@ -7,16 +7,17 @@
 //! string field may be written without quotes (`prev_comm == bash`, `comm ~ kwork*`).
 
 use super::ExprError;
-use super::bind::{self, Bound, Scope};
+use super::bind::{self, Scope};
 use super::eval::{self, Input};
 use super::parser::Parser;
-use crate::model::trace_event::{EventLayout, TraceEvent};
+use super::tree::{Bound, IntNode};
+use crate::trace::event::{EventLayout, TraceEvent};
 
 /// A compiled filter for one event layout.
 #[derive(Clone, Debug)]
 pub struct Filter {
     text: String,
-    root: bind::IntNode,
+    root: IntNode,
 }
 
 impl Filter {

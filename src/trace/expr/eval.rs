@@ -1,4 +1,4 @@
-//! Evaluation of bound trees over one event. Integer nodes never allocate; strings borrow
+//! Evaluation of bound trees ([`super::tree`]) over one event. Integer nodes never allocate; strings borrow
 //! from the record or the expression where they can. Any failure (short record, division
 //! by zero, index out of range) is `None`, never a panic.
 
@@ -6,10 +6,10 @@ use std::borrow::Cow;
 use std::fmt::Write;
 
 use super::Symbolizer;
-use super::bind::{Arg, IntNode, IntOp, Meta, StrNode};
 use super::pointer;
 use super::printf::{self, Piece, SymbolStyle};
-use crate::model::trace_event::{FieldKind, FieldLayout, TraceEvent};
+use super::tree::{Arg, IntNode, IntOp, Meta, StrNode};
+use crate::trace::event::{FieldKind, FieldLayout, TraceEvent};
 
 /// What an evaluation reads: the event (absent for printkey-style expressions), the
 /// caller's variables and the address symbolizer.

@@ -1,8 +1,8 @@
 //! Values pinned over real tracefs layouts (tests/fixtures/tracefs) and hand-built records.
 
 use super::*;
-use crate::model::trace_event::{EventIndex, FieldKind, FieldLayout};
 use crate::sources::tracefs::parse_format;
+use crate::trace::event::{EventIndex, FieldKind, FieldLayout};
 
 fn layout(path: &str) -> EventLayout {
     let text = std::fs::read_to_string(format!(

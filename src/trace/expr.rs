@@ -43,6 +43,7 @@ mod pointer;
 mod printf;
 #[cfg(test)]
 mod tests;
+mod tree;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -51,7 +52,7 @@ use std::sync::Arc;
 pub use filter::Filter;
 pub use glob::glob_match;
 
-use crate::model::trace_event::{EventLayout, TraceEvent};
+use crate::trace::event::{EventLayout, TraceEvent};
 
 /// A parse or bind error: what is wrong and the byte offset in the text where it is.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -203,7 +204,7 @@ impl Expr {
 /// An expression compiled against one event layout, ready to evaluate per event.
 #[derive(Clone)]
 pub struct BoundExpr {
-    root: bind::Bound,
+    root: tree::Bound,
     symbolizer: Option<Arc<Symbolizer>>,
 }
 
@@ -225,7 +226,7 @@ impl BoundExpr {
 
     /// Whether the expression gives a string (`comm`, `printf(...)`) rather than a number.
     pub fn is_string(&self) -> bool {
-        matches!(self.root, bind::Bound::Str(_))
+        matches!(self.root, tree::Bound::Str(_))
     }
 
     /// The value over `event`; `None` when it cannot be computed (record too short,
@@ -241,7 +242,7 @@ impl BoundExpr {
     /// An integer expression's value over `event` (strings give `None`). No allocation.
     pub fn eval_int(&self, event: &TraceEvent<'_>) -> Option<i64> {
         match &self.root {
-            bind::Bound::Int(node) => eval::int(
+            tree::Bound::Int(node) => eval::int(
                 node,
                 &eval::Input {
                     event: Some(*event),
@@ -249,7 +250,7 @@ impl BoundExpr {
                     symbolizer: None,
                 },
             ),
-            bind::Bound::Str(_) => None,
+            tree::Bound::Str(_) => None,
         }
     }
 
@@ -264,8 +265,8 @@ impl BoundExpr {
 
     fn run<'a>(&'a self, input: &eval::Input<'a, '_>) -> Option<Value<'a>> {
         match &self.root {
-            bind::Bound::Int(node) => eval::int(node, input).map(Value::Int),
-            bind::Bound::Str(node) => eval::string(node, input).map(Value::Str),
+            tree::Bound::Int(node) => eval::int(node, input).map(Value::Int),
+            tree::Bound::Str(node) => eval::string(node, input).map(Value::Str),
         }
     }
 }

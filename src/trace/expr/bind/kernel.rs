@@ -6,11 +6,12 @@
 use super::super::ExprError;
 use super::super::ast::{Node, NodeKind};
 use super::super::eval::{self, Input};
-use super::{IntNode, Scope, StrNode, Typed};
-use crate::model::trace_event::{FieldKind, FieldLayout};
+use super::super::tree::{IntNode, StrNode};
+use super::{Scope, Typed};
+use crate::trace::event::{FieldKind, FieldLayout};
 
 /// The helpers [`helper`] knows, for error messages.
-pub(in crate::model::expr) const HELPERS: [&str; 14] = [
+pub(in crate::trace::expr) const HELPERS: [&str; 14] = [
     "__get_str",
     "__get_rel_str",
     "__get_dynamic_array",
