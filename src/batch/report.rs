@@ -8,9 +8,8 @@ use serde_json::json;
 use crate::export::artifacts::{
     self, ArtifactOptions, ArtifactSet, ArtifactSource, FlamegraphKind, StackFormat,
 };
-use crate::export::window::WindowInfo;
 use crate::ingest::open::{Input, OpenOptions, open};
-use crate::model::Focus;
+use crate::model::{Focus, WindowInfo};
 use crate::symbols::SymbolStyle;
 
 use super::progress::Progress;

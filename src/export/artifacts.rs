@@ -7,14 +7,15 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::model::{Focus, Phase, PhaseMarkers, Profile, Selection, TimeWindow};
+use crate::model::{
+    Focus, InputInfo, Phase, PhaseMarkers, Profile, Selection, SourceFacts, TimeWindow, WindowInfo,
+};
 
 use super::layout::{OutputLayout, Variant};
-use super::report::{InputInfo, Report, ReportInput, VariantInfo};
-use super::stats::{ResolveStats, SourceFacts};
+use super::report::{Report, ReportInput, VariantInfo};
+use super::stats::ResolveStats;
 use super::svg::SvgOptions;
 use super::tables::FunctionRow;
-use super::window::WindowInfo;
 use super::{ExportError, ExportView, folded, pprof, write_file};
 
 /// `--format`: which stack formats to write (the reports are always written).

@@ -16,7 +16,6 @@ pub mod report;
 pub mod stats;
 pub mod svg;
 pub mod tables;
-pub mod window;
 
 use std::cell::OnceCell;
 use std::path::{Path, PathBuf};

@@ -11,9 +11,9 @@ use serde_json::{Map, Value, json};
 
 use super::ExportView;
 use super::categories::{self, CategoryTotal};
-use super::stats::{ResolveStats, SourceFacts};
+use super::stats::ResolveStats;
 use super::tables::{FunctionRow, StackRow, function_rows, round4, stack_rows};
-use super::window::WindowInfo;
+use crate::model::{InputInfo, SourceFacts, WindowInfo};
 
 /// Where perfscope's numbers differ from qperf-analyzer and the harness, on purpose.
 pub const DIFFERENCES: &[&str] = &[
@@ -37,23 +37,6 @@ pub const DIFFERENCES: &[&str] = &[
      the low 32 bits.",
     "flamegraph.html embeds the SVG, so it works on its own.",
 ];
-
-/// What was read, for the report.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct InputInfo {
-    /// `qperf`, `folded`.
-    pub kind: String,
-    pub path: String,
-    /// `v3`, …
-    pub format: Option<String>,
-    pub records: u64,
-    pub bytes_read: u64,
-    /// A sentence: "clean end of file", "truncated last record at byte 1234: 12 bytes lost".
-    pub end: String,
-    /// The read ended at a clean end of input.
-    pub clean: bool,
-    pub bytes_lost: u64,
-}
 
 /// One phase or focus variant that was written.
 #[derive(Clone, Debug, PartialEq)]

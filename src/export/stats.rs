@@ -12,34 +12,9 @@ use serde_json::{Map, Value, json};
 
 use crate::model::sample::Callchain;
 use crate::model::selection::Verdict;
-use crate::model::{SampleMeta, TimeWindow};
+use crate::model::{SampleMeta, SourceFacts, TimeWindow};
 
 use super::ExportView;
-
-/// Facts about the whole input, independent of the selection.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct SourceFacts {
-    /// qperf record format (1, 2, 3); `None` for other inputs.
-    pub format_version: Option<u8>,
-    /// Records read, including those the kernel filter dropped.
-    pub raw_records: u64,
-    /// Sum of raw trace lengths over all records.
-    pub total_frames: u64,
-    pub first_sample_ns: Option<u64>,
-    pub last_sample_ns: Option<u64>,
-    pub kernel_filter: Option<KernelFilterFacts>,
-    pub aliased_frames: u64,
-    pub unknown_frames: u64,
-}
-
-/// What `--kernel-filter` did.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct KernelFilterFacts {
-    pub text_start: u64,
-    pub text_end: u64,
-    pub samples_dropped: u64,
-    pub frames_dropped: u64,
-}
 
 /// The counts behind `resolve.stats.json`.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -8,9 +8,7 @@ use std::rc::Rc;
 
 use anyhow::{Context, bail};
 
-use crate::export::report::InputInfo;
-use crate::export::stats::SourceFacts;
-use crate::model::{Profile, ProfileInfo};
+use crate::model::{InputInfo, Profile, ProfileInfo, SourceFacts};
 use crate::sources::folded;
 use crate::sources::qperf_file::{PluginSummary, QperfReader, ReadEnd, ReadReport, sidecar_path};
 use crate::symbols::SymbolStyle;

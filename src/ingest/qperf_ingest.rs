@@ -3,8 +3,7 @@
 
 use anyhow::{Context, bail};
 
-use crate::export::stats::{KernelFilterFacts, SourceFacts};
-use crate::model::{Profile, ProfileInfo};
+use crate::model::{KernelFilterFacts, Profile, ProfileInfo, SourceFacts};
 use crate::sources::qperf_file::{PluginSummary, QperfRecord};
 use crate::symbols::{AddressRange, ElfImage, KallsymsSymbolizer, Resolver, ResolverOptions, Symbolizer};
 

@@ -8,8 +8,7 @@ use serde_json::json;
 use crate::export::artifacts::{
     self, ArtifactOptions, ArtifactSet, ArtifactSource, FlamegraphKind, StackFormat,
 };
-use crate::export::window::WindowInfo;
-use crate::model::PhaseMarkers;
+use crate::model::{PhaseMarkers, WindowInfo};
 
 use super::build::SnapshotBuilder;
 use super::state::ModelState;

@@ -7,10 +7,9 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 
-use crate::export::report::InputInfo;
 use crate::ingest::QperfIngest;
 use crate::ingest::open::{OpenOptions, SymbolSource};
-use crate::model::PhaseMarkers;
+use crate::model::{InputInfo, PhaseMarkers};
 use crate::sources::qperf_file::{PluginSummary, QperfTail, ReadReport, sidecar_path};
 
 use super::source::{Source, SourcePoll};

@@ -12,10 +12,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
-use crate::export::report::InputInfo;
 use crate::ingest::QperfIngest;
 use crate::ingest::open::{OpenOptions, SymbolSource};
-use crate::model::Profile;
+use crate::model::{InputInfo, Profile};
 use crate::sources::qemu::{QemuSession, SessionOptions};
 use crate::sources::qperf_file::{PluginSummary, QperfTail, StreamDecoder, read_file, sidecar_path};
 use crate::store::{Recorder, SessionTap};

@@ -3,9 +3,7 @@
 
 use std::path::Path;
 
-use crate::export::report::InputInfo;
-use crate::export::stats::SourceFacts;
-use crate::export::window::WindowInfo;
+use crate::model::{InputInfo, SourceFacts, WindowInfo};
 use crate::store::{RecordedSession, StoreError, open_session};
 
 use super::source::{Source, SourcePoll};

@@ -1,10 +1,7 @@
 //! What sources fill and the model thread owns: the profile and everything around it that
 //! views and exports need (console, markers, counters, latency histograms, input facts).
 
-use crate::export::report::InputInfo;
-use crate::export::stats::SourceFacts;
-use crate::export::window::WindowInfo;
-use crate::model::{ConsoleLog, PhaseMarkers, Profile, Timeline};
+use crate::model::{ConsoleLog, InputInfo, PhaseMarkers, Profile, SourceFacts, Timeline, WindowInfo};
 
 use super::snapshot::{HistogramSeries, SourceStats, TextTable};
 

@@ -4,9 +4,13 @@
 //! its inline chain), [`stack`]s (paths of locations) and [`sample`]s that point at them.
 //! Everything a view or an export shows is derived from a profile through a
 //! [`selection`] (time window, focus, instance) into a [`trie`] and [`hotspots`].
+//!
+//! [`facts`] are what is known about an input besides its samples: what was read, what
+//! the source counted, and the marker window of the run.
 
 pub mod console;
 pub mod diff;
+pub mod facts;
 pub mod focus;
 pub mod frames;
 pub mod hash;
@@ -24,6 +28,7 @@ pub mod window;
 
 pub use console::{ConsoleLine, ConsoleLog};
 pub use diff::{FunctionDelta, ProfileDiff};
+pub use facts::{InputInfo, KernelFilterFacts, SourceFacts, WindowInfo};
 pub use focus::Focus;
 pub use frames::{FrameId, FrameTable};
 pub use histogram::LatencyHistogram;

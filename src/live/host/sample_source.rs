@@ -11,10 +11,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
-use crate::export::report::InputInfo;
 use crate::live::source::{Source, SourcePoll};
 use crate::live::state::ModelState;
-use crate::model::{Sample, SampleMeta};
+use crate::model::{InputInfo, Sample, SampleMeta};
 use crate::store::{Recorder, SessionMeta, SessionTap};
 
 use super::TIME_ORIGIN_META;

@@ -5,8 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::export::window::WindowInfo;
-use crate::model::PhaseMarkers;
+use crate::model::{PhaseMarkers, WindowInfo};
 
 use super::console::{ConsoleEvent, ConsoleWatch};
 use super::host_perf::HostCounters;

@@ -1,7 +1,53 @@
-//! `window.json`: how the run was cut into boot / workload / post, and why.
-//! Keys follow the reference's `PerfWindowReport`.
+//! Facts about an input, independent of any selection: what was read ([`InputInfo`]),
+//! what the source counted while reading it ([`SourceFacts`], [`KernelFilterFacts`]) and
+//! how the run was cut into boot / workload / post, and why ([`WindowInfo`]). Sources and
+//! ingest fill them in; exports write them (`report.json`, `resolve.stats.json`,
+//! `window.json`, whose keys follow the reference's `PerfWindowReport`) and the live state
+//! carries them.
 
 use serde_json::{Value, json};
+
+/// What was read, for the report.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct InputInfo {
+    /// `qperf`, `folded`.
+    pub kind: String,
+    pub path: String,
+    /// `v3`, …
+    pub format: Option<String>,
+    pub records: u64,
+    pub bytes_read: u64,
+    /// A sentence: "clean end of file", "truncated last record at byte 1234: 12 bytes lost".
+    pub end: String,
+    /// The read ended at a clean end of input.
+    pub clean: bool,
+    pub bytes_lost: u64,
+}
+
+/// Facts about the whole input, independent of the selection.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SourceFacts {
+    /// qperf record format (1, 2, 3); `None` for other inputs.
+    pub format_version: Option<u8>,
+    /// Records read, including those the kernel filter dropped.
+    pub raw_records: u64,
+    /// Sum of raw trace lengths over all records.
+    pub total_frames: u64,
+    pub first_sample_ns: Option<u64>,
+    pub last_sample_ns: Option<u64>,
+    pub kernel_filter: Option<KernelFilterFacts>,
+    pub aliased_frames: u64,
+    pub unknown_frames: u64,
+}
+
+/// What `--kernel-filter` did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KernelFilterFacts {
+    pub text_start: u64,
+    pub text_end: u64,
+    pub samples_dropped: u64,
+    pub frames_dropped: u64,
+}
 
 /// The marker window of a run, on the sample clock (seconds).
 #[derive(Clone, Debug, Default, PartialEq)]
