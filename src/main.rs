@@ -7,7 +7,6 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use perfscope::app::ViewKind;
 use perfscope::app::launch::run_tui;
 use perfscope::batch::session::run_headless;
 use perfscope::batch::{diff, report};
@@ -26,6 +25,7 @@ use perfscope::sources::qemu::Arch;
 use perfscope::sources::qemu::plugin_args::{CallchainMode, SampleMode};
 use perfscope::store::{Recorder, SessionMeta, SqlOutput, run_sql};
 use perfscope::symbols::SymbolStyle;
+use perfscope::views::ViewKind;
 
 #[derive(Parser)]
 #[command(

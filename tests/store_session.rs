@@ -738,7 +738,7 @@ fn qemu_record_stores_the_run_and_replays_with_its_hotspots() {
 fn app_screen(
     source: Box<dyn perfscope::live::source::Source>,
     samples: u64,
-    view: perfscope::app::ViewKind,
+    view: perfscope::views::ViewKind,
 ) -> Vec<String> {
     use perfscope::app::{App, AppConfig, AppEvent};
     use perfscope::config::keymap::Keymap;
@@ -790,9 +790,9 @@ fn app_screen(
 
 #[test]
 fn the_tui_shows_a_replayed_session_as_it_shows_the_recording() {
-    use perfscope::app::ViewKind;
     use perfscope::live::replay::ReplaySource;
     use perfscope::live::source::FileSource;
+    use perfscope::views::ViewKind;
 
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("tui.db");

@@ -8,7 +8,6 @@ pub mod event;
 pub mod input_line;
 pub mod launch;
 pub mod terminal;
-pub mod view_kind;
 
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender};
@@ -38,11 +37,10 @@ use crate::views::hotspots::HotspotsView;
 use crate::views::instances::InstancesView;
 use crate::views::status::{StatusInfo, render_status};
 use crate::views::text::truncate_end;
-use crate::views::{Effect, View, ViewContext};
+use crate::views::{Effect, View, ViewContext, ViewKind};
 
 pub use event::AppEvent;
 use input_line::{InputLine, InputOutcome};
-pub use view_kind::ViewKind;
 
 /// Two clicks this close are a double click.
 const DOUBLE_CLICK: Duration = Duration::from_millis(400);

@@ -5,7 +5,6 @@
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 
-use crate::app::ViewKind;
 use crate::app::launch::run_tui;
 use crate::batch::host_trace::run_trace;
 use crate::batch::report;
@@ -15,6 +14,7 @@ use crate::live::host::options::{AnalyzerKind, HostRunOptions, SamplingOptions, 
 use crate::live::host::sample_source::HostSampleSource;
 use crate::live::host::trace_source::HostTraceSource;
 use crate::model::Selection;
+use crate::views::ViewKind;
 
 use super::host::{HostArgs, ImplArg, MultiTraceArgs, SamplingArgs, TraceArgs};
 use super::tui::TuiArgs;

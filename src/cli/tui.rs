@@ -6,12 +6,13 @@ use std::time::Duration;
 use anyhow::bail;
 use clap::{Args, ValueEnum};
 
-use crate::app::{AppConfig, ViewKind};
+use crate::app::AppConfig;
 use crate::config::keymap::{config_dir, resolve_keymap};
 use crate::config::theme::{detect_color_depth, resolve_theme};
 use crate::live::LiveMode;
 use crate::live::export::ExportRequest;
 use crate::model::Selection;
+use crate::views::ViewKind;
 
 #[derive(Args)]
 pub struct TuiArgs {

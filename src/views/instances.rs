@@ -6,10 +6,10 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::widgets::{Block, Borders, Widget};
 
-use crate::app::ViewKind;
 use crate::config::{Action, KeyContext};
 use crate::live::InstanceSlice;
 use crate::model::hotspots::percent;
+use crate::views::ViewKind;
 
 use super::flamegraph::{FlameState, render_flamegraph};
 use super::text::{display_width, truncate_middle};

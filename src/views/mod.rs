@@ -4,6 +4,8 @@
 //!
 //! A view never reads a source or the profile: only the snapshot. Its state refers to
 //! trie nodes by path hash, so a selection or a zoom survives the next snapshot.
+//!
+//! [`ViewKind`] names the full-screen views in tab order; the app switches between them.
 
 pub mod calltree;
 pub mod console;
@@ -12,6 +14,7 @@ pub mod help;
 pub mod histogram;
 pub mod hotspots;
 pub mod instances;
+pub mod kind;
 pub mod status;
 pub mod table;
 #[cfg(test)]
@@ -27,6 +30,8 @@ use regex::Regex;
 use crate::config::{Action, KeyContext, Theme};
 use crate::live::Snapshot;
 use crate::model::{FrameId, TimeWindow};
+
+pub use kind::ViewKind;
 
 /// What a view draws with.
 pub struct ViewContext<'a> {
