@@ -6,7 +6,8 @@
 //! [`selection`] (time window, focus, instance) into a [`trie`] and [`hotspots`].
 //!
 //! [`facts`] are what is known about an input besides its samples: what was read, what
-//! the source counted, and the marker window of the run.
+//! the source counted, and the marker window of the run. [`units`] writes durations for
+//! people (`771ns`, `3.85ms`).
 
 pub mod console;
 pub mod diff;
@@ -24,6 +25,7 @@ pub mod selection;
 pub mod stack;
 pub mod timeline;
 pub mod trie;
+pub mod units;
 pub mod window;
 
 pub use console::{ConsoleLine, ConsoleLog};

@@ -11,11 +11,11 @@ use ratatui::layout::Rect;
 use crate::config::{Action, KeyContext, Theme};
 use crate::live::snapshot::HistogramSeries;
 use crate::model::LatencyHistogram;
+use crate::model::units::{format_duration_ns, format_ns};
 use crate::views::text::{display_width, truncate_middle};
 use crate::views::{Effect, View, ViewContext};
 
 use super::widgets::bars::{centered_hint, frame, horizontal_bar, scaled_eighths};
-use super::widgets::units::{format_duration_ns, format_ns};
 
 const EMPTY_HINT: &str =
     "no latency data: run `perfscope syscalls` / `rundelay` / `multi-trace` (host sources)";

@@ -239,7 +239,7 @@ impl Analysis {
 fn series(name: String, instance: Option<String>, stats: &LatencyStats, errors: bool) -> HistogramSeries {
     let mut extra = vec![(
         "total".to_string(),
-        crate::views::widgets::units::format_ns(stats.total_ns()),
+        crate::model::units::format_ns(stats.total_ns()),
     )];
     if errors {
         extra.push(("err".into(), stats.errors.to_string()));

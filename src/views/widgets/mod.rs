@@ -1,5 +1,4 @@
 //! Drawing pieces several views share: eighth-block bars, the bordered pane frame,
-//! centred hints, and human units for durations.
+//! centred hints. Human units for durations are model data: [`crate::model::units`].
 
 pub mod bars;
-pub mod units;
