@@ -9,8 +9,7 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 use perfscope::analyzers::Analyzer;
 use perfscope::analyzers::syscalls::{SyscallsAnalyzer, SyscallsConfig};
-use perfscope::live::snapshot::TIMELINE_SLICES;
-use perfscope::model::Timeline;
+use perfscope::feeds::host::tracing::ROW_CELL_NS;
 use perfscope::trace::event::{EventIndex, EventLayout, FieldKind, FieldLayout, TraceEvent};
 
 /// `cargo test` runs every bench once in a debug build as a smoke test: keep that fast.
@@ -111,7 +110,7 @@ fn bench_syscalls(c: &mut Criterion) {
                     callchain: &[],
                 });
             }
-            analyzer.take_interval()
+            analyzer.take_rows()
         })
     });
     group.finish();
@@ -130,7 +129,8 @@ fn bench_syscalls(c: &mut Criterion) {
             callchain: &[],
         });
     }
-    let table = analyzer.take_interval();
+    let rows = analyzer.take_rows();
+    let table = analyzer.tabulate(&rows);
     let elapsed = start.elapsed();
     let calls: u64 = table.rows.iter().map(|r| r.stats.calls()).sum();
     eprintln!(
@@ -141,25 +141,42 @@ fn bench_syscalls(c: &mut Criterion) {
     );
 }
 
-/// What the timeline costs an analyzer session per event: the same stream's times added
-/// to a growing timeline, as the trace session does before feeding the analyzer.
-fn bench_event_timeline(c: &mut Criterion) {
+/// What handing rows over per cell of event time costs a tracing session: the same stream
+/// fed to the analyzer, its rows taken whenever an event starts a new cell (16 ms), as the
+/// tracing feed does — against feeding alone above.
+fn bench_rows_per_cell(c: &mut Criterion) {
     let stream = stream();
-    let mut group = c.benchmark_group("event_timeline");
+    let layouts = layouts();
+    let mut group = c.benchmark_group("rows_per_cell");
     group.throughput(Throughput::Elements(stream.events.len() as u64));
     group.sample_size(10);
-    group.bench_function("add_1m_event_times", |b| {
+    group.bench_function("feed_1m_events_take_rows_per_cell", |b| {
         b.iter(|| {
-            let start = stream.events[0].1;
-            let mut timeline = Timeline::growing_events(start, TIMELINE_SLICES);
-            for (_, time_ns, _, _) in &stream.events {
-                timeline.add(*time_ns, 1, TIMELINE_SLICES);
+            let mut analyzer =
+                SyscallsAnalyzer::new(&layouts, SyscallsConfig::default()).expect("raw_syscalls layouts");
+            let mut cell = None;
+            let mut taken = 0usize;
+            for (index, time_ns, tid, raw) in &stream.events {
+                let this = time_ns - time_ns % ROW_CELL_NS;
+                if cell.is_some_and(|c| c != this) {
+                    taken += usize::from(!analyzer.take_rows().is_empty());
+                }
+                cell = Some(this);
+                analyzer.feed(&TraceEvent {
+                    time_ns: *time_ns,
+                    cpu: 0,
+                    pid: *tid,
+                    tid: *tid,
+                    event: EventIndex(*index),
+                    raw,
+                    callchain: &[],
+                });
             }
-            timeline.weights.len()
+            taken
         })
     });
     group.finish();
 }
 
-criterion_group!(benches, bench_syscalls, bench_event_timeline);
+criterion_group!(benches, bench_syscalls, bench_rows_per_cell);
 criterion_main!(benches);

@@ -16,8 +16,10 @@ use std::path::{Path, PathBuf};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use object::{Object, ObjectSymbol, SymbolKind};
 
-use perfscope::batch::report::{self, ReportOptions};
-use perfscope::ingest::open::{Input, OpenOptions, SymbolSource, open};
+use perfscope::batch::headless::{self, Headless};
+use perfscope::batch::report::{self, ReportInput, ReportOptions};
+use perfscope::feeds::file::{FileFeed, Input, OpenOptions, SymbolSource};
+use perfscope::model::{PhaseMarkers, Selection};
 use perfscope::sources::qperf_file::{Callchain, QperfReader, QperfRecord, encode_v3, read_file};
 
 /// `cargo test` runs every bench once in a debug build as a smoke test: keep that fast.
@@ -123,14 +125,30 @@ fn bench(c: &mut Criterion) {
         });
         group.bench_function("decode+resolve+model", |b| {
             b.iter(|| {
-                let opened = open(&input, &OpenOptions::default(), &mut |_, _| {}).expect("open");
-                assert_eq!(opened.profile.samples().len() as u64, SAMPLES);
+                let feed = FileFeed::new(
+                    input.clone(),
+                    OpenOptions::default(),
+                    None,
+                    PhaseMarkers::default(),
+                );
+                let outcome = headless::run(
+                    Box::new(feed),
+                    Headless {
+                        selection: Selection::all(),
+                        export: None,
+                        recording: None,
+                        progress: None,
+                    },
+                    &mut [],
+                )
+                .expect("run");
+                assert_eq!(outcome.engine.state.stats.samples, SAMPLES);
             })
         });
         group.bench_function("decode+resolve+model+export all artifacts", |b| {
             b.iter(|| {
                 let out = dir.path().join("out");
-                let mut o = ReportOptions::new(input.clone(), out);
+                let mut o = ReportOptions::new(ReportInput::File(input.clone()), out);
                 let span = 1e-9 * SAMPLES as f64 * 1_000_000.0;
                 o.start_sec = Some(span * 0.1);
                 o.stop_sec = Some(span * 0.9);

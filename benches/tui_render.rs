@@ -15,8 +15,11 @@ use ratatui::layout::Rect;
 use regex::Regex;
 
 use perfscope::config::Theme;
-use perfscope::live::Snapshot;
-use perfscope::model::{Instance, NodeId, PhaseMarkers, Profile, ProfileInfo, Sample, SampleMeta, Selection};
+use perfscope::engine::{Engine, EngineOptions};
+use perfscope::feeds::memory::updates_of;
+use perfscope::model::aggregate::Wants;
+use perfscope::model::sample_list::SampleList;
+use perfscope::model::{Instance, NodeId, ProfileInfo, Sample, SampleMeta, Selection};
 use perfscope::views::flamegraph::{FlameState, SearchMatches, render_flamegraph};
 
 use support::Rng;
@@ -26,14 +29,14 @@ const STACKS: usize = if cfg!(debug_assertions) { 10_000 } else { 1_000_000 };
 const FUNCTIONS: usize = 4_000;
 
 /// A deterministic profile of `STACKS` distinct stacks.
-fn profile() -> Profile {
+fn profile() -> SampleList {
     let names: Vec<String> = (0..FUNCTIONS)
         .map(|i| format!("subsystem_{}::module_{}::function_{i}", i % 17, i % 101))
         .collect();
     // The seed is odd, so `Rng` keeps it as is: the same stacks as before.
     let mut rng = Rng::new(0x2545_f491_4f6c_dd1d);
     let mut next = move || rng.next();
-    let mut p = Profile::new(ProfileInfo::default());
+    let mut p = SampleList::new(ProfileInfo::default());
     let instance = p.instance(Instance::unknown());
     let mut seen = std::collections::HashSet::with_capacity(STACKS);
     let mut stack: Vec<&str> = Vec::with_capacity(16);
@@ -64,7 +67,12 @@ fn profile() -> Profile {
 
 fn benches(c: &mut Criterion) {
     let p = profile();
-    let snapshot = Snapshot::from_profile(&p, Selection::all(), PhaseMarkers::default());
+    // Through the engine, as the TUI gets it.
+    let mut engine = Engine::new(EngineOptions::batch(Selection::all()));
+    engine.apply(updates_of(&p));
+    engine.finish();
+    engine.builder.wants = Wants::ALL;
+    let snapshot = engine.snapshot();
     let trie = &*snapshot.trie;
     let frames = &*snapshot.frames;
     let theme = Theme::default();

@@ -3,26 +3,37 @@
 //! The data travels one way:
 //!
 //! ```text
-//! sources/ ──raw samples──▶ ingest (symbols/) ──▶ model/ ──▶ export/ (artifacts), views/ (TUI)
+//! sources/   raw readers: perf_event rings, tracefs, qperf.bin, QEMU + QMP, folded, SQLite
+//!    │         (symbols/ names addresses; analyzers/ turn tracepoint events into rows)
+//! feeds/     one per kind of session: raw records → typed batches of model data
+//!    ▼
+//! engine/    the model thread: applies batches, keeps per-time-slice aggregates, live
+//!    │       modes and windows, builds the one Snapshot, feeds recording and export
+//!    ▼
+//! views/ + app/ (TUI)     export/ (artifacts)     store/ (SQLite)     batch/ (headless)
 //! ```
 //!
-//! - [`sources`] read raw data (qperf.bin files, folded stacks) and know nothing of views.
-//! - [`symbols`] turn addresses into function names (ELF/DWARF, symbol tables, kallsyms).
-//! - [`ingest`] glues the two: raw address samples plus a resolver become model samples.
-//! - [`model`] is plain data and pure functions: frames, stacks, the stack trie, windows,
-//!   hotspots, diffs.
-//! - [`export`] writes every artifact from the model; [`batch`] runs the headless commands.
-//! - [`trace`] holds host tracepoint event layouts and records and the expression language
-//!   over them; [`analyzers`] turn those events into latency and key/value tables.
+//! - [`model`] is plain data and pure functions: interned tables, sample counts, typed
+//!   analysis rows, the stack trie, hotspots, windows; [`trace`] holds tracepoint layouts
+//!   and the expression language over them.
+//! - [`sources`] read raw data and know nothing of views; [`symbols`] turn addresses into
+//!   function names; [`analyzers`] are perf-prof's analyzers as pure state machines.
+//! - [`feeds`] turn a session's raw records into [`feeds::Update`]s; [`engine`] is the
+//!   only writer of model state; [`views`] draw its snapshots, [`export`] writes its
+//!   artifacts, [`store`] records and replays sessions, [`batch`] runs it headless.
+//!
+//! A module imports only modules listed before it in this order: model, trace, symbols,
+//! sources, store, analyzers, export, feeds, engine, config, views, app, batch, cli
+//! (tests/layers.rs checks it).
 
 pub mod analyzers;
 pub mod app;
 pub mod batch;
 pub mod cli;
 pub mod config;
+pub mod engine;
 pub mod export;
-pub mod ingest;
-pub mod live;
+pub mod feeds;
 pub mod model;
 pub mod sources;
 pub mod store;

@@ -8,18 +8,20 @@ use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use perfscope::app::launch::run_tui;
-use perfscope::batch::session::run_headless;
+use perfscope::batch::headless::{self, ConsoleEcho, Headless};
+use perfscope::batch::report::{ReportInput, ReportOptions};
 use perfscope::batch::{diff, report};
 use perfscope::cli::host_commands::HostCommand;
 use perfscope::cli::tui::TuiArgs;
-use perfscope::export::artifacts::markers_from_secs;
-use perfscope::export::artifacts::{FlamegraphKind, StackFormat};
-use perfscope::ingest::open::{Input, OpenOptions, SymbolSource, looks_folded};
-use perfscope::live::export::ExportRequest;
-use perfscope::live::follow::FollowSource;
-use perfscope::live::qemu_setup::{QemuRunOptions, start_qemu};
-use perfscope::live::replay::ReplaySource;
-use perfscope::live::source::{FileSource, Source};
+use perfscope::engine::export::ExportRequest;
+use perfscope::export::artifacts::{
+    ArtifactOptions, DEFAULT_MIN_PERCENT, DEFAULT_TOP, FlamegraphKind, StackFormat, markers_from_secs,
+};
+use perfscope::feeds::Feed;
+use perfscope::feeds::file::{FileFeed, Input, OpenOptions, SymbolSource, looks_folded};
+use perfscope::feeds::follow::FollowFeed;
+use perfscope::feeds::qemu_setup::{QemuRunOptions, start_qemu};
+use perfscope::feeds::replay::ReplayFeed;
 use perfscope::model::{Focus, Selection};
 use perfscope::sources::qemu::Arch;
 use perfscope::sources::qemu::plugin_args::{CallchainMode, SampleMode};
@@ -152,6 +154,8 @@ struct QemuArgs {
     #[arg(long)]
     no_tui: bool,
     #[command(flatten)]
+    artifacts: ArtifactArgs,
+    #[command(flatten)]
     tui: TuiArgs,
 }
 
@@ -178,6 +182,8 @@ struct OpenArgs {
     /// Architecture name for the export path (default: from the ELF).
     #[arg(long)]
     arch: Option<String>,
+    #[command(flatten)]
+    artifacts: ArtifactArgs,
     #[command(flatten)]
     tui: TuiArgs,
 }
@@ -229,21 +235,56 @@ struct ReportArgs {
     /// Architecture name for the output path (default: from the ELF).
     #[arg(long)]
     arch: Option<String>,
+    #[command(flatten)]
+    window: WindowArgs,
+    #[command(flatten)]
+    artifacts: ArtifactArgs,
+}
+
+/// Which artifacts to write and how: the same flags for every command that writes them.
+#[derive(Args)]
+struct ArtifactArgs {
+    /// Stack formats to write (the reports are always written).
     #[arg(long, value_enum, default_value_t = FormatArg::All, ignore_case = true)]
     format: FormatArg,
     #[arg(long, value_enum, default_value_t = KindArg::Svg, ignore_case = true)]
     flamegraph_kind: KindArg,
-    #[command(flatten)]
-    window: WindowArgs,
     /// Do not prune narrow frames from the flamegraphs.
     #[arg(long)]
     no_truncate: bool,
     /// Flamegraph minimum frame width, percent of all samples.
-    #[arg(long, value_name = "P", default_value_t = 0.3)]
+    #[arg(long, value_name = "P", default_value_t = DEFAULT_MIN_PERCENT)]
     min_percent: f64,
     /// Rows in the hotspot tables.
-    #[arg(long, value_name = "N", default_value_t = 80)]
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_TOP)]
     top: usize,
+}
+
+impl ArtifactArgs {
+    fn options(&self) -> anyhow::Result<ArtifactOptions> {
+        if self.min_percent.is_nan() || self.min_percent < 0.0 {
+            bail!("--min-percent must be 0 or more (got {})", self.min_percent);
+        }
+        if self.top == 0 {
+            bail!("--top must be at least 1");
+        }
+        Ok(ArtifactOptions {
+            format: match self.format {
+                FormatArg::Folded => StackFormat::Folded,
+                FormatArg::Svg => StackFormat::Svg,
+                FormatArg::Pprof => StackFormat::Pprof,
+                FormatArg::All => StackFormat::All,
+            },
+            flamegraph_kind: match self.flamegraph_kind {
+                KindArg::Svg => FlamegraphKind::Svg,
+                KindArg::Html => FlamegraphKind::Html,
+                KindArg::Folded => FlamegraphKind::Folded,
+            },
+            min_percent: if self.no_truncate { 0.0 } else { self.min_percent },
+            top: self.top,
+            ..ArtifactOptions::default()
+        })
+    }
 }
 
 #[derive(Args)]
@@ -325,54 +366,31 @@ impl SymbolArgs {
     }
 }
 
+fn focus_of(text: Option<&str>) -> anyhow::Result<Option<Focus>> {
+    text.map(Focus::new)
+        .transpose()
+        .context("--focus is not a valid regular expression")
+}
+
 fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::Report(a) if a.input.as_deref().is_some_and(is_session) => {
-            // A recorded session goes through the live export, as `open --no-tui` does.
-            let source = Box::new(ReplaySource::open(a.input.as_deref().unwrap_or(Path::new("")))?);
-            let markers = markers_from_secs(a.window.start_sec, a.window.stop_sec);
-            let focus = a
-                .window
-                .focus
-                .as_deref()
-                .map(Focus::new)
-                .transpose()
-                .context("--focus is not a valid regular expression")?;
-            let selection = Selection::window(markers.main_window()).with_focus(focus);
-            let export = ExportRequest {
-                out_dir: a.out.clone(),
-                arch: a.arch.clone(),
-            };
-            let set = run_headless(source, selection, &export, false)?;
-            print!("{}", report::summary(&set, 10));
-        }
         Command::Report(a) => {
             let input = match (a.folded.clone(), a.input.clone()) {
-                (Some(path), _) => Input::Folded { path },
-                (None, Some(path)) => a.symbols.input(path)?,
-                (None, None) => bail!("give a qperf.bin or --folded FILE"),
+                (Some(path), _) => ReportInput::File(Input::Folded { path }),
+                (None, Some(path)) if is_session(&path) => ReportInput::Session(path),
+                (None, Some(path)) => ReportInput::File(a.symbols.input(path)?),
+                (None, None) => bail!("give a qperf.bin, a session file or --folded FILE"),
             };
-            let mut o = report::ReportOptions::new(input, a.out.clone());
+            let mut o = ReportOptions::new(input, a.out.clone());
             o.arch = a.arch.clone();
-            o.format = match a.format {
-                FormatArg::Folded => StackFormat::Folded,
-                FormatArg::Svg => StackFormat::Svg,
-                FormatArg::Pprof => StackFormat::Pprof,
-                FormatArg::All => StackFormat::All,
-            };
-            o.flamegraph_kind = match a.flamegraph_kind {
-                KindArg::Svg => FlamegraphKind::Svg,
-                KindArg::Html => FlamegraphKind::Html,
-                KindArg::Folded => FlamegraphKind::Folded,
-            };
             o.symbol_style = a.symbols.style();
             o.kernel_filter = a.symbols.kernel_filter;
             o.focus = a.window.focus.clone();
             o.start_sec = a.window.start_sec;
             o.stop_sec = a.window.stop_sec;
-            o.no_truncate = a.no_truncate;
-            o.min_percent = a.min_percent;
-            o.top = a.top;
+            o.no_truncate = a.artifacts.no_truncate;
+            o.artifacts = a.artifacts.options()?;
+            o.artifacts.min_percent = a.artifacts.min_percent;
             let set = report::run(&o)?;
             print!("{}", report::summary(&set, 10));
         }
@@ -390,51 +408,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let outcome = diff::run(&o)?;
             print!("{}", diff::summary(&outcome, o.top));
         }
-        Command::Open(a) => {
-            let focus = a
-                .window
-                .focus
-                .as_deref()
-                .map(Focus::new)
-                .transpose()
-                .context("--focus is not a valid regular expression")?;
-            let markers = markers_from_secs(a.window.start_sec, a.window.stop_sec);
-            // With markers the views open on the marker window, as the report's main window.
-            let selection = Selection::window(markers.main_window()).with_focus(focus);
-            let export = ExportRequest {
-                out_dir: a.out.clone(),
-                arch: a.arch.clone(),
-            };
-            let config = a.tui.config(export, selection)?;
-            let options = OpenOptions {
-                style: a.symbols.style(),
-                kernel_filter: a.symbols.kernel_filter,
-            };
-            let source: Box<dyn Source> = if is_session(&a.input) {
-                Box::new(ReplaySource::open(&a.input)?)
-            } else if a.follow {
-                // The file may not exist yet: it is a qperf.bin by definition here.
-                let Some(symbols) = a.symbols.source() else {
-                    bail!("--follow needs the kernel ELF (--elf) or a kallsyms file (--kallsyms)");
-                };
-                Box::new(FollowSource::new(
-                    a.input.clone(),
-                    symbols,
-                    options,
-                    a.console.clone(),
-                    markers,
-                ))
-            } else {
-                let input = a.symbols.input(a.input.clone())?;
-                Box::new(FileSource::new(input, options, a.console.clone(), markers))
-            };
-            if a.no_tui {
-                let set = run_headless(source, config.selection.clone(), &config.export, false)?;
-                print!("{}", report::summary(&set, 10));
-                return Ok(());
-            }
-            run_tui(config, source, &a.input.display().to_string())?;
-        }
+        Command::Open(a) => run_open(a)?,
         Command::Qemu(a) => run_qemu(a)?,
         Command::Host(command) => perfscope::cli::host_commands::run(command)?,
         Command::Sql(a) => {
@@ -442,6 +416,84 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             run_sql(&a.session, &a.query, format, &mut std::io::stdout().lock())?;
         }
     }
+    Ok(())
+}
+
+fn run_open(a: OpenArgs) -> anyhow::Result<()> {
+    let focus = focus_of(a.window.focus.as_deref())?;
+    let export = ExportRequest {
+        out_dir: a.out.clone(),
+        arch: a.arch.clone(),
+        artifacts: a.artifacts.options()?,
+    };
+    if a.no_tui && !a.follow {
+        // A recorded input to its end: what `perfscope report` does, with the same flags.
+        let input = if is_session(&a.input) {
+            ReportInput::Session(a.input.clone())
+        } else {
+            ReportInput::File(a.symbols.input(a.input.clone())?)
+        };
+        let mut o = ReportOptions::new(input, a.out.clone());
+        o.arch = a.arch.clone();
+        o.symbol_style = a.symbols.style();
+        o.kernel_filter = a.symbols.kernel_filter;
+        o.focus = a.window.focus.clone();
+        o.start_sec = a.window.start_sec;
+        o.stop_sec = a.window.stop_sec;
+        o.no_truncate = a.artifacts.no_truncate;
+        o.artifacts = export.artifacts.clone();
+        o.artifacts.min_percent = a.artifacts.min_percent;
+        o.console = a.console.clone();
+        let set = report::run(&o)?;
+        print!("{}", report::summary(&set, 10));
+        return Ok(());
+    }
+    let markers = markers_from_secs(a.window.start_sec, a.window.stop_sec);
+    // With markers the views open on the marker window, as the report's main window.
+    let selection = Selection::window(markers.main_window()).with_focus(focus);
+    let options = OpenOptions {
+        style: a.symbols.style(),
+        kernel_filter: a.symbols.kernel_filter,
+    };
+    let feed: Box<dyn Feed> = if is_session(&a.input) {
+        Box::new(ReplayFeed::open(&a.input)?)
+    } else if a.follow {
+        // The file may not exist yet: it is a qperf.bin by definition here.
+        let Some(symbols) = a.symbols.source() else {
+            bail!("--follow needs the kernel ELF (--elf) or a kallsyms file (--kallsyms)");
+        };
+        Box::new(FollowFeed::new(
+            a.input.clone(),
+            symbols,
+            options,
+            a.console.clone(),
+            markers,
+        ))
+    } else {
+        let input = a.symbols.input(a.input.clone())?;
+        Box::new(FileFeed::new(input, options, a.console.clone(), markers))
+    };
+    if a.no_tui {
+        let outcome = headless::run(
+            feed,
+            Headless {
+                selection,
+                export: Some(export),
+                recording: None,
+                progress: None,
+            },
+            &mut [],
+        )?;
+        if let Some(set) = &outcome.exported {
+            print!("{}", report::summary(set, 10));
+        }
+        if let Some(e) = outcome.error {
+            bail!(e);
+        }
+        return Ok(());
+    }
+    let config = a.tui.config(export, selection)?;
+    run_tui(config, feed, &a.input.display().to_string())?;
     Ok(())
 }
 
@@ -459,12 +511,7 @@ fn seconds(flag: &str, s: f64) -> anyhow::Result<Duration> {
 }
 
 fn run_qemu(a: QemuArgs) -> anyhow::Result<()> {
-    let focus = a
-        .focus
-        .as_deref()
-        .map(Focus::new)
-        .transpose()
-        .context("--focus is not a valid regular expression")?;
+    let focus = focus_of(a.focus.as_deref())?;
     let options = QemuRunOptions {
         arch: a.arch,
         kernel: a.kernel.clone(),
@@ -493,30 +540,49 @@ fn run_qemu(a: QemuArgs) -> anyhow::Result<()> {
         host_perf_events: a.host_perf_events.clone(),
         out: a.out.clone(),
     };
-    let (mut source, export) = start_qemu(&options)?;
-    if let Some(path) = &a.record {
-        let mut meta = SessionMeta::now("qemu", &a.kernel.display().to_string());
-        meta.arch = Some(a.arch.name().to_string());
-        source.record_into(Recorder::create(path, &meta)?);
-    }
+    let export = ExportRequest {
+        out_dir: a.out.clone(),
+        arch: Some(a.arch.name().to_string()),
+        artifacts: a.artifacts.options()?,
+    };
+    let recording = match &a.record {
+        Some(path) => {
+            let mut meta = SessionMeta::now("qemu", &a.kernel.display().to_string());
+            meta.arch = Some(a.arch.name().to_string());
+            Some(Recorder::create(path, &meta).with_context(|| format!("--record {}", path.display()))?)
+        }
+        None => None,
+    };
+    let feed = start_qemu(&options)?;
     let work_dir = export.out_dir.join("perf").join(a.arch.name()).join("latest");
     if a.no_tui {
-        let set = run_headless(
-            Box::new(source),
-            Selection::all().with_focus(focus),
-            &export,
-            true,
+        let mut echo = ConsoleEcho::default();
+        let outcome = headless::run(
+            Box::new(feed),
+            Headless {
+                selection: Selection::all().with_focus(focus),
+                export: Some(export),
+                recording,
+                progress: None,
+            },
+            &mut [&mut echo],
         )?;
-        print!("{}", report::summary(&set, 10));
+        if let Some(set) = &outcome.exported {
+            print!("{}", report::summary(set, 10));
+        }
+        if let Some(e) = outcome.error {
+            bail!(e);
+        }
         return Ok(());
     }
     let mut config = a.tui.config(export.clone(), Selection::all().with_focus(focus))?;
     config.export_on_finish = Some(export);
+    config.recording = recording;
     if matches!(a.tui.view, ViewKind::Flamegraph) {
         // Booting is what there is to see first; 2 shows the flamegraph.
         config.initial_view = ViewKind::Console;
     }
-    match run_tui(config, Box::new(source), &format!("qemu {}", a.arch.name()))? {
+    match run_tui(config, Box::new(feed), &format!("qemu {}", a.arch.name()))? {
         Some(Ok(dir)) => println!("perfscope qemu: artifacts in {}", dir.display()),
         Some(Err(e)) => bail!("writing the artifacts to {} failed: {e}", work_dir.display()),
         None => println!("perfscope qemu: no artifacts written"),

@@ -682,23 +682,35 @@ fn a_recorded_trace_session_replays_the_same_analysis() {
     assert_eq!(summary.lost, 0, "{stderr}");
     let live = only_table(&stdout);
 
-    let session = perfscope::store::open_session(&dir.path().join("t.db")).unwrap();
-    let replayed = perfscope::live::host::replay::replay_trace(&session)
-        .unwrap()
-        .expect("a trace session replays");
-    assert_eq!(replayed.events as u64, summary.events);
+    // The session replayed through the engine, as `perfscope open t.db` does.
+    let feed = perfscope::feeds::replay::ReplayFeed::open(&dir.path().join("t.db")).unwrap();
+    let mut engine = perfscope::batch::headless::run(
+        Box::new(feed),
+        perfscope::batch::headless::Headless {
+            selection: perfscope::model::Selection::all(),
+            export: None,
+            recording: None,
+            progress: None,
+        },
+        &mut [],
+    )
+    .unwrap()
+    .engine;
+    assert_eq!(engine.state.stats.events, summary.events);
+    let snapshot = engine.snapshot();
+    let replayed = snapshot.analysis.as_ref().expect("a trace session replays");
     let read = replayed
         .series
         .iter()
         .find(|s| s.name == "read(0)")
         .expect("a read(0) series");
-    assert_eq!(read.histogram.count(), 500);
+    assert_eq!(read.stats.histogram.count(), 500);
     // The same events make the same table, row for row, as the live run printed.
-    assert_eq!(replayed.tables.len(), 1);
-    let rows: Vec<Vec<String>> = replayed.tables[0]
+    let rows: Vec<Vec<String>> = replayed
+        .table
         .rows
         .iter()
-        .map(|r| r.split_whitespace().map(str::to_string).collect())
+        .map(|r| r.text.split_whitespace().map(str::to_string).collect())
         .collect();
     assert_eq!(rows, live.rows);
 

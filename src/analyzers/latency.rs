@@ -3,53 +3,8 @@
 
 use std::collections::VecDeque;
 
-use crate::model::histogram::LatencyHistogram;
+pub use crate::model::analysis::LatencyStats;
 use crate::trace::event::{OwnedTraceEvent, TraceEvent};
-
-/// The statistics of one table row: every latency, how many exceeded `--than`, how many
-/// calls failed (syscalls only).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct LatencyStats {
-    pub histogram: LatencyHistogram,
-    /// Latencies strictly above the `--than` threshold (perf-prof: `delta > than`).
-    pub than: u64,
-    /// Syscalls whose return value was an errno (`-4095..=-1`).
-    pub errors: u64,
-}
-
-impl LatencyStats {
-    pub fn record(&mut self, latency_ns: u64, than_ns: Option<u64>) {
-        self.histogram.record(latency_ns);
-        if than_ns.is_some_and(|than| latency_ns > than) {
-            self.than += 1;
-        }
-    }
-
-    pub fn merge(&mut self, other: &LatencyStats) {
-        self.histogram.merge(&other.histogram);
-        self.than += other.than;
-        self.errors += other.errors;
-    }
-
-    pub fn calls(&self) -> u64 {
-        self.histogram.count()
-    }
-
-    /// Sum of all latencies (saturating at `u64::MAX` ns, 584 years).
-    pub fn total_ns(&self) -> u64 {
-        u64::try_from(self.histogram.sum()).unwrap_or(u64::MAX)
-    }
-
-    /// The mean as perf-prof computes it: integer `sum / n` in ns.
-    pub fn avg_ns(&self) -> u64 {
-        self.total_ns().checked_div(self.calls()).unwrap_or(0)
-    }
-
-    /// The `than(reqs)` percentage: integer `than * 100 / n`, as perf-prof prints it.
-    pub fn than_percent(&self) -> u64 {
-        self.than * 100 / self.calls().max(1)
-    }
-}
 
 /// `errno` returns: the kernel's `IS_ERR_VALUE` range.
 pub fn is_error_return(ret: i64) -> bool {

@@ -6,16 +6,20 @@
 //! opened events (looking up the few [`FieldLayout`]s it needs, so per event only those
 //! fields are read), then fed events in timestamp order. [`Analyzer::lost`] discards the
 //! pending state a lost-records range may have corrupted, as perf-prof does.
-//! [`Analyzer::snapshot`] gives the cumulative table (what the TUI shows);
-//! [`Analyzer::take_interval`] gives what happened since its last call and starts a new
-//! interval (what `-i` text output prints — perf-prof's statistics are per interval).
+//! [`Analyzer::take_rows`] hands over what happened since its last call as typed, mergeable
+//! rows ([`crate::model::analysis::AnalysisRows`]) and starts over: an analyzer keeps no
+//! history — the engine keeps the rows per time slice, so every live mode and window
+//! applies to them, and `-i` text output prints each interval's rows.
+//! [`Analyzer::tabulate`] puts rows in perf-prof's table order for printing.
 //!
 //! Percentiles come from [`crate::model::histogram::LatencyHistogram`]: log-linear
 //! buckets, so a reported percentile is within 1/128 (half a bucket of at most 1/64 of
 //! its value) of the true nearest-rank percentile; min, max, total, calls and averages are
 //! exact. perf-prof uses a t-digest instead, so its p50/p95/p99 differ in the last digits.
 //!
-//! [`text`] renders the tables exactly as perf-prof prints them.
+//! [`text`] renders the tables exactly as perf-prof prints them; [`present`] shapes rows
+//! for the views. [`session`] is the one face a tracepoint session's analyzer has
+//! (built from [`options::TraceOptions`] and the resolved events, live or replayed).
 //!
 //! [`EventLayout`]: crate::trace::event::EventLayout
 //! [`FieldLayout`]: crate::trace::event::FieldLayout
@@ -23,7 +27,10 @@
 pub mod key;
 pub mod latency;
 pub mod multi_trace;
+pub mod options;
+pub mod present;
 pub mod rundelay;
+pub mod session;
 mod syscall_table;
 pub mod syscalls;
 pub mod text;
@@ -32,11 +39,12 @@ pub mod top;
 #[cfg(test)]
 mod test_events;
 
+use crate::model::analysis::{AnalysisRows, AnalysisSchema};
 use crate::trace::event::TraceEvent;
 
-/// An analyzer: events in (timestamp order), a table out.
+/// An analyzer: events in (timestamp order), rows out.
 pub trait Analyzer {
-    /// What the analyzer reports.
+    /// The analyzer's table, in perf-prof's order.
     type Table;
 
     /// Account one event. Events of no interest to the analyzer are ignored.
@@ -46,11 +54,66 @@ pub trait Analyzer {
     /// may have lost their second one (they would pair with a wrong, later event).
     fn lost(&mut self, from_ns: u64, to_ns: u64);
 
-    /// Everything since the analyzer was built (intervals already taken included).
-    fn snapshot(&self) -> Self::Table;
+    /// The rows since the previous call (or since the start), then a new interval.
+    fn take_rows(&mut self) -> AnalysisRows;
 
-    /// What happened since the previous call (or since the start), then a new interval.
-    fn take_interval(&mut self) -> Self::Table;
+    /// The rows of the current interval, without taking them.
+    fn rows(&self) -> AnalysisRows;
+
+    /// What the rows mean.
+    fn schema(&self) -> AnalysisSchema;
+
+    /// Rows of this analyzer (one interval's, or several merged) as its table.
+    fn tabulate(&self, rows: &AnalysisRows) -> Self::Table;
+}
+
+/// An analyzer with its intervals added up, as the engine adds them: what the tests look
+/// at through `take_interval` (one interval's table) and `snapshot` (all of them).
+#[cfg(test)]
+pub(crate) struct Tabulated<A: Analyzer> {
+    pub inner: A,
+    earlier: Option<AnalysisRows>,
+}
+
+#[cfg(test)]
+impl<A: Analyzer> Tabulated<A> {
+    pub fn new(inner: A) -> Self {
+        Self { inner, earlier: None }
+    }
+
+    /// The interval's table; the interval's rows join the earlier ones.
+    pub fn take_interval(&mut self) -> A::Table {
+        let rows = self.inner.take_rows();
+        match &mut self.earlier {
+            Some(earlier) => earlier.merge(&rows),
+            None => self.earlier = Some(rows.clone()),
+        }
+        self.inner.tabulate(&rows)
+    }
+
+    /// Every interval so far, the current one included.
+    pub fn snapshot(&self) -> A::Table {
+        let current = self.inner.rows();
+        let mut all = self.earlier.clone().unwrap_or_else(|| current.empty_like());
+        all.merge(&current);
+        self.inner.tabulate(&all)
+    }
+}
+
+#[cfg(test)]
+impl<A: Analyzer> std::ops::Deref for Tabulated<A> {
+    type Target = A;
+
+    fn deref(&self) -> &A {
+        &self.inner
+    }
+}
+
+#[cfg(test)]
+impl<A: Analyzer> std::ops::DerefMut for Tabulated<A> {
+    fn deref_mut(&mut self) -> &mut A {
+        &mut self.inner
+    }
 }
 
 /// Setting an analyzer up failed: the opened events are not the ones it needs.

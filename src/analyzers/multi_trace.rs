@@ -20,14 +20,18 @@
 mod config;
 mod tables;
 
+pub use crate::model::analysis::PairNames;
 pub use config::{EventFilter, Implementation, Instance, MultiTraceConfig, StageEvent, UnnecessaryWakeup};
-pub use tables::{DelayRow, DelayTable, MultiTraceTable, PairCount, PairNames, PairTable};
+pub use tables::{DelayRow, DelayTable, MultiTraceTable, PairCount, PairTable};
 
 use rustc_hash::FxHashMap;
 
 use super::key::KeySource;
 use super::latency::{LatencyStats, SlowPair, SlowPairQueue, refill_owned};
 use super::{Analyzer, AnalyzerError};
+use crate::model::analysis::{
+    AnalysisRows, AnalysisSchema, DelaySchema, LatencyKey, LatencyRows, PairRows, PairSchema,
+};
 use crate::trace::event::{EventIndex, EventLayout, FieldLayout, OwnedTraceEvent, TraceEvent};
 
 /// How many unpaired first events are kept between two takes (all are counted).
@@ -119,12 +123,10 @@ pub struct MultiTraceAnalyzer {
     running: Option<Running>,
     keep_events: bool,
     pending: FxHashMap<u64, Pending>,
-    delay: FxHashMap<(u64, usize), LatencyStats>,
-    delay_earlier: FxHashMap<(u64, usize), LatencyStats>,
+    /// The rows since the last take.
+    delay: FxHashMap<LatencyKey, LatencyStats>,
     paired: Vec<u64>,
     unpaired: Vec<u64>,
-    paired_earlier: Vec<u64>,
-    unpaired_earlier: Vec<u64>,
     slow: SlowPairQueue,
     unpaired_list: Vec<OwnedTraceEvent>,
     spare_events: Vec<OwnedTraceEvent>,
@@ -226,9 +228,7 @@ impl MultiTraceAnalyzer {
             keys_are_instances,
             parts,
             paired: vec![0; pairs.len()],
-            paired_earlier: vec![0; pairs.len()],
             unpaired: vec![0; nodes.len()],
-            unpaired_earlier: vec![0; nodes.len()],
             nodes,
             pairs,
             pair_of,
@@ -237,7 +237,6 @@ impl MultiTraceAnalyzer {
             keep_events: config.than_ns.is_some() || implementation == Implementation::Pair,
             pending: FxHashMap::default(),
             delay: FxHashMap::default(),
-            delay_earlier: FxHashMap::default(),
             slow: SlowPairQueue::new(config.slow_pair_capacity),
             unpaired_list: Vec::new(),
             spare_events: Vec::new(),
@@ -373,7 +372,10 @@ impl MultiTraceAnalyzer {
                 let latency = second.time_ns - first.time_ns;
                 let instance = if self.perins { key } else { 0 };
                 self.delay
-                    .entry((instance, pair))
+                    .entry(LatencyKey {
+                        instance,
+                        series: pair as u64,
+                    })
                     .or_default()
                     .record(latency, self.than_ns);
                 if self.than_ns.is_some_and(|than| latency > than) {
@@ -395,21 +397,8 @@ impl MultiTraceAnalyzer {
         }
     }
 
-    fn delay_table(&self, stats: impl Iterator<Item = ((u64, usize), LatencyStats)>) -> DelayTable {
-        let mut rows: Vec<DelayRow> = stats
-            .map(|((instance, pair), stats)| DelayRow {
-                instance: self.perins.then_some(instance),
-                pair,
-                stats,
-            })
-            .collect();
-        rows.sort_by(|a, b| {
-            a.instance
-                .cmp(&b.instance)
-                .then(b.stats.total_ns().cmp(&a.stats.total_ns()))
-                .then(a.pair.cmp(&b.pair))
-        });
-        DelayTable {
+    fn delay_schema(&self) -> DelaySchema {
+        DelaySchema {
             pairs: self
                 .pairs
                 .iter()
@@ -422,29 +411,78 @@ impl MultiTraceAnalyzer {
             key_width: self.key_width,
             comm_column: self.comm_column,
             than_ns: self.than_ns,
-            rows,
         }
     }
 
-    fn pair_table(&self, paired: &[u64], unpaired: &[u64]) -> PairTable {
-        let mut rows = Vec::new();
-        for &first in &self.first_nodes {
-            rows.push(PairCount {
-                first: self.nodes[first].full_name.clone(),
-                second: None,
-                count: unpaired[first],
-            });
-            for (pair, &(a, b)) in self.pairs.iter().enumerate() {
-                if a == first {
-                    rows.push(PairCount {
-                        first: self.nodes[a].full_name.clone(),
-                        second: Some(self.nodes[b].full_name.clone()),
-                        count: paired[pair],
-                    });
-                }
+    fn pair_schema(&self) -> PairSchema {
+        PairSchema {
+            nodes: self.nodes.iter().map(|n| n.full_name.clone()).collect(),
+            pairs: self.pairs.clone(),
+            first_nodes: self.first_nodes.clone(),
+        }
+    }
+}
+
+/// The delay table of `rows`: by instance (with `--perins`), then total time, largest
+/// first, then pair.
+pub fn delay_table(schema: &DelaySchema, rows: &LatencyRows) -> DelayTable {
+    let perins = schema.key_header.is_some();
+    let mut table: Vec<DelayRow> = rows
+        .rows
+        .iter()
+        .map(|(key, stats)| DelayRow {
+            instance: perins.then_some(key.instance),
+            pair: usize::try_from(key.series).unwrap_or(usize::MAX),
+            stats: stats.clone(),
+        })
+        .collect();
+    table.sort_by(|a, b| {
+        a.instance
+            .cmp(&b.instance)
+            .then(b.stats.total_ns().cmp(&a.stats.total_ns()))
+            .then(a.pair.cmp(&b.pair))
+    });
+    DelayTable {
+        pairs: schema.pairs.clone(),
+        key_header: schema.key_header.clone(),
+        key_width: schema.key_width,
+        comm_column: schema.comm_column,
+        than_ns: schema.than_ns,
+        rows: table,
+    }
+}
+
+/// The pair lines of `rows`: per first event its unpaired line, then its pairs.
+pub fn pair_table(schema: &PairSchema, rows: &PairRows) -> PairTable {
+    let count = |v: &[u64], i: usize| v.get(i).copied().unwrap_or(0);
+    let mut table = Vec::new();
+    for &first in &schema.first_nodes {
+        table.push(PairCount {
+            first: schema.nodes[first].clone(),
+            second: None,
+            count: count(&rows.unpaired, first),
+        });
+        for (pair, &(a, b)) in schema.pairs.iter().enumerate() {
+            if a == first {
+                table.push(PairCount {
+                    first: schema.nodes[a].clone(),
+                    second: Some(schema.nodes[b].clone()),
+                    count: count(&rows.paired, pair),
+                });
             }
         }
-        PairTable { rows }
+    }
+    PairTable { rows: table }
+}
+
+/// A multi-trace table of `rows` as `schema` says (delay or pairs).
+pub fn multi_trace_table(schema: &AnalysisSchema, rows: &AnalysisRows) -> Option<MultiTraceTable> {
+    match (schema, rows) {
+        (AnalysisSchema::Delay(s), AnalysisRows::Latency(r)) => {
+            Some(MultiTraceTable::Delay(delay_table(s, r)))
+        }
+        (AnalysisSchema::Pairs(s), AnalysisRows::Pairs(r)) => Some(MultiTraceTable::Pair(pair_table(s, r))),
+        _ => None,
     }
 }
 
@@ -477,45 +515,50 @@ impl Analyzer for MultiTraceAnalyzer {
         }
     }
 
-    fn snapshot(&self) -> MultiTraceTable {
+    fn take_rows(&mut self) -> AnalysisRows {
         match self.implementation {
-            Implementation::Delay => {
-                let mut all = self.delay_earlier.clone();
-                for (key, stats) in &self.delay {
-                    all.entry(*key).or_default().merge(stats);
-                }
-                MultiTraceTable::Delay(self.delay_table(all.into_iter()))
-            }
+            Implementation::Delay => AnalysisRows::Latency(LatencyRows {
+                rows: std::mem::take(&mut self.delay),
+            }),
             Implementation::Pair => {
-                let sum = |a: &[u64], b: &[u64]| a.iter().zip(b).map(|(x, y)| x + y).collect::<Vec<_>>();
-                MultiTraceTable::Pair(self.pair_table(
-                    &sum(&self.paired, &self.paired_earlier),
-                    &sum(&self.unpaired, &self.unpaired_earlier),
-                ))
+                let zero_paired = vec![0; self.paired.len()];
+                let zero_unpaired = vec![0; self.unpaired.len()];
+                AnalysisRows::Pairs(PairRows {
+                    paired: std::mem::replace(&mut self.paired, zero_paired),
+                    unpaired: std::mem::replace(&mut self.unpaired, zero_unpaired),
+                })
             }
         }
     }
 
-    fn take_interval(&mut self) -> MultiTraceTable {
+    fn rows(&self) -> AnalysisRows {
         match self.implementation {
+            Implementation::Delay => AnalysisRows::Latency(LatencyRows {
+                rows: self.delay.clone(),
+            }),
+            Implementation::Pair => AnalysisRows::Pairs(PairRows {
+                paired: self.paired.clone(),
+                unpaired: self.unpaired.clone(),
+            }),
+        }
+    }
+
+    fn schema(&self) -> AnalysisSchema {
+        match self.implementation {
+            Implementation::Delay => AnalysisSchema::Delay(self.delay_schema()),
+            Implementation::Pair => AnalysisSchema::Pairs(self.pair_schema()),
+        }
+    }
+
+    fn tabulate(&self, rows: &AnalysisRows) -> MultiTraceTable {
+        multi_trace_table(&self.schema(), rows).unwrap_or_else(|| match self.implementation {
             Implementation::Delay => {
-                let interval = std::mem::take(&mut self.delay);
-                for (key, stats) in &interval {
-                    self.delay_earlier.entry(*key).or_default().merge(stats);
-                }
-                MultiTraceTable::Delay(self.delay_table(interval.into_iter()))
+                MultiTraceTable::Delay(delay_table(&self.delay_schema(), &LatencyRows::default()))
             }
             Implementation::Pair => {
-                let table = self.pair_table(&self.paired, &self.unpaired);
-                for (e, n) in self.paired_earlier.iter_mut().zip(&mut self.paired) {
-                    *e += std::mem::take(n);
-                }
-                for (e, n) in self.unpaired_earlier.iter_mut().zip(&mut self.unpaired) {
-                    *e += std::mem::take(n);
-                }
-                MultiTraceTable::Pair(table)
+                MultiTraceTable::Pair(pair_table(&self.pair_schema(), &PairRows::default()))
             }
-        }
+        })
     }
 }
 

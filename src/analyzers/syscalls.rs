@@ -12,6 +12,7 @@ use rustc_hash::FxHashMap;
 
 use super::latency::{LatencyStats, SlowPair, SlowPairQueue, is_error_return, refill_owned};
 use super::{Analyzer, AnalyzerError};
+use crate::model::analysis::{AnalysisRows, AnalysisSchema, LatencyKey, LatencyRows, SyscallsSchema};
 use crate::trace::event::{EventIndex, EventLayout, FieldLayout, OwnedTraceEvent, TraceEvent};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -62,8 +63,6 @@ impl SyscallTable {
     }
 }
 
-type RowKey = (u32, u64);
-
 struct Pending {
     time_ns: u64,
     id: u64,
@@ -80,9 +79,8 @@ pub struct SyscallsAnalyzer {
     exit_ret: FieldLayout,
     process_free: Option<(EventIndex, FieldLayout)>,
     pending: FxHashMap<u32, Pending>,
-    interval: FxHashMap<RowKey, LatencyStats>,
-    /// Intervals already taken, merged (the cumulative view is this plus `interval`).
-    earlier: FxHashMap<RowKey, LatencyStats>,
+    /// The rows since the last take.
+    interval: FxHashMap<LatencyKey, LatencyStats>,
     slow: SlowPairQueue,
 }
 
@@ -126,7 +124,6 @@ impl SyscallsAnalyzer {
             process_free,
             pending: FxHashMap::default(),
             interval: FxHashMap::default(),
-            earlier: FxHashMap::default(),
             slow: SlowPairQueue::new(config.slow_pair_capacity),
             config,
         })
@@ -192,7 +189,7 @@ impl SyscallsAnalyzer {
         }
         let latency = event.time_ns - enter_ns;
         let thread = if self.config.perins { event.tid } else { 0 };
-        let stats = self.interval.entry((thread, id)).or_default();
+        let stats = self.interval.entry(row_key(thread, id)).or_default();
         stats.record(latency, self.config.than_ns);
         if self.exit_ret.read_i64(event.raw).is_some_and(is_error_return) {
             stats.errors += 1;
@@ -226,7 +223,7 @@ impl SyscallsAnalyzer {
         let latency = event.time_ns - pending.time_ns;
         let thread = if self.config.perins { pid } else { 0 };
         self.interval
-            .entry((thread, pending.id))
+            .entry(row_key(thread, pending.id))
             .or_default()
             .record(latency, self.config.than_ns);
         if self.config.than_ns.is_some_and(|than| latency > than) {
@@ -242,25 +239,45 @@ impl SyscallsAnalyzer {
         }
     }
 
-    fn table(&self, stats: impl Iterator<Item = (RowKey, LatencyStats)>) -> SyscallTable {
-        let mut rows: Vec<SyscallRow> = stats
-            .map(|((thread, id), stats)| SyscallRow {
-                thread: self.config.perins.then_some(thread),
-                id,
-                stats,
-            })
-            .collect();
-        rows.sort_by(|a, b| {
-            a.thread
-                .cmp(&b.thread)
-                .then(b.stats.total_ns().cmp(&a.stats.total_ns()))
-                .then(a.id.cmp(&b.id))
-        });
-        SyscallTable {
+    fn schema_of(&self) -> SyscallsSchema {
+        SyscallsSchema {
             perins: self.config.perins,
             than_ns: self.config.than_ns,
-            rows,
         }
+    }
+}
+
+fn row_key(thread: u32, id: u64) -> LatencyKey {
+    LatencyKey {
+        instance: u64::from(thread),
+        series: id,
+    }
+}
+
+/// The table of `rows`, in perf-prof's order: by thread (with `--perins`), then by total
+/// time, largest first, then by syscall id.
+pub fn syscall_table(schema: &SyscallsSchema, rows: &LatencyRows) -> SyscallTable {
+    let mut table: Vec<SyscallRow> = rows
+        .rows
+        .iter()
+        .map(|(key, stats)| SyscallRow {
+            thread: schema
+                .perins
+                .then(|| u32::try_from(key.instance).unwrap_or(u32::MAX)),
+            id: key.series,
+            stats: stats.clone(),
+        })
+        .collect();
+    table.sort_by(|a, b| {
+        a.thread
+            .cmp(&b.thread)
+            .then(b.stats.total_ns().cmp(&a.stats.total_ns()))
+            .then(a.id.cmp(&b.id))
+    });
+    SyscallTable {
+        perins: schema.perins,
+        than_ns: schema.than_ns,
+        rows: table,
     }
 }
 
@@ -289,20 +306,27 @@ impl Analyzer for SyscallsAnalyzer {
             .retain(|_, p| p.time_ns == u64::MAX || p.time_ns >= to_ns);
     }
 
-    fn snapshot(&self) -> SyscallTable {
-        let mut all = self.earlier.clone();
-        for (key, stats) in &self.interval {
-            all.entry(*key).or_default().merge(stats);
-        }
-        self.table(all.into_iter())
+    fn take_rows(&mut self) -> AnalysisRows {
+        AnalysisRows::Latency(LatencyRows {
+            rows: std::mem::take(&mut self.interval),
+        })
     }
 
-    fn take_interval(&mut self) -> SyscallTable {
-        let interval = std::mem::take(&mut self.interval);
-        for (key, stats) in &interval {
-            self.earlier.entry(*key).or_default().merge(stats);
+    fn rows(&self) -> AnalysisRows {
+        AnalysisRows::Latency(LatencyRows {
+            rows: self.interval.clone(),
+        })
+    }
+
+    fn schema(&self) -> AnalysisSchema {
+        AnalysisSchema::Syscalls(self.schema_of())
+    }
+
+    fn tabulate(&self, rows: &AnalysisRows) -> SyscallTable {
+        match rows {
+            AnalysisRows::Latency(rows) => syscall_table(&self.schema_of(), rows),
+            _ => syscall_table(&self.schema_of(), &LatencyRows::default()),
         }
-        self.table(interval.into_iter())
     }
 }
 

@@ -30,6 +30,9 @@ pub use pair_lines::pair_lines;
 pub use top_table::{TopText, top_table};
 pub use wall_clock::WallClock;
 
+use crate::model::analysis::{AnalysisInfo, AnalysisRows, AnalysisSchema};
+use crate::model::threads::ThreadNames;
+
 /// How tables are printed.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct TextStyle {
@@ -48,6 +51,56 @@ impl Default for TextStyle {
     }
 }
 
+/// The perf-prof text of an analysis's `rows` (one interval's, or several merged).
+/// `events_total`: top's title counts events over the whole run, as perf-prof; `None`
+/// counts those of `rows`.
+pub fn analysis_text(
+    info: &AnalysisInfo,
+    rows: &AnalysisRows,
+    wall: &WallClock,
+    names: &ThreadNames,
+    style: TextStyle,
+    events_total: Option<u64>,
+) -> String {
+    let comm_of = |tid: u32| names.name(tid);
+    match (&info.schema, rows) {
+        (AnalysisSchema::Syscalls(schema), AnalysisRows::Latency(rows)) => syscall_table(
+            &crate::analyzers::syscalls::syscall_table(schema, rows),
+            wall,
+            &comm_of,
+            style,
+        ),
+        (AnalysisSchema::Delay(schema), AnalysisRows::Latency(rows)) => delay_table(
+            &crate::analyzers::multi_trace::delay_table(schema, rows),
+            wall,
+            &comm_of,
+            style,
+        ),
+        (AnalysisSchema::Pairs(schema), AnalysisRows::Pairs(rows)) => {
+            pair_lines(&crate::analyzers::multi_trace::pair_table(schema, rows), wall)
+        }
+        (AnalysisSchema::Top(schema), AnalysisRows::Top(rows)) => {
+            let mut table = crate::analyzers::top::top_table(schema, rows);
+            if let Some(total) = events_total {
+                table.events_total = total;
+            }
+            let printkey = schema.printkey.as_ref().map(|p| p.0.clone());
+            let printkey_fn = |key: u64| printkey.as_ref().map(|p| p(key)).unwrap_or_default();
+            let printkey_ref: &dyn Fn(u64) -> String = &printkey_fn;
+            top_table(
+                &table,
+                wall,
+                &TopText {
+                    program: "perfscope",
+                    comm_of: &comm_of,
+                    printkey: printkey.is_some().then_some(printkey_ref),
+                },
+            )
+        }
+        _ => String::new(),
+    }
+}
+
 /// A multi-trace table as perf-prof prints it: the delay table, or the pair lines.
 pub fn multi_trace_text(
     table: &crate::analyzers::multi_trace::MultiTraceTable,
@@ -63,7 +116,7 @@ pub fn multi_trace_text(
 }
 
 /// perf-prof's name for a pid the comm cache does not know.
-pub const UNKNOWN_COMM: &str = "<...>";
+pub const UNKNOWN_COMM: &str = crate::model::threads::UNKNOWN_THREAD;
 
 /// `ns` as perf-prof prints latencies: microseconds, `%.3f`.
 fn us(ns: u64) -> String {

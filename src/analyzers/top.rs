@@ -5,10 +5,9 @@
 //! then the key. Statistics are per interval, except the event count of the title line,
 //! which perf-prof keeps over the whole run.
 
-use rustc_hash::FxHashMap;
-
 use super::key::KeySource;
 use super::{Analyzer, AnalyzerError};
+use crate::model::analysis::{AnalysisRows, AnalysisSchema, TopCells, TopKey, TopRows, TopSchema};
 use crate::trace::event::{EventIndex, TraceEvent};
 
 /// A string read from an event (`comm=EXPR`: `comm`, `prev_comm`, `ksymbol(function)`).
@@ -93,17 +92,6 @@ pub struct TopTable {
     pub events_total: u64,
 }
 
-#[derive(Clone, PartialEq, Eq, Hash)]
-enum RowKey {
-    Key(u64),
-    Comm(String),
-}
-
-struct Row {
-    comm: Option<String>,
-    values: Vec<u64>,
-}
-
 struct Event {
     key: Option<KeySource>,
     comm: Option<CommSource>,
@@ -123,8 +111,9 @@ pub struct TopAnalyzer {
     column_headers: Vec<String>,
     /// Sort priority: top-by columns in order, then the others in order.
     sort_order: Vec<usize>,
-    rows: FxHashMap<RowKey, Row>,
-    earlier: FxHashMap<RowKey, Row>,
+    /// The rows since the last take, and the events they were made of.
+    rows: TopRows,
+    /// Events since the start: perf-prof's title counts them all, interval or not.
     events_total: u64,
 }
 
@@ -187,59 +176,57 @@ impl TopAnalyzer {
             pid_comm: config.pid_comm,
             column_headers,
             sort_order: sort_by,
-            rows: FxHashMap::default(),
-            earlier: FxHashMap::default(),
+            rows: TopRows::default(),
             events_total: 0,
         })
     }
 
-    fn table<'a>(&self, rows: impl Iterator<Item = (&'a RowKey, &'a Row)>) -> TopTable {
-        let mut rows: Vec<(TopRow, Option<&str>)> = rows
-            .map(|(key, row)| {
-                let (key, name) = match key {
-                    RowKey::Key(k) => (*k, None),
-                    RowKey::Comm(c) => (0, Some(c.as_str())),
-                };
-                let comm = name.map(str::to_string).or_else(|| row.comm.clone());
-                (
-                    TopRow {
-                        key,
-                        comm,
-                        values: row.values.clone(),
-                    },
-                    name,
-                )
-            })
-            .collect();
-        rows.sort_by(|(a, an), (b, bn)| {
-            self.sort_order
-                .iter()
-                .map(|&c| b.values[c].cmp(&a.values[c]))
-                .find(|o| o.is_ne())
-                .unwrap_or(std::cmp::Ordering::Equal)
-                .then(a.key.cmp(&b.key))
-                .then(an.cmp(bn))
-        });
-        TopTable {
+    fn schema_of(&self) -> TopSchema {
+        TopSchema {
             key_header: self.key_header.clone(),
             comm_header: self.comm_header.clone(),
             comm_from_pid: self.comm_from_pid,
             column_headers: self.column_headers.clone(),
-            rows: rows.into_iter().map(|(row, _)| row).collect(),
-            events_total: self.events_total,
+            sort_order: self.sort_order.clone(),
+            printkey: None,
         }
     }
 }
 
-fn merge_into(into: &mut FxHashMap<RowKey, Row>, from: &FxHashMap<RowKey, Row>) {
-    for (key, row) in from {
-        let target = into.entry(key.clone()).or_insert_with(|| Row {
-            comm: row.comm.clone(),
-            values: vec![0; row.values.len()],
-        });
-        for (t, v) in target.values.iter_mut().zip(&row.values) {
-            *t = t.wrapping_add(*v);
-        }
+/// The top table of `rows`: by the `top-by` columns (largest first, in declaration order),
+/// then the other columns, then the key.
+pub fn top_table(schema: &TopSchema, rows: &TopRows) -> TopTable {
+    let mut table: Vec<(TopRow, Option<&str>)> = rows
+        .rows
+        .iter()
+        .map(|(key, cells)| {
+            let (key, name) = match key {
+                TopKey::Key(k) => (*k, None),
+                TopKey::Comm(c) => (0, Some(c.as_str())),
+            };
+            let comm = name.map(str::to_string).or_else(|| cells.comm.clone());
+            let mut values = cells.values.clone();
+            values.resize(schema.column_headers.len(), 0);
+            (TopRow { key, comm, values }, name)
+        })
+        .collect();
+    table.sort_by(|(a, an), (b, bn)| {
+        schema
+            .sort_order
+            .iter()
+            .map(|&c| b.values[c].cmp(&a.values[c]))
+            .find(|o| o.is_ne())
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(a.key.cmp(&b.key))
+            .then(an.cmp(bn))
+    });
+    TopTable {
+        key_header: schema.key_header.clone(),
+        comm_header: schema.comm_header.clone(),
+        comm_from_pid: schema.comm_from_pid,
+        column_headers: schema.column_headers.clone(),
+        rows: table.into_iter().map(|(row, _)| row).collect(),
+        events_total: rows.events,
     }
 }
 
@@ -255,18 +242,19 @@ impl Analyzer for TopAnalyzer {
                 Some(comm) => comm(event),
                 None => self.pid_comm.as_ref().and_then(|lookup| lookup(event.tid)),
             };
-            RowKey::Comm(name.unwrap_or_else(|| "<...>".into()))
+            TopKey::Comm(name.unwrap_or_else(|| "<...>".into()))
         } else {
             let key = match &spec.key {
                 Some(source) => source.read(event),
                 None => Some(u64::from(event.tid)),
             };
             let Some(key) = key else { return };
-            RowKey::Key(key)
+            TopKey::Key(key)
         };
+        self.rows.events += 1;
         self.events_total += 1;
         let columns = self.column_headers.len();
-        let row = self.rows.entry(row_key).or_insert_with(|| Row {
+        let row = self.rows.rows.entry(row_key).or_insert_with(|| TopCells {
             // Named once per row and interval: no string per event.
             comm: spec.comm.as_ref().and_then(|comm| comm(event)),
             values: vec![0; columns],
@@ -288,17 +276,25 @@ impl Analyzer for TopAnalyzer {
         // Sums have no pending state: a hole only makes them smaller.
     }
 
-    fn snapshot(&self) -> TopTable {
-        let mut all: FxHashMap<RowKey, Row> = FxHashMap::default();
-        merge_into(&mut all, &self.earlier);
-        merge_into(&mut all, &self.rows);
-        self.table(all.iter())
+    fn take_rows(&mut self) -> AnalysisRows {
+        AnalysisRows::Top(std::mem::take(&mut self.rows))
     }
 
-    fn take_interval(&mut self) -> TopTable {
-        let table = self.table(self.rows.iter());
-        let rows = std::mem::take(&mut self.rows);
-        merge_into(&mut self.earlier, &rows);
+    fn rows(&self) -> AnalysisRows {
+        AnalysisRows::Top(self.rows.clone())
+    }
+
+    fn schema(&self) -> AnalysisSchema {
+        AnalysisSchema::Top(self.schema_of())
+    }
+
+    /// The table of `rows`, titled with the events since the start (as perf-prof).
+    fn tabulate(&self, rows: &AnalysisRows) -> TopTable {
+        let mut table = match rows {
+            AnalysisRows::Top(rows) => top_table(&self.schema_of(), rows),
+            _ => top_table(&self.schema_of(), &TopRows::default()),
+        };
+        table.events_total = self.events_total;
         table
     }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use ratatui::crossterm::event::{self, Event, KeyEvent, KeyEventKind, MouseEvent};
 
-use crate::live::worker::ModelEvent;
+use crate::engine::thread::ModelEvent;
 
 /// One thing that happened.
 #[derive(Debug)]

@@ -1,5 +1,5 @@
 //! Start the TUI on the real terminal: input and signal threads, the model thread over a
-//! source, the loop, and the terminal restored however the loop ends.
+//! feed, the loop, and the terminal restored however the loop ends.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -7,7 +7,7 @@ use std::sync::mpsc::channel;
 
 use anyhow::Context;
 
-use crate::live::source::Source;
+use crate::feeds::Feed;
 
 use super::event::{spawn_input_thread, spawn_signal_thread};
 use super::terminal::TerminalGuard;
@@ -17,7 +17,7 @@ use super::{App, AppConfig};
 /// export (the export key, or the automatic one of a QEMU run).
 pub fn run_tui(
     config: AppConfig,
-    source: Box<dyn Source>,
+    feed: Box<dyn Feed>,
     source_name: &str,
 ) -> anyhow::Result<Option<Result<std::path::PathBuf, String>>> {
     let mouse = config.mouse;
@@ -26,7 +26,7 @@ pub fn run_tui(
     let mut guard = TerminalGuard::enter(mouse).context("cannot start the terminal UI")?;
     let stop = Arc::new(AtomicBool::new(false));
     spawn_input_thread(tx.clone(), stop.clone());
-    let mut app = App::new(config, source, source_name, tx);
+    let mut app = App::new(config, feed, source_name, tx)?;
     let result = app.run(&mut guard.terminal, &rx);
     stop.store(true, Ordering::Relaxed);
     // Leave the alternate screen first: stopping a QEMU run can take a few seconds.

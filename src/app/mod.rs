@@ -22,12 +22,13 @@ use regex::Regex;
 
 use crate::config::keymap::Keymap;
 use crate::config::{Action, KeyContext, Theme};
-use crate::live::build::Wants;
-use crate::live::export::ExportRequest;
-use crate::live::source::Source;
-use crate::live::worker::{Command, ModelEvent, ModelHandle, ModelOptions, spawn};
-use crate::live::{LiveMode, Snapshot};
+use crate::engine::export::ExportRequest;
+use crate::engine::thread::{Command, ModelEvent, ModelHandle, ModelOptions, spawn};
+use crate::engine::{EngineOptions, LiveMode, SlicePolicy, Snapshot};
+use crate::feeds::Feed;
+use crate::model::aggregate::Wants;
 use crate::model::{Focus, Selection};
+use crate::store::Recorder;
 use crate::views::calltree::CallTreeView;
 use crate::views::console::ConsoleView;
 use crate::views::flamegraph::FlameGraphView;
@@ -64,6 +65,15 @@ pub struct AppConfig {
     pub initial_view: ViewKind,
     /// Write the artifact set when the source finishes or the app quits (`perfscope qemu`).
     pub export_on_finish: Option<ExportRequest>,
+    /// `--record`: every update also goes to this session file.
+    pub recording: Option<Recorder>,
+}
+
+impl AppConfig {
+    /// How the engine keeps this session's slices: the sliding window's span stays fine.
+    pub fn slice_policy(&self) -> SlicePolicy {
+        SlicePolicy::live(crate::model::units::seconds_to_ns(self.sliding_seconds))
+    }
 }
 
 /// What the input line is typing for.
@@ -113,25 +123,30 @@ pub struct App {
 }
 
 impl App {
-    /// Start the model thread over `source`; its events arrive on `events`.
+    /// Start the model thread over `feed`; its events arrive on `events`.
     pub fn new(
-        config: AppConfig,
-        source: Box<dyn Source>,
+        mut config: AppConfig,
+        feed: Box<dyn Feed>,
         source_name: &str,
         events: Sender<AppEvent>,
-    ) -> App {
+    ) -> anyhow::Result<App> {
         let model = spawn(
-            source,
+            feed,
             ModelOptions {
-                selection: config.selection.clone(),
-                mode: config.mode,
-                refresh: config.refresh,
+                engine: EngineOptions {
+                    policy: config.slice_policy(),
+                    selection: config.selection.clone(),
+                    mode: config.mode,
+                    refresh: config.refresh,
+                    recording: config.recording.take(),
+                },
                 export_on_finish: config.export_on_finish.clone(),
             },
             move |e| {
                 let _ = events.send(AppEvent::Model(e));
             },
-        );
+        )
+        .map_err(|e| anyhow::anyhow!("cannot start the model thread: {e}"))?;
         let views: Vec<Box<dyn View>> = vec![
             Box::new(HotspotsView::new()),
             Box::new(FlameGraphView::new()),
@@ -172,7 +187,7 @@ impl App {
             quit: false,
         };
         app.update_wants();
-        app
+        Ok(app)
     }
 
     /// Run `f` on the active view with a context (the borrow dance in one place).
@@ -215,7 +230,7 @@ impl App {
                             .find(|(l, _)| l == "work_dir")
                             .map(|(_, p)| p.clone())
                             .unwrap_or_else(|| self.config.export.out_dir.clone());
-                        let text = format!("exported {} files to {}", set.files.len(), dir.display());
+                        let text = format!("exported {} files to {}", set.file_count(), dir.display());
                         self.last_export = Some(dir);
                         text
                     }

@@ -5,12 +5,15 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
+use crate::engine::Snapshot;
 use crate::export::svg::{self, SvgOptions};
 use crate::export::write_file;
-use crate::ingest::open::{Input, OpenOptions, open};
+use crate::feeds::file::{FileFeed, Input, OpenOptions};
 use crate::model::diff::{DiffStack, diff_stacks};
-use crate::model::{Hotspots, Profile, ProfileDiff, Selection, StackTrie};
+use crate::model::{PhaseMarkers, ProfileDiff, Selection};
 use crate::sources::folded::format_line;
+
+use super::headless::{self, Headless};
 
 /// Options of `perfscope diff`.
 #[derive(Clone, Debug)]
@@ -31,14 +34,12 @@ pub struct DiffOutcome {
 }
 
 pub fn run(options: &DiffOptions) -> anyhow::Result<DiffOutcome> {
-    let a = open(&options.baseline, &options.open, &mut |_, _| {}).context("baseline")?;
-    let b = open(&options.compare, &options.open, &mut |_, _| {}).context("comparison")?;
-    let mut warnings = a.warnings.clone();
-    warnings.extend(b.warnings.iter().cloned());
-    let (ta, ha) = parts(&a.profile);
-    let (tb, hb) = parts(&b.profile);
-    let diff = ProfileDiff::between(&ha, &a.profile.frames, &hb, &b.profile.frames);
-    let stacks = diff_stacks(&ta, &a.profile.frames, &tb, &b.profile.frames);
+    let (a, wa) = whole(&options.baseline, &options.open).context("baseline")?;
+    let (b, wb) = whole(&options.compare, &options.open).context("comparison")?;
+    let mut warnings = wa;
+    warnings.extend(wb);
+    let diff = ProfileDiff::between(&a.hotspots, &a.frames, &b.hotspots, &b.frames);
+    let stacks = diff_stacks(&a.trie, &a.frames, &b.trie, &b.frames);
 
     let mut files = Vec::new();
     let folded_path = options.out_dir.join("diff.folded");
@@ -76,10 +77,25 @@ pub fn run(options: &DiffOptions) -> anyhow::Result<DiffOutcome> {
     })
 }
 
-fn parts(p: &Profile) -> (StackTrie, Hotspots) {
-    let t = StackTrie::from_selection(p, &Selection::all().matcher(p));
-    let h = Hotspots::from_trie(&t, &p.frames);
-    (t, h)
+/// An input read to its end through the engine: everything selected, and its warnings.
+fn whole(input: &Input, open: &OpenOptions) -> anyhow::Result<(Snapshot, Vec<String>)> {
+    let feed = FileFeed::new(input.clone(), open.clone(), None, PhaseMarkers::default());
+    let outcome = headless::run(
+        Box::new(feed),
+        Headless {
+            selection: Selection::all(),
+            export: None,
+            recording: None,
+            progress: None,
+        },
+        &mut [],
+    )?;
+    if let Some(e) = outcome.error {
+        anyhow::bail!(e);
+    }
+    let mut engine = outcome.engine;
+    let warnings = engine.state.provenance.warnings.clone();
+    Ok((engine.snapshot(), warnings))
 }
 
 fn display(input: &Input) -> String {

@@ -1,60 +1,68 @@
-//! `perfscope report`: open a recorded input and write the full artifact set.
+//! `perfscope report`: a recorded input (qperf.bin, folded file, session file) run through
+//! the engine to its end, and the full artifact set written.
 
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
 use serde_json::json;
 
-use crate::export::artifacts::{
-    self, ArtifactOptions, ArtifactSet, ArtifactSource, FlamegraphKind, StackFormat,
-};
-use crate::ingest::open::{Input, OpenOptions, open};
-use crate::model::{Focus, WindowInfo};
+use crate::engine::export::ExportRequest;
+use crate::export::artifacts::{ArtifactOptions, ArtifactSet, markers_from_secs};
+use crate::feeds::Feed;
+use crate::feeds::file::{FileFeed, Input, OpenOptions};
+use crate::feeds::replay::ReplayFeed;
+use crate::model::{Focus, Selection};
 use crate::symbols::SymbolStyle;
 
-use super::progress::Progress;
+use super::headless::{self, Headless};
 
-/// Options of `perfscope report` (the CLI's flags, parsed).
+/// What to read.
+#[derive(Clone, Debug)]
+pub enum ReportInput {
+    File(Input),
+    /// A recorded session (`--record FILE.db`).
+    Session(PathBuf),
+}
+
+/// Options of `perfscope report` (and `open --no-tui`): the input, the window, and the
+/// artifact flags every input kind honours.
 #[derive(Clone, Debug)]
 pub struct ReportOptions {
-    pub input: Input,
+    pub input: ReportInput,
     pub out_dir: PathBuf,
     pub arch: Option<String>,
-    pub format: StackFormat,
-    pub flamegraph_kind: FlamegraphKind,
     pub symbol_style: SymbolStyle,
+    pub kernel_filter: bool,
     pub focus: Option<String>,
     pub start_sec: Option<f64>,
     pub stop_sec: Option<f64>,
-    pub kernel_filter: bool,
     pub no_truncate: bool,
-    pub min_percent: f64,
-    pub top: usize,
+    pub artifacts: ArtifactOptions,
+    /// A console log to show with the input (kept in the session as it is).
+    pub console: Option<PathBuf>,
 }
 
 impl ReportOptions {
-    /// Defaults of `cargo xtask starry perf`: min-percent 0.3, top 80, all formats.
-    pub fn new(input: Input, out_dir: PathBuf) -> Self {
+    pub fn new(input: ReportInput, out_dir: PathBuf) -> Self {
         Self {
             input,
             out_dir,
             arch: None,
-            format: StackFormat::All,
-            flamegraph_kind: FlamegraphKind::Svg,
             symbol_style: SymbolStyle::Full,
+            kernel_filter: false,
             focus: None,
             start_sec: None,
             stop_sec: None,
-            kernel_filter: false,
             no_truncate: false,
-            min_percent: 0.3,
-            top: 80,
+            artifacts: ArtifactOptions::default(),
+            console: None,
         }
     }
 
     fn validate(&self) -> anyhow::Result<Option<Focus>> {
-        if self.min_percent.is_nan() || self.min_percent < 0.0 {
-            bail!("--min-percent must be 0 or more (got {})", self.min_percent);
+        let a = &self.artifacts;
+        if a.min_percent.is_nan() || a.min_percent < 0.0 {
+            bail!("--min-percent must be 0 or more (got {})", a.min_percent);
         }
         for (name, v) in [("--start-sec", self.start_sec), ("--stop-sec", self.stop_sec)] {
             if let Some(v) = v
@@ -68,7 +76,7 @@ impl ReportOptions {
         {
             bail!("--start-sec ({a}) must be less than --stop-sec ({b})");
         }
-        if self.top == 0 {
+        if a.top == 0 {
             bail!("--top must be at least 1");
         }
         self.focus
@@ -82,68 +90,61 @@ impl ReportOptions {
 /// Run the report; returns what was written.
 pub fn run(options: &ReportOptions) -> anyhow::Result<ArtifactSet> {
     let focus = options.validate()?;
-    let mut progress: Option<Progress> = None;
-    let opened = open(
-        &options.input,
-        &OpenOptions {
-            style: options.symbol_style,
-            kernel_filter: options.kernel_filter,
-        },
-        &mut |done, total| {
-            progress
-                .get_or_insert_with(|| Progress::new("decoding", total))
-                .update(done)
-        },
-    )?;
-    drop(progress);
-
-    let arch = options
-        .arch
-        .clone()
-        .or_else(|| opened.profile.info.arch.clone())
-        .unwrap_or_else(|| "unknown".into());
-    let min_percent = if options.no_truncate {
-        0.0
-    } else {
-        options.min_percent
+    let markers = markers_from_secs(options.start_sec, options.stop_sec);
+    let feed: Box<dyn Feed> = match &options.input {
+        ReportInput::File(input) => Box::new(FileFeed::new(
+            input.clone(),
+            OpenOptions {
+                style: options.symbol_style,
+                kernel_filter: options.kernel_filter,
+            },
+            options.console.clone(),
+            markers,
+        )),
+        ReportInput::Session(path) => Box::new(ReplayFeed::open(path)?),
     };
-    let parameters = json!({
-        "format": format!("{:?}", options.format).to_lowercase(),
-        "flamegraph_kind": format!("{:?}", options.flamegraph_kind).to_lowercase(),
+    let mut artifacts = options.artifacts.clone();
+    if options.no_truncate {
+        artifacts.min_percent = 0.0;
+    }
+    artifacts.focus = focus.clone();
+    artifacts.parameters = json!({
+        "format": format!("{:?}", artifacts.format).to_lowercase(),
+        "flamegraph_kind": format!("{:?}", artifacts.flamegraph_kind).to_lowercase(),
         "symbol_style": options.symbol_style.name(),
         "focus": options.focus,
         "start_sec": options.start_sec,
         "stop_sec": options.stop_sec,
         "kernel_filter": options.kernel_filter,
         "no_truncate": options.no_truncate,
-        "min_percent": options.min_percent,
-        "top": options.top,
+        "min_percent": options.artifacts.min_percent,
+        "top": artifacts.top,
     });
-    let artifact_options = ArtifactOptions {
-        out_dir: options.out_dir.clone(),
-        arch,
-        format: options.format,
-        flamegraph_kind: options.flamegraph_kind,
-        focus,
-        markers: artifacts::markers_from_secs(options.start_sec, options.stop_sec),
-        window: WindowInfo::from_seconds(options.start_sec, options.stop_sec),
-        min_percent,
-        top: options.top,
-        parameters,
-        title: "perfscope Flame Graph".into(),
+    // A session file's own markers cut the phases; --start-sec/--stop-sec choose the
+    // window the views (and the main artifacts) look at.
+    let selection = match &options.input {
+        ReportInput::Session(_) => Selection::window(markers.main_window()),
+        ReportInput::File(_) => Selection::all(),
     };
-    let source = ArtifactSource {
-        profile: &opened.profile,
-        facts: &opened.facts,
-        input: opened.input.clone(),
-        plugin_summary: opened
-            .plugin_summary
-            .as_ref()
-            .map(|s| s.entries.clone())
-            .unwrap_or_default(),
-        warnings: opened.warnings.clone(),
-    };
-    Ok(artifacts::write_all(source, &artifact_options)?)
+    let outcome = headless::run(
+        feed,
+        Headless {
+            selection,
+            export: Some(ExportRequest {
+                out_dir: options.out_dir.clone(),
+                arch: options.arch.clone(),
+                artifacts,
+            }),
+            recording: None,
+            progress: Some("decoding"),
+        },
+        &mut [],
+    )?;
+    match (outcome.exported, outcome.error) {
+        (Some(set), _) => Ok(set),
+        (None, Some(e)) => Err(anyhow::anyhow!(e)),
+        (None, None) => bail!("nothing to report"),
+    }
 }
 
 /// The text `perfscope report` prints when it is done.

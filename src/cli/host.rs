@@ -7,9 +7,8 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 
-use crate::live::host::options::{
-    AnalyzerKind, HostRunOptions, HostTarget, RingOptions, SamplingOptions, TraceOptions,
-};
+use crate::analyzers::options::{AnalyzerKind, TraceOptions};
+use crate::feeds::host::options::{HostRunOptions, HostTarget, RingOptions, SamplingOptions};
 
 use super::units::parse_duration_ns;
 use crate::symbols::host::RootFrame;

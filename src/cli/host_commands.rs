@@ -2,18 +2,22 @@
 //! `syscalls`, `rundelay`, `multi-trace` — and what each runs: the TUI over a live host
 //! source, or the `--no-tui` text output.
 
+use std::time::Instant;
+
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 
+use crate::analyzers::options::{AnalyzerKind, TraceOptions};
 use crate::app::launch::run_tui;
-use crate::batch::host_trace::run_trace;
+use crate::batch::headless::{self, Headless};
 use crate::batch::report;
-use crate::batch::session::run_headless;
-use crate::live::export::ExportRequest;
-use crate::live::host::options::{AnalyzerKind, HostRunOptions, SamplingOptions, TraceOptions};
-use crate::live::host::sample_source::HostSampleSource;
-use crate::live::host::trace_source::HostTraceSource;
+use crate::batch::trace_text::IntervalText;
+use crate::engine::export::ExportRequest;
+use crate::feeds::host::options::{HostRunOptions, SamplingOptions};
+use crate::feeds::host::sampling_feed::HostSampleFeed;
+use crate::feeds::host::tracing_feed::HostTraceFeed;
 use crate::model::Selection;
+use crate::store::{Recorder, SessionMeta};
 use crate::views::ViewKind;
 
 use super::host::{HostArgs, ImplArg, MultiTraceArgs, SamplingArgs, TraceArgs};
@@ -114,25 +118,60 @@ pub fn run(command: HostCommand) -> anyhow::Result<()> {
     }
 }
 
+/// `--record FILE.db`: the session file, created before anything starts (a bad path fails
+/// here, not after the run).
+fn recorder(run: &HostRunOptions, kind: &str) -> anyhow::Result<Option<Recorder>> {
+    match &run.record {
+        Some(path) => {
+            let mut meta = SessionMeta::now(kind, &run.target.describe());
+            meta.arch = Some(std::env::consts::ARCH.into());
+            Ok(Some(
+                Recorder::create(path, &meta).with_context(|| format!("--record {}", path.display()))?,
+            ))
+        }
+        None => Ok(None),
+    }
+}
+
+fn export_request(run: &HostRunOptions) -> ExportRequest {
+    ExportRequest {
+        // The same directory a replay of the recorded session (meta `arch`) writes to.
+        arch: Some(std::env::consts::ARCH.into()),
+        ..ExportRequest::new(run.out.clone())
+    }
+}
+
 fn run_sampling(host: &HostArgs, sampling: &SamplingArgs, tui: &TuiArgs) -> anyhow::Result<()> {
     let run = run_options(host)?;
     let options: SamplingOptions = sampling.options().map_err(anyhow::Error::msg)?;
-    let source = HostSampleSource::start(&run, &options)?;
-    let export = ExportRequest {
-        out_dir: run.out.clone(),
-        // The same directory a replay of the recorded session (meta `arch`) writes to.
-        arch: Some(std::env::consts::ARCH.into()),
-    };
+    let recording = recorder(&run, "host")?;
+    let feed = HostSampleFeed::start(&run, &options)?;
+    let export = export_request(&run);
     if host.no_tui {
         if run.duration.is_none() && run.target.workload.is_empty() {
             eprintln!("perfscope: sampling until Ctrl-C (or give --duration S)");
         }
-        let set = run_headless(Box::new(source), Selection::all(), &export, false)?;
-        print!("{}", report::summary(&set, 20));
+        let outcome = headless::run(
+            Box::new(feed),
+            Headless {
+                selection: Selection::all(),
+                export: Some(export),
+                recording,
+                progress: None,
+            },
+            &mut [],
+        )?;
+        if let Some(set) = &outcome.exported {
+            print!("{}", report::summary(set, 20));
+        }
+        if let Some(e) = outcome.error {
+            bail!(e);
+        }
         return Ok(());
     }
-    let config = tui.config(export, Selection::all())?;
-    match run_tui(config, Box::new(source), "host")? {
+    let mut config = tui.config(export, Selection::all())?;
+    config.recording = recording;
+    match run_tui(config, Box::new(feed), "host")? {
         Some(Ok(dir)) => println!("perfscope: artifacts in {}", dir.display()),
         Some(Err(e)) => bail!("writing the artifacts failed: {e}"),
         None => {}
@@ -142,16 +181,36 @@ fn run_sampling(host: &HostArgs, sampling: &SamplingArgs, tui: &TuiArgs) -> anyh
 
 fn run_trace_command(host: &HostArgs, trace: &TraceOptions, tui: &TuiArgs) -> anyhow::Result<()> {
     let run = run_options(host)?;
+    let recording = recorder(&run, "host-trace")?;
+    let feed = HostTraceFeed::start(&run, trace)?;
     if host.no_tui {
-        return run_trace(&run, trace);
+        let started = Instant::now();
+        let mut text = IntervalText::new(std::io::stdout(), trace.interval);
+        let outcome = headless::run(
+            Box::new(feed),
+            Headless {
+                selection: Selection::all(),
+                export: None,
+                recording,
+                progress: None,
+            },
+            &mut [&mut text],
+        )?;
+        let stats = &outcome.engine.state.stats;
+        eprintln!(
+            "perfscope {}: read {} events, lost {} events in {:.2} s",
+            trace.analyzer.name(),
+            stats.events,
+            stats.lost,
+            started.elapsed().as_secs_f64(),
+        );
+        if let Some(e) = outcome.error {
+            bail!(e);
+        }
+        return Ok(());
     }
-    let source = HostTraceSource::start(&run, trace)?;
-    let export = ExportRequest {
-        out_dir: run.out.clone(),
-        // The same directory a replay of the recorded session (meta `arch`) writes to.
-        arch: Some(std::env::consts::ARCH.into()),
-    };
-    let mut config = tui.config(export, Selection::all())?;
+    let mut config = tui.config(export_request(&run), Selection::all())?;
+    config.recording = recording;
     if matches!(tui.view, ViewKind::Flamegraph) {
         // An analyzer has no stacks to draw: its distributions are what there is to see.
         config.initial_view = match trace.analyzer {
@@ -159,6 +218,6 @@ fn run_trace_command(host: &HostArgs, trace: &TraceOptions, tui: &TuiArgs) -> an
             _ => ViewKind::Histogram,
         };
     }
-    run_tui(config, Box::new(source), trace.analyzer.name()).context("the terminal UI failed")?;
+    run_tui(config, Box::new(feed), trace.analyzer.name()).context("the terminal UI failed")?;
     Ok(())
 }

@@ -9,8 +9,8 @@ use clap::{Args, ValueEnum};
 use crate::app::AppConfig;
 use crate::config::keymap::{config_dir, resolve_keymap};
 use crate::config::theme::{detect_color_depth, resolve_theme};
-use crate::live::LiveMode;
-use crate::live::export::ExportRequest;
+use crate::engine::LiveMode;
+use crate::engine::export::ExportRequest;
 use crate::model::Selection;
 use crate::views::ViewKind;
 
@@ -83,6 +83,7 @@ impl TuiArgs {
             },
             initial_view: self.view,
             export_on_finish: None,
+            recording: None,
         })
     }
 }

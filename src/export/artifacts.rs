@@ -1,14 +1,17 @@
-//! The whole artifact set of a run, written from one profile: the main window, the
-//! boot / workload / post phases the markers define, the focus variant, and the reports.
-//! `perfscope report`, the TUI's export key and the QEMU runner all write through here,
-//! so their files agree.
+//! The whole artifact set of a run, written from one session's data: the main window, the
+//! boot / workload / post phases the markers define, the focus variant, the analysis's
+//! tables and distributions, and the reports. Headless runs, the TUI's export key and the
+//! QEMU runner all write through here, so their files agree.
 
 use std::path::PathBuf;
 
 use serde_json::Value;
 
+use crate::model::analysis::AnalysisSnapshot;
+use crate::model::selection::SampleSource;
+use crate::model::threads::ThreadNames;
 use crate::model::{
-    Focus, InputInfo, Phase, PhaseMarkers, Profile, Selection, SourceFacts, TimeWindow, WindowInfo,
+    Focus, InputInfo, InstanceId, Phase, PhaseMarkers, Selection, SourceFacts, TimeWindow, WindowInfo,
 };
 
 use super::layout::{OutputLayout, Variant};
@@ -39,24 +42,41 @@ pub enum FlamegraphKind {
     Folded,
 }
 
-/// What to write and how.
+/// What to write and how: the artifact flags every headless command and the export key
+/// share. The defaults are the reference harness's (min-percent 0.3, top 80, every format).
 #[derive(Clone, Debug)]
 pub struct ArtifactOptions {
-    pub out_dir: PathBuf,
-    pub arch: String,
     pub format: StackFormat,
     pub flamegraph_kind: FlamegraphKind,
+    /// Also write `*.focus.*` variants for this regex.
     pub focus: Option<Focus>,
-    /// Marker times on the sample clock; they make the main window and the phases.
-    pub markers: PhaseMarkers,
-    pub window: WindowInfo,
     /// Flamegraph minimum frame width in percent (0 keeps everything).
     pub min_percent: f64,
+    /// Rows of the hotspot tables.
     pub top: usize,
     /// Recorded in report.json `parameters`.
     pub parameters: Value,
     /// Title of the flamegraphs.
     pub title: String,
+}
+
+/// `--min-percent`'s default.
+pub const DEFAULT_MIN_PERCENT: f64 = 0.3;
+/// `--top`'s default.
+pub const DEFAULT_TOP: usize = 80;
+
+impl Default for ArtifactOptions {
+    fn default() -> Self {
+        Self {
+            format: StackFormat::All,
+            flamegraph_kind: FlamegraphKind::Svg,
+            focus: None,
+            min_percent: DEFAULT_MIN_PERCENT,
+            top: DEFAULT_TOP,
+            parameters: Value::Object(Default::default()),
+            title: "perfscope Flame Graph".into(),
+        }
+    }
 }
 
 impl ArtifactOptions {
@@ -74,7 +94,7 @@ impl ArtifactOptions {
 #[derive(Clone, Debug)]
 pub struct ArtifactSet {
     pub layout: OutputLayout,
-    /// (label, path) of every file written, in writing order.
+    /// (label, path) of the output directories and every file written, in writing order.
     pub files: Vec<(String, PathBuf)>,
     pub total_samples: u64,
     pub top_functions: Vec<FunctionRow>,
@@ -82,18 +102,53 @@ pub struct ArtifactSet {
     pub warnings: Vec<String>,
 }
 
+impl ArtifactSet {
+    /// The files written (the directories are listed in `files` too, for report.json).
+    pub fn file_count(&self) -> usize {
+        self.files
+            .iter()
+            .filter(|(label, _)| !is_directory_label(label))
+            .count()
+    }
+}
+
+/// `files` entries that name a directory, not a file.
+fn is_directory_label(label: &str) -> bool {
+    label == "work_dir" || label == "qperf_dir"
+}
+
 /// The inputs an artifact set is made from.
 pub struct ArtifactSource<'a> {
-    pub profile: &'a Profile,
+    pub samples: &'a dyn SampleSource,
+    /// Only this instance's samples (a view cycled to one CPU / thread).
+    pub instance: Option<InstanceId>,
     pub facts: &'a SourceFacts,
     pub input: InputInfo,
     pub plugin_summary: Vec<(String, String)>,
     pub warnings: Vec<String>,
+    /// The session's analysis over the same selection, when it runs one.
+    pub analysis: Option<AnalysisSnapshot>,
+    pub threads: &'a ThreadNames,
+    /// Files of the run to copy into the qperf directory (`qemu.time.txt`, …).
+    pub extra_files: &'a [(String, Vec<u8>)],
+}
+
+/// Where the set goes and which window it is of.
+pub struct ArtifactTarget<'a> {
+    pub out_dir: &'a std::path::Path,
+    pub arch: &'a str,
+    /// Marker times on the sample clock; they make the main window and the phases.
+    pub markers: PhaseMarkers,
+    pub window: WindowInfo,
 }
 
 /// Write everything.
-pub fn write_all(source: ArtifactSource<'_>, options: &ArtifactOptions) -> Result<ArtifactSet, ExportError> {
-    let layout = OutputLayout::new(&options.out_dir, &options.arch);
+pub fn write_all(
+    source: ArtifactSource<'_>,
+    options: &ArtifactOptions,
+    target: ArtifactTarget<'_>,
+) -> Result<ArtifactSet, ExportError> {
+    let layout = OutputLayout::new(target.out_dir, target.arch);
     layout.remove_stale().map_err(|e| ExportError {
         path: layout.work_dir.clone(),
         source: e,
@@ -103,14 +158,15 @@ pub fn write_all(source: ArtifactSource<'_>, options: &ArtifactOptions) -> Resul
         ("qperf_dir".into(), layout.qperf_dir.clone()),
     ];
     let mut warnings = source.warnings.clone();
-    let profile = source.profile;
-    let main_window = options.markers.main_window();
-    if !main_window.is_all() && !profile.has_timestamps() {
-        warnings.push("input has no timestamps; elapsed-time filtering was not applied".into());
-    }
+    let samples = source.samples;
+    let main_window = target.markers.main_window();
+    let select = |window: TimeWindow| Selection::window(window).with_instance(source.instance);
 
     // Main window.
-    let main = ExportView::new(profile, Selection::window(main_window));
+    let main = ExportView::new(samples, select(main_window));
+    if main.stats.window_without_timestamps {
+        warnings.push("input has no timestamps; elapsed-time filtering was not applied".into());
+    }
     let main_written = write_variant(&main, &layout, Variant::Main, options, source.facts, &mut files)?;
     if options.flamegraph_kind == FlamegraphKind::Html
         && let Some(svg) = &main_written.svg_bytes
@@ -129,7 +185,7 @@ pub fn write_all(source: ArtifactSource<'_>, options: &ArtifactOptions) -> Resul
     // so its files are copies, as the reference writes them.
     let mut variants = Vec::new();
     for phase in Phase::ALL {
-        let Some(window) = options.markers.window(phase) else {
+        let Some(window) = target.markers.window(phase) else {
             continue;
         };
         if window == main_window {
@@ -141,7 +197,7 @@ pub fn write_all(source: ArtifactSource<'_>, options: &ArtifactOptions) -> Resul
             )?);
             continue;
         }
-        let view = ExportView::new(profile, Selection::window(window));
+        let view = ExportView::new(samples, select(window));
         let w = write_variant(
             &view,
             &layout,
@@ -153,10 +209,7 @@ pub fn write_all(source: ArtifactSource<'_>, options: &ArtifactOptions) -> Resul
         variants.push(w.info);
     }
     if let Some(focus) = &options.focus {
-        let view = ExportView::new(
-            profile,
-            Selection::window(main_window).with_focus(Some(focus.clone())),
-        );
+        let view = ExportView::new(samples, select(main_window).with_focus(Some(focus.clone())));
         let w = write_variant(&view, &layout, Variant::Focus, options, source.facts, &mut files)?;
         if w.info.samples == 0 {
             warnings.push(format!(
@@ -167,8 +220,26 @@ pub fn write_all(source: ArtifactSource<'_>, options: &ArtifactOptions) -> Resul
         variants.push(w.info);
     }
 
+    // The analysis: its tables and distributions.
+    let analysis_summary = match &source.analysis {
+        Some(analysis) => Some(super::analysis::write(
+            analysis,
+            source.threads,
+            &layout,
+            &mut files,
+        )?),
+        None => None,
+    };
+
+    // Files of the run.
+    for (name, bytes) in source.extra_files {
+        let path = layout.qperf_dir.join(name);
+        write_file(&path, bytes)?;
+        files.push((name.clone(), path));
+    }
+
     // Window, summary, tables and reports.
-    let mut window = options.window.clone();
+    let mut window = target.window.clone();
     window.boot_samples_excluded = Some(main_written.stats.excluded_before);
     window.post_window_samples_excluded = Some(main_written.stats.excluded_after);
     let window_path = layout.window_json();
@@ -192,7 +263,7 @@ pub fn write_all(source: ArtifactSource<'_>, options: &ArtifactOptions) -> Resul
     files.push(("markdown".into(), md_path.clone()));
 
     let report = Report::new(ReportInput {
-        arch: options.arch.clone(),
+        arch: target.arch.to_string(),
         main: &main,
         stats: &main_written.stats,
         stats_json: main_written.stats_json.clone(),
@@ -205,6 +276,7 @@ pub fn write_all(source: ArtifactSource<'_>, options: &ArtifactOptions) -> Resul
         artifacts: files.clone(),
         top: options.top,
         warnings: warnings.clone(),
+        analysis: analysis_summary,
     });
     write_file(
         &categories_path,
@@ -257,7 +329,7 @@ fn write_variant(
         // Frames narrower than the minimum width are not drawn: fold them into their
         // parents before inferno sees them, so a huge profile stays cheap to render.
         let min_total = (options.min_percent * view.total_weight() as f64 / 100.0).ceil() as u64;
-        let svg_lines: Vec<String> = folded::folded_stacks(&view.trie, &view.profile.frames, min_total)
+        let svg_lines: Vec<String> = folded::folded_stacks(&view.trie, &view.tables.frames, min_total)
             .into_iter()
             .map(|(_, l)| l)
             .collect();
@@ -274,7 +346,7 @@ fn write_variant(
         files.push((label("flamegraph"), paths.svg.clone()));
     }
 
-    let stats = ResolveStats::compute(view);
+    let stats = view.stats.clone();
     let stats_json = stats.to_json(facts, &view.selection.window, view);
     write_json(&paths.stats, &stats_json)?;
     files.push((label("resolve_stats"), paths.stats.clone()));
@@ -348,10 +420,10 @@ fn summary_text(
         "qperf_format_version",
         i.facts.format_version.map_or("none".into(), |v| v.to_string()),
     );
-    put("arch", options.arch.clone());
+    put("arch", i.arch.clone());
     put("input", i.input.path.clone());
     put("input_end", i.input.end.clone());
-    if let Some(f) = i.main.profile.info.frequency_hz {
+    if let Some(f) = i.main.tables.info.frequency_hz {
         put("frequency_hz", f.to_string());
     }
     put(

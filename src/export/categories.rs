@@ -246,7 +246,7 @@ pub fn normalise(frame: &str) -> String {
 /// once, and a node inherits its parent's matches, so a stack is classified in O(1).
 pub fn category_totals(view: &ExportView<'_>, top: usize) -> Vec<CategoryTotal> {
     let trie = &view.trie;
-    let frames = &view.profile.frames;
+    let frames = &view.tables.frames;
     let total = trie.total_weight();
 
     // Distinct normalised names, and what each one matches on its own.
@@ -404,7 +404,7 @@ pub fn to_json(totals: &[CategoryTotal]) -> Value {
 mod tests {
     use super::*;
     use crate::model::Selection;
-    use crate::model::profile::test_support::profile_from;
+    use crate::model::sample_list::test_support::profile_from;
 
     #[test]
     fn normalising_strips_colour_case_and_offsets() {

@@ -93,7 +93,7 @@ pub fn write<S: AsRef<str>>(lines: &[S], path: &Path) -> Result<(), ExportError>
 mod tests {
     use super::*;
     use crate::model::Selection;
-    use crate::model::profile::test_support::profile_from;
+    use crate::model::sample_list::test_support::profile_from;
 
     #[test]
     fn merges_identical_stacks_and_sorts() {
@@ -103,7 +103,7 @@ mod tests {
             (&["main", "b"], 4, None),
             (&["main", "a"], 1, None),
         ]);
-        let t = StackTrie::from_selection(&p, &Selection::all().matcher(&p));
+        let t = StackTrie::from_selection(&p, &Selection::all());
         assert_eq!(
             folded_lines(&t, &p.frames),
             ["main;a 1", "main;a;x 2", "main;b 5"]
@@ -117,7 +117,7 @@ mod tests {
             (&["main", "tiny", "deeper"], 3, None),
             (&["main", "small"], 7, None),
         ]);
-        let t = StackTrie::from_selection(&p, &Selection::all().matcher(&p));
+        let t = StackTrie::from_selection(&p, &Selection::all());
         let lines: Vec<String> = folded_stacks(&t, &p.frames, 5)
             .into_iter()
             .map(|(_, l)| l)
@@ -133,7 +133,7 @@ mod tests {
     #[test]
     fn semicolons_in_names_stay_inside_their_frame() {
         let p = profile_from(&[(&["main", "<[u8; 32] as Debug>::fmt"], 2, None)]);
-        let t = StackTrie::from_selection(&p, &Selection::all().matcher(&p));
+        let t = StackTrie::from_selection(&p, &Selection::all());
         let lines = folded_lines(&t, &p.frames);
         let back = crate::sources::folded::parse_line(&lines[0]).unwrap().unwrap();
         assert_eq!(back.frames, ["main", "<[u8; 32] as Debug>::fmt"]);

@@ -48,7 +48,7 @@ pub fn json_quote(s: &str) -> String {
 mod tests {
     use super::*;
     use crate::model::Selection;
-    use crate::model::profile::test_support::profile_from;
+    use crate::model::sample_list::test_support::profile_from;
 
     #[test]
     fn compatibility_columns_count_occurrences() {

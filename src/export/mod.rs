@@ -1,11 +1,14 @@
-//! Exports: every artifact is written from the model — a profile seen through a selection —
-//! so what a view shows and what a file holds are the same numbers.
+//! Exports: every artifact is written from the model — sample counts seen through a
+//! selection, an analysis's rows — so what a view shows and what a file holds are the same
+//! numbers.
 //!
 //! - [`layout`]: where artifacts go (`<out>/perf/<arch>/latest/…`, the reference layout).
 //! - [`folded`], [`svg`], [`pprof`]: stacks for flamegraph tools.
 //! - [`stats`]: resolve statistics and the stack-depth summary.
 //! - [`tables`] (ranked rows), [`hotspots_csv`], [`categories`], [`report`]: tables and reports.
+//! - [`analysis`]: an analysis's tables (perf-prof text, CSV, JSON) and distributions.
 
+pub mod analysis;
 pub mod artifacts;
 pub mod categories;
 pub mod folded;
@@ -19,31 +22,51 @@ pub mod tables;
 
 use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use crate::model::selection::SelectionMatcher;
-use crate::model::{Hotspots, NodeId, Profile, Selection, StackTrie};
+use crate::model::aggregate::{Aggregate, Wants};
+use crate::model::selection::SampleSource;
+use crate::model::{Hotspots, InstanceId, NodeId, ProfileTables, Selection, StackId, StackTrie};
 
-/// A profile seen through a selection, with the trie and hotspots derived once.
+use stats::ResolveStats;
+
+/// Sample counts seen through a selection, with the trie, the hotspots and the resolve
+/// statistics derived once, through the same builder the views use.
 pub struct ExportView<'a> {
-    pub profile: &'a Profile,
+    pub tables: &'a ProfileTables,
     pub selection: Selection,
-    pub matcher: SelectionMatcher,
-    pub trie: StackTrie,
-    pub hotspots: Hotspots,
+    pub trie: Arc<StackTrie>,
+    pub hotspots: Arc<Hotspots>,
+    /// Selected weight per (stack, instance), sorted (pprof's samples).
+    pub per_instance: Vec<(StackId, InstanceId, u64)>,
+    pub stats: ResolveStats,
+    /// Earliest and latest sample time of the whole input.
+    pub time_range_ns: Option<(u64, u64)>,
     folded: OnceCell<Vec<(NodeId, String)>>,
 }
 
 impl<'a> ExportView<'a> {
-    pub fn new(profile: &'a Profile, selection: Selection) -> Self {
-        let matcher = selection.matcher(profile);
-        let trie = StackTrie::from_selection(profile, &matcher);
-        let hotspots = Hotspots::from_trie(&trie, &profile.frames);
+    pub fn new(source: &'a dyn SampleSource, selection: Selection) -> Self {
+        let tables = source.tables();
+        let mut aggregate = Aggregate::new();
+        let mut stats = stats::StatsBuilder::new(tables, &selection.window);
+        selection.classify(source, &mut |counted, verdict| {
+            stats.count(&counted, verdict);
+            if verdict == crate::model::selection::Verdict::Selected {
+                aggregate.add(tables, counted.key.stack, counted.key.instance, counted.weight);
+            }
+        });
+        let view = aggregate.view(tables, Wants::default());
+        let mut per_instance: Vec<(StackId, InstanceId, u64)> = aggregate.per_instance().collect();
+        per_instance.sort_unstable_by_key(|&(s, i, _)| (s, i));
         Self {
-            profile,
+            tables,
             selection,
-            matcher,
-            trie,
-            hotspots,
+            trie: view.trie,
+            hotspots: view.hotspots,
+            per_instance,
+            stats: stats.finish(),
+            time_range_ns: source.time_range_ns(),
             folded: OnceCell::new(),
         }
     }
@@ -52,7 +75,7 @@ impl<'a> ExportView<'a> {
     /// the stack tables and the reports share it).
     pub fn folded(&self) -> &[(NodeId, String)] {
         self.folded
-            .get_or_init(|| folded::folded_stacks(&self.trie, &self.profile.frames, 0))
+            .get_or_init(|| folded::folded_stacks(&self.trie, &self.tables.frames, 0))
     }
 
     /// Total selected weight (samples, for qperf).

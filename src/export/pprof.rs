@@ -13,7 +13,7 @@ use flate2::read::GzDecoder;
 use flate2::write::GzEncoder;
 use rustc_hash::FxHashMap;
 
-use crate::model::{InstanceKind, Profile};
+use crate::model::{InstanceKind, ProfileTables};
 
 use super::ExportView;
 
@@ -166,7 +166,7 @@ impl Strings {
 
 /// Build the pprof message for a view.
 pub fn build(view: &ExportView<'_>) -> proto::Profile {
-    let profile: &Profile = view.profile;
+    let profile: &ProfileTables = view.tables;
     let mut strings = Strings::new();
     let mut out = proto::Profile::default();
     let period_ns = profile
@@ -188,14 +188,6 @@ pub fn build(view: &ExportView<'_>) -> proto::Profile {
         out.period_type = Some(cpu);
         out.period = period;
     }
-
-    // Merge samples per (stack, instance).
-    let mut merged: FxHashMap<(u32, u32), u64> = FxHashMap::default();
-    for s in view.matcher.samples(profile) {
-        *merged.entry((s.stack.0, s.instance.0)).or_default() += s.weight;
-    }
-    let mut keys: Vec<(u32, u32)> = merged.keys().copied().collect();
-    keys.sort_unstable();
 
     let has_addresses = profile.locations.iter().any(|(_, l)| l.address != 0);
     let mapping_id = if has_addresses {
@@ -235,9 +227,9 @@ pub fn build(view: &ExportView<'_>) -> proto::Profile {
         })
         .collect();
     let mut used_locations: Vec<bool> = vec![false; profile.locations.len()];
-    for &(stack, instance) in &keys {
-        let weight = merged[&(stack, instance)] as i64;
-        let locations = profile.stacks.locations(crate::model::StackId(stack));
+    for &(stack, instance, weight) in &view.per_instance {
+        let weight = i64::try_from(weight).unwrap_or(i64::MAX);
+        let locations = profile.stacks.locations(stack);
         let mut sample = proto::Sample {
             // pprof lists the leaf first.
             location_id: locations.iter().rev().map(|l| u64::from(l.0) + 1).collect(),
@@ -250,7 +242,7 @@ pub fn build(view: &ExportView<'_>) -> proto::Profile {
         if let Some(period) = period_ns {
             sample.value.push(weight.saturating_mul(period));
         }
-        if let Some(label) = &labels[instance as usize] {
+        if let Some(Some(label)) = labels.get(instance.index()) {
             sample.label.push(label.clone());
         }
         out.sample.push(sample);
@@ -291,7 +283,7 @@ pub fn build(view: &ExportView<'_>) -> proto::Profile {
             start_line: 0,
         });
     }
-    if let Some((lo, hi)) = profile.time_range_ns() {
+    if let Some((lo, hi)) = view.time_range_ns {
         out.duration_nanos = (hi - lo) as i64;
     }
     out.comment
@@ -358,7 +350,7 @@ pub fn stacks_by_name(p: &proto::Profile) -> std::collections::BTreeMap<Vec<Stri
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::profile::test_support::profile_from;
+    use crate::model::sample_list::test_support::profile_from;
     use crate::model::{Line, Location, Selection, StackTrie};
 
     #[test]
@@ -382,7 +374,7 @@ mod tests {
         assert_eq!(back.period, 1_000_000);
         assert_eq!(back.duration_nanos, 20);
         let stacks = stacks_by_name(&back);
-        let trie = StackTrie::from_selection(&p, &Selection::all().matcher(&p));
+        let trie = StackTrie::from_selection(&p, &Selection::all());
         let expected: std::collections::BTreeMap<Vec<String>, i64> = trie
             .ids()
             .filter(|&id| trie.node(id).self_weight > 0)

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use serde_json::{Map, Value, json};
 
 use super::ExportView;
+use super::analysis::AnalysisSummary;
 use super::categories::{self, CategoryTotal};
 use super::stats::ResolveStats;
 use super::tables::{FunctionRow, StackRow, function_rows, round4, stack_rows};
@@ -63,6 +64,8 @@ pub struct ReportInput<'a> {
     pub artifacts: Vec<(String, PathBuf)>,
     pub top: usize,
     pub warnings: Vec<String>,
+    /// The session's analysis, when it runs one.
+    pub analysis: Option<AnalysisSummary>,
 }
 
 /// The rows both reports use, computed once.
@@ -90,9 +93,11 @@ impl<'a> Report<'a> {
         self.input.main.total_weight()
     }
 
-    /// `ok` when there are samples and the input ended cleanly.
+    /// `ok` when the export holds data (samples, or an analysis's events) and the input
+    /// was read without a cut or a corrupt record; `incomplete` otherwise.
     pub fn result(&self) -> &'static str {
-        if self.total_samples() > 0 && self.input.input.clean {
+        let analysed = self.input.analysis.as_ref().is_some_and(|a| a.events > 0);
+        if (self.total_samples() > 0 || analysed) && self.input.input.clean {
             "ok"
         } else {
             "incomplete"
@@ -158,7 +163,7 @@ impl<'a> Report<'a> {
         let report = json!({
             "arch": i.arch,
             "result": self.result(),
-            "returncode": if i.input.clean { 0 } else { 1 },
+            "returncode": if self.result() == "ok" { 0 } else { 1 },
             "parameters": i.parameters,
             "input": {
                 "kind": i.input.kind,
@@ -182,6 +187,7 @@ impl<'a> Report<'a> {
                 "category_totals": categories::to_json(&self.categories),
             },
             "variants": variants,
+            "analysis": i.analysis.as_ref().map(AnalysisSummary::to_json),
             "plugin_summary": plugin,
             "artifacts": artifacts,
             "differences_from_reference": DIFFERENCES,
@@ -200,6 +206,12 @@ impl<'a> Report<'a> {
             self.total_samples(),
             i.facts.raw_records
         ));
+        if let Some(a) = &i.analysis {
+            md.push_str(&format!(
+                "- analysis: `{}`, {} events, {} table rows\n",
+                a.name, a.events, a.rows
+            ));
+        }
         md.push_str(&format!(
             "- input: `{}` ({}): {}\n",
             i.input.path, i.input.kind, i.input.end
@@ -239,6 +251,28 @@ impl<'a> Report<'a> {
         }
         if let Some(f) = &i.main.selection.focus {
             md.push_str(&format!("- focus: `{}`\n", f.pattern()));
+        }
+
+        if let Some(a) = &i.analysis
+            && !a.series.is_empty()
+        {
+            md.push_str("\n## Latency\n\n");
+            md.push_str("| Series | Calls | Min | Avg | p50 | p95 | p99 | p99.9 | Max |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+            let f = crate::model::units::format_ns;
+            for s in &a.series {
+                md.push_str(&format!(
+                    "| `{}` | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                    md_code(&s.label),
+                    s.calls,
+                    f(s.min_ns),
+                    f(s.avg_ns),
+                    f(s.p50_ns),
+                    f(s.p95_ns),
+                    f(s.p99_ns),
+                    f(s.p999_ns),
+                    f(s.max_ns)
+                ));
+            }
         }
 
         md.push_str("\n## Top Functions\n\n");

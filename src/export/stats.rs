@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value, json};
 
 use crate::model::sample::Callchain;
-use crate::model::selection::Verdict;
-use crate::model::{SampleMeta, SourceFacts, TimeWindow};
+use crate::model::selection::{Counted, Verdict};
+use crate::model::{ProfileTables, SampleMeta, SourceFacts, TimeWindow};
 
 use super::ExportView;
 
@@ -38,58 +38,83 @@ pub struct ResolveStats {
     pub window_without_timestamps: bool,
 }
 
-impl ResolveStats {
-    pub fn compute(view: &ExportView<'_>) -> Self {
-        let profile = view.profile;
-        let mut frames_per_stack: Vec<Option<u64>> = vec![None; profile.stacks.len()];
-        let mut s = ResolveStats::default();
-        let mut methods: Vec<Callchain> = Vec::new();
-        let mut any_untimed = false;
-        for sample in profile.samples() {
-            let w = sample.weight;
-            match view.matcher.verdict(sample) {
-                Verdict::BeforeWindow => s.excluded_before += w,
-                Verdict::AfterWindow => s.excluded_after += w,
-                Verdict::NoFocusMatch => s.excluded_by_focus += w,
-                Verdict::OtherInstance => {}
-                Verdict::Selected => {
-                    any_untimed |= sample.time_ns.is_none();
-                    let meta = sample.meta;
-                    let depth = u64::from(meta.raw_depth.max(1));
-                    *s.depth_histogram.entry(depth).or_default() += w;
-                    s.max_depth = s.max_depth.max(depth);
-                    s.selected_records += w;
-                    if depth > 1 {
-                        s.selected_multi_frame_records += w;
-                    } else {
-                        s.selected_leaf_records += w;
-                    }
-                    let flag = |f| if meta.has(f) { w } else { 0 };
-                    s.samples_with_pc += flag(SampleMeta::HAS_PC);
-                    s.samples_with_sp += flag(SampleMeta::HAS_SP);
-                    s.samples_with_fp += flag(SampleMeta::HAS_FP);
-                    s.samples_with_cpu += flag(SampleMeta::HAS_CPU);
-                    if meta.has(SampleMeta::UNRESOLVED) {
-                        s.bad_records += w;
-                    }
-                    let n = *frames_per_stack[sample.stack.index()]
-                        .get_or_insert_with(|| profile.stack_frames(sample.stack).count() as u64);
-                    s.selected_frames += n * w;
-                    if meta.callchain != Callchain::Unknown && !methods.contains(&meta.callchain) {
-                        methods.push(meta.callchain);
-                    }
+/// Resolve statistics counted while a selection is classified.
+pub struct StatsBuilder<'a> {
+    tables: &'a ProfileTables,
+    window: TimeWindow,
+    stats: ResolveStats,
+    frames_per_stack: Vec<Option<u64>>,
+    methods: Vec<Callchain>,
+    any_untimed: bool,
+}
+
+impl<'a> StatsBuilder<'a> {
+    pub fn new(tables: &'a ProfileTables, window: &TimeWindow) -> Self {
+        Self {
+            tables,
+            window: *window,
+            stats: ResolveStats::default(),
+            frames_per_stack: vec![None; tables.stacks.len()],
+            methods: Vec::new(),
+            any_untimed: false,
+        }
+    }
+
+    /// Count one classified count.
+    pub fn count(&mut self, counted: &Counted, verdict: Verdict) {
+        let s = &mut self.stats;
+        let w = counted.weight;
+        match verdict {
+            Verdict::BeforeWindow => s.excluded_before += w,
+            Verdict::AfterWindow => s.excluded_after += w,
+            Verdict::NoFocusMatch => s.excluded_by_focus += w,
+            Verdict::OtherInstance => {}
+            Verdict::Selected => {
+                self.any_untimed |= !counted.timed;
+                let meta = counted.key.meta;
+                let depth = u64::from(meta.raw_depth.max(1));
+                *s.depth_histogram.entry(depth).or_default() += w;
+                s.max_depth = s.max_depth.max(depth);
+                s.selected_records += w;
+                if depth > 1 {
+                    s.selected_multi_frame_records += w;
+                } else {
+                    s.selected_leaf_records += w;
+                }
+                let flag = |f| if meta.has(f) { w } else { 0 };
+                s.samples_with_pc += flag(SampleMeta::HAS_PC);
+                s.samples_with_sp += flag(SampleMeta::HAS_SP);
+                s.samples_with_fp += flag(SampleMeta::HAS_FP);
+                s.samples_with_cpu += flag(SampleMeta::HAS_CPU);
+                if meta.has(SampleMeta::UNRESOLVED) {
+                    s.bad_records += w;
+                }
+                let stack = counted.key.stack;
+                let tables = self.tables;
+                let n = match self.frames_per_stack.get_mut(stack.index()) {
+                    Some(slot) => *slot.get_or_insert_with(|| tables.stack_frames(stack).count() as u64),
+                    None => tables.stack_frames(stack).count() as u64,
+                };
+                s.selected_frames = s.selected_frames.saturating_add(n.saturating_mul(w));
+                if meta.callchain != Callchain::Unknown && !self.methods.contains(&meta.callchain) {
+                    self.methods.push(meta.callchain);
                 }
             }
         }
-        s.callchain_method = match methods.as_slice() {
+    }
+
+    pub fn finish(mut self) -> ResolveStats {
+        self.stats.callchain_method = match self.methods.as_slice() {
             [] => None,
             [one] => Some(one.name().to_string()),
             _ => Some("mixed".to_string()),
         };
-        s.window_without_timestamps = !view.selection.window.is_all() && any_untimed;
-        s
+        self.stats.window_without_timestamps = !self.window.is_all() && self.any_untimed;
+        self.stats
     }
+}
 
+impl ResolveStats {
     pub fn avg_depth(&self) -> f64 {
         if self.selected_records == 0 {
             0.0
@@ -202,7 +227,7 @@ pub fn round9(x: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::profile::test_support::profile_from;
+    use crate::model::sample_list::test_support::profile_from;
     use crate::model::{Focus, Selection};
 
     #[test]
@@ -218,7 +243,7 @@ mod tests {
             &p,
             Selection::window(window).with_focus(Some(Focus::new("^a$").unwrap())),
         );
-        let s = ResolveStats::compute(&view);
+        let s = view.stats.clone();
         assert_eq!(s.excluded_before, 1);
         assert_eq!(s.excluded_after, 1);
         assert_eq!(s.excluded_by_focus, 1);
@@ -253,7 +278,7 @@ mod tests {
     fn a_window_over_untimed_samples_warns() {
         let p = profile_from(&[(&["main"], 2, None)]);
         let view = ExportView::new(&p, Selection::window(TimeWindow::from_secs(Some(1.0), None)));
-        let s = ResolveStats::compute(&view);
+        let s = view.stats.clone();
         assert_eq!(s.selected_records, 2, "untimed samples are kept");
         assert!(s.warning().is_some());
     }

@@ -30,14 +30,14 @@ pub struct StackRow {
 
 /// The `top` functions ranked by self weight (then total, then name).
 pub fn function_rows(view: &ExportView<'_>, top: usize) -> Vec<FunctionRow> {
-    let mut hotspots = view.hotspots.clone();
-    hotspots.sort_by(HotspotSort::SelfWeight, &view.profile.frames);
+    let mut hotspots = (*view.hotspots).clone();
+    hotspots.sort_by(HotspotSort::SelfWeight, &view.tables.frames);
     hotspots
         .rows
         .iter()
         .take(top)
         .map(|h| FunctionRow {
-            name: view.profile.frames.name(h.frame).to_string(),
+            name: view.tables.frames.name(h.frame).to_string(),
             self_weight: h.self_weight,
             self_percent: hotspots.percent(h.self_weight),
             total_weight: h.total_weight,
@@ -83,7 +83,7 @@ pub fn round4(x: f64) -> f64 {
 mod tests {
     use super::*;
     use crate::model::Selection;
-    use crate::model::profile::test_support::profile_from;
+    use crate::model::sample_list::test_support::profile_from;
 
     #[test]
     fn rows_rank_functions_by_self_and_stacks_by_weight() {

@@ -156,11 +156,12 @@ fn names(trie: &StackTrie, frames: &FrameTable, id: NodeId) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::profile::test_support::profile_from;
-    use crate::model::{Profile, Selection};
+    use crate::model::Selection;
+    use crate::model::sample_list::SampleList;
+    use crate::model::sample_list::test_support::profile_from;
 
-    fn parts(p: &Profile) -> (StackTrie, Hotspots) {
-        let t = StackTrie::from_selection(p, &Selection::all().matcher(p));
+    fn parts(p: &SampleList) -> (StackTrie, Hotspots) {
+        let t = StackTrie::from_selection(p, &Selection::all());
         let h = Hotspots::from_trie(&t, &p.frames);
         (t, h)
     }

@@ -7,7 +7,7 @@
 use regex::Regex;
 
 use super::frames::FrameTable;
-use super::profile::Profile;
+use super::tables::ProfileTables;
 
 /// A compiled focus pattern (Rust `regex` syntax, unanchored).
 #[derive(Clone, Debug)]
@@ -39,7 +39,7 @@ impl Focus {
     }
 
     /// For every stack id, whether any of its frames matches.
-    pub fn stack_mask(&self, profile: &Profile) -> Vec<bool> {
+    pub fn stack_mask(&self, profile: &ProfileTables) -> Vec<bool> {
         let frame_mask = self.frame_mask(&profile.frames);
         profile
             .stacks
@@ -52,7 +52,7 @@ impl Focus {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::profile::test_support::profile_from;
+    use crate::model::sample_list::test_support::profile_from;
 
     #[test]
     fn a_stack_matches_when_any_frame_matches() {

@@ -29,6 +29,9 @@ struct Frame {
 pub struct FrameTable {
     frames: Vec<Frame>,
     index: FxHashMap<Box<str>, FrameId>,
+    /// Frames whose file was learnt after they were interned, in that order (a replica
+    /// of the table is told of them).
+    late_files: Vec<FrameId>,
 }
 
 impl FrameTable {
@@ -43,6 +46,7 @@ impl FrameTable {
                 let frame = &mut self.frames[id.index()];
                 if frame.file.is_none() {
                     frame.file = Some(file.into());
+                    self.late_files.push(id);
                 }
             }
             return id;
@@ -76,6 +80,22 @@ impl FrameTable {
 
     pub fn len(&self) -> usize {
         self.frames.len()
+    }
+
+    /// Frames whose file was learnt after they were interned.
+    pub fn late_files(&self) -> &[FrameId] {
+        &self.late_files
+    }
+
+    /// Bytes on the heap, roughly: the names (twice: table and index) and the index.
+    pub fn heap_bytes(&self) -> usize {
+        self.frames
+            .iter()
+            .map(|f| 2 * f.name.len() + f.file.as_ref().map_or(0, |s| s.len()))
+            .sum::<usize>()
+            + self.frames.capacity() * std::mem::size_of::<Frame>()
+            + self.index.capacity() * (std::mem::size_of::<(Box<str>, FrameId)>() + 1)
+            + self.late_files.capacity() * 4
     }
 
     pub fn is_empty(&self) -> bool {

@@ -116,6 +116,46 @@ impl LatencyHistogram {
         self.note(other.min, other.max, other.count, other.sum);
     }
 
+    /// Add every value of `other` with its count multiplied by `factor` (0..=1; decay
+    /// weights): bucket counts are rounded, so a bucket whose share rounds to 0 is gone.
+    /// The sum is scaled too; min and max are those of the buckets that remain.
+    pub fn merge_scaled(&mut self, other: &LatencyHistogram, factor: f64) {
+        if factor >= 1.0 {
+            self.merge(other);
+            return;
+        }
+        if other.count == 0 || factor <= 0.0 || factor.is_nan() {
+            return;
+        }
+        let mut kept = 0u64;
+        let mut low_kept = None;
+        let mut high_kept = 0u64;
+        for (group, block) in other.groups.iter().enumerate() {
+            let Some(block) = block else { continue };
+            for (sub, &n) in block.iter().enumerate() {
+                let scaled = (n as f64 * factor).round() as u64;
+                if scaled == 0 {
+                    continue;
+                }
+                let (low, high) = bucket_bounds(group, sub);
+                low_kept.get_or_insert(low);
+                high_kept = high - 1;
+                let mine = self.block_mut(group);
+                mine[sub] = mine[sub].saturating_add(scaled);
+                kept = kept.saturating_add(scaled);
+            }
+        }
+        let Some(low) = low_kept else { return };
+        let sum = (other.sum as f64 * factor) as u128;
+        self.note(low.max(other.min), high_kept.min(other.max), kept, sum);
+    }
+
+    /// Bytes the buckets take on the heap.
+    pub fn heap_bytes(&self) -> usize {
+        self.groups.capacity() * std::mem::size_of::<Option<Block>>()
+            + self.groups.iter().flatten().count() * std::mem::size_of::<[u64; SUB_BUCKETS]>()
+    }
+
     fn block_mut(&mut self, group: usize) -> &mut [u64; SUB_BUCKETS] {
         debug_assert!(group < GROUPS);
         if self.groups.len() <= group {

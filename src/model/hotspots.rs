@@ -190,16 +190,16 @@ fn sort_rows(rows: &mut [Hotspot], column: HotspotSort, frames: &FrameTable) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Profile;
-    use crate::model::profile::test_support::profile_from;
+    use crate::model::sample_list::SampleList;
+    use crate::model::sample_list::test_support::profile_from;
     use crate::model::selection::Selection;
 
-    fn hotspots(p: &Profile) -> Hotspots {
-        let t = StackTrie::from_selection(p, &Selection::all().matcher(p));
+    fn hotspots(p: &SampleList) -> Hotspots {
+        let t = StackTrie::from_selection(p, &Selection::all());
         Hotspots::from_trie(&t, &p.frames)
     }
 
-    fn row<'a>(p: &Profile, h: &'a Hotspots, name: &str) -> &'a Hotspot {
+    fn row<'a>(p: &SampleList, h: &'a Hotspots, name: &str) -> &'a Hotspot {
         h.get(p.frames.get(name).unwrap()).unwrap()
     }
 

@@ -72,6 +72,17 @@ impl LocationTable {
         self.locations.is_empty()
     }
 
+    /// Bytes on the heap, roughly (each location is kept twice: list and index).
+    pub fn heap_bytes(&self) -> usize {
+        let each = std::mem::size_of::<Location>() + std::mem::size_of::<LocationId>() + 1;
+        self.locations
+            .iter()
+            .map(|l| 2 * l.lines.len() * std::mem::size_of::<Line>())
+            .sum::<usize>()
+            + self.locations.capacity() * std::mem::size_of::<Location>()
+            + self.index.capacity() * each
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = (LocationId, &Location)> {
         self.locations
             .iter()

@@ -94,7 +94,7 @@ impl Callchain {
 
 /// Facts about the raw record behind a sample, kept so that resolve statistics can be
 /// computed from the model for any window or focus, not only at decode time.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub struct SampleMeta {
     /// Length of the raw address trace (before symbolization and filtering).
     pub raw_depth: u16,

@@ -1,9 +1,11 @@
 //! Selection: which samples a view or an export looks at — a time window, an optional
-//! focus and an optional single instance.
+//! focus and an optional single instance — over any holder of sample counts (the engine's
+//! time slices, a test's list of samples) through [`SampleSource`].
 
+use super::counts::SampleKey;
 use super::focus::Focus;
-use super::profile::Profile;
-use super::sample::{InstanceId, Sample};
+use super::sample::InstanceId;
+use super::tables::ProfileTables;
 use super::window::{TimeWindow, WindowPosition};
 
 /// What to look at.
@@ -22,6 +24,29 @@ pub enum Verdict {
     AfterWindow,
     OtherInstance,
     NoFocusMatch,
+}
+
+/// A count of samples as a [`SampleSource`] hands it out: a key, its weight, and where the
+/// samples lie relative to the window asked about.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Counted {
+    pub key: SampleKey,
+    pub weight: u64,
+    pub position: WindowPosition,
+    /// The samples have timestamps (a window can be applied to them).
+    pub timed: bool,
+}
+
+/// Anything that keeps sample counts with their times, however coarsely.
+pub trait SampleSource {
+    /// The tables the keys point into.
+    fn tables(&self) -> &ProfileTables;
+
+    /// Every count, with where it lies relative to `window`.
+    fn visit_counts(&self, window: &TimeWindow, visit: &mut dyn FnMut(Counted));
+
+    /// Earliest and latest sample time, when the samples have times.
+    fn time_range_ns(&self) -> Option<(u64, u64)>;
 }
 
 impl Selection {
@@ -46,17 +71,34 @@ impl Selection {
         self
     }
 
-    /// Precompute what the selection needs (the focus mask) for this profile.
-    pub fn matcher(&self, profile: &Profile) -> SelectionMatcher {
+    /// Precompute what the selection needs (the focus mask) for these tables.
+    pub fn matcher(&self, tables: &ProfileTables) -> SelectionMatcher {
         SelectionMatcher {
             window: self.window,
             instance: self.instance,
-            focus_mask: self.focus.as_ref().map(|f| f.stack_mask(profile)),
+            focus_mask: self.focus.as_ref().map(|f| f.stack_mask(tables)),
         }
+    }
+
+    /// Visit the counts of `source` with their verdicts.
+    pub fn classify(&self, source: &dyn SampleSource, visit: &mut dyn FnMut(Counted, Verdict)) {
+        let matcher = self.matcher(source.tables());
+        source.visit_counts(&self.window, &mut |counted| {
+            visit(counted, matcher.verdict(&counted))
+        });
+    }
+
+    /// Visit the selected counts of `source`.
+    pub fn for_each_selected(&self, source: &dyn SampleSource, visit: &mut dyn FnMut(Counted)) {
+        self.classify(source, &mut |counted, verdict| {
+            if verdict == Verdict::Selected {
+                visit(counted);
+            }
+        });
     }
 }
 
-/// A selection bound to one profile state.
+/// A selection bound to one state of the tables.
 #[derive(Clone, Debug)]
 pub struct SelectionMatcher {
     window: TimeWindow,
@@ -65,61 +107,44 @@ pub struct SelectionMatcher {
 }
 
 impl SelectionMatcher {
-    pub fn verdict(&self, sample: &Sample) -> Verdict {
-        match self.window.position(sample.time_ns) {
+    pub fn window(&self) -> &TimeWindow {
+        &self.window
+    }
+
+    /// The verdict on a count whose window position is already known.
+    pub fn verdict(&self, counted: &Counted) -> Verdict {
+        match counted.position {
             WindowPosition::Before => return Verdict::BeforeWindow,
             WindowPosition::After => return Verdict::AfterWindow,
             WindowPosition::Inside => {}
         }
-        if self.instance.is_some_and(|i| i != sample.instance) {
+        self.key_verdict(&counted.key)
+    }
+
+    /// The verdict on a key inside the window: its instance and its focus.
+    pub fn key_verdict(&self, key: &SampleKey) -> Verdict {
+        if self.instance.is_some_and(|i| i != key.instance) {
             return Verdict::OtherInstance;
         }
         if let Some(mask) = &self.focus_mask {
             // A stack interned after the mask was built cannot have been checked.
-            if !mask.get(sample.stack.index()).copied().unwrap_or(false) {
+            if !mask.get(key.stack.index()).copied().unwrap_or(false) {
                 return Verdict::NoFocusMatch;
             }
         }
         Verdict::Selected
     }
 
-    pub fn selects(&self, sample: &Sample) -> bool {
-        self.verdict(sample) == Verdict::Selected
+    /// The verdict on a sample at `time_ns` (`None`: untimed, inside every window).
+    pub fn verdict_at(&self, time_ns: Option<u64>, key: &SampleKey) -> Verdict {
+        match self.window.position(time_ns) {
+            WindowPosition::Before => Verdict::BeforeWindow,
+            WindowPosition::After => Verdict::AfterWindow,
+            WindowPosition::Inside => self.key_verdict(key),
+        }
     }
 
-    /// The selected samples of `profile`.
-    pub fn samples<'p>(&'p self, profile: &'p Profile) -> impl Iterator<Item = &'p Sample> + 'p {
-        profile.samples().iter().filter(move |s| self.selects(s))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::profile::test_support::profile_from;
-
-    #[test]
-    fn window_focus_and_instance_combine() {
-        let p = profile_from(&[
-            (&["a", "b"], 1, Some(5)),
-            (&["a", "c"], 1, Some(15)),
-            (&["a", "b"], 1, Some(25)),
-            (&["a", "c"], 1, Some(16)),
-        ]);
-        let sel = Selection::window(TimeWindow::new(Some(10), Some(20)))
-            .with_focus(Some(Focus::new("^c$").unwrap()));
-        let m = sel.matcher(&p);
-        let verdicts: Vec<Verdict> = p.samples().iter().map(|s| m.verdict(s)).collect();
-        assert_eq!(
-            verdicts,
-            [
-                Verdict::BeforeWindow,
-                Verdict::Selected,
-                Verdict::AfterWindow,
-                Verdict::Selected
-            ]
-        );
-        let other = Selection::all().with_instance(Some(InstanceId(7))).matcher(&p);
-        assert_eq!(other.samples(&p).count(), 0);
+    pub fn selects(&self, counted: &Counted) -> bool {
+        self.verdict(counted) == Verdict::Selected
     }
 }

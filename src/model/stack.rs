@@ -64,6 +64,14 @@ impl StackTable {
         self.stacks.is_empty()
     }
 
+    /// Bytes on the heap, roughly (each path is kept twice: list and index).
+    pub fn heap_bytes(&self) -> usize {
+        let each = std::mem::size_of::<Box<[LocationId]>>();
+        self.stacks.iter().map(|s| 2 * s.len() * 4).sum::<usize>()
+            + self.stacks.capacity() * each
+            + self.index.capacity() * (each + 5)
+    }
+
     pub fn ids(&self) -> impl Iterator<Item = StackId> {
         (0..self.stacks.len() as u32).map(StackId)
     }

@@ -2,7 +2,6 @@
 //! the whole run, with the phase markers, so a view can draw activity and let the user pick
 //! a window on it.
 
-use super::profile::Profile;
 use super::window::{PhaseMarkers, TimeWindow};
 
 /// What a timeline counts.
@@ -32,87 +31,107 @@ pub struct Timeline {
     pub end_ns: u64,
     pub slice_ns: u64,
     pub weights: Vec<u64>,
+    /// Records the source lost, per bin (the same bins as `weights`).
+    pub lost: Vec<u64>,
     pub markers: PhaseMarkers,
     pub counted: Counted,
 }
 
 impl Timeline {
-    /// Bin every timestamped sample into at most `slices` slices. `None` when no sample has
-    /// a time (folded input): there is no timeline to draw.
-    pub fn build(profile: &Profile, slices: usize, markers: PhaseMarkers) -> Option<Timeline> {
-        let (first, last) = profile.time_range_ns()?;
-        let end_ns = last + 1;
-        let slices = slices.max(1) as u64;
-        let slice_ns = (end_ns - first).div_ceil(slices).max(1);
-        let count = (end_ns - first).div_ceil(slice_ns) as usize;
-        let mut weights = vec![0u64; count];
-        for s in profile.samples() {
-            if let Some(t) = s.time_ns {
-                weights[((t - first) / slice_ns) as usize] += s.weight;
-            }
-        }
-        Some(Timeline {
-            start_ns: first,
+    /// An empty timeline over `[start_ns, end_ns)` in at most `bins` equal bins.
+    pub fn spanning(start_ns: u64, end_ns: u64, bins: usize, markers: PhaseMarkers) -> Timeline {
+        let end_ns = end_ns.max(start_ns + 1);
+        let bins = bins.max(1) as u64;
+        let slice_ns = (end_ns - start_ns).div_ceil(bins).max(1);
+        let count = (end_ns - start_ns).div_ceil(slice_ns) as usize;
+        Timeline {
+            start_ns,
             end_ns,
             slice_ns,
-            weights,
+            weights: vec![0; count],
+            lost: vec![0; count],
             markers,
             counted: Counted::Samples,
-        })
+        }
     }
 
     /// An empty timeline that grows with [`add`](Self::add): slices start 1 µs wide and
     /// double (neighbours merged) whenever the run outgrows `max_slices` of them, so a
-    /// live session costs each sample once.
-    pub fn growing(start_ns: u64, max_slices: usize, markers: PhaseMarkers) -> Timeline {
+    /// live session costs each sample once and the timeline stays `max_slices` long.
+    pub fn growing(start_ns: u64, max_slices: usize, counted: Counted) -> Timeline {
         Timeline {
             start_ns,
             end_ns: start_ns + 1,
             slice_ns: 1_000,
             weights: Vec::with_capacity(max_slices.max(2)),
-            markers,
-            counted: Counted::Samples,
+            lost: Vec::new(),
+            markers: PhaseMarkers::default(),
+            counted,
         }
     }
 
-    /// A growing timeline of analyzer events (no markers: host sessions have none).
-    pub fn growing_events(start_ns: u64, max_slices: usize) -> Timeline {
-        Timeline {
-            counted: Counted::Events,
-            ..Timeline::growing(start_ns, max_slices, PhaseMarkers::default())
-        }
-    }
-
-    /// Add one sample to a growing timeline (`max_slices` as given to
-    /// [`growing`](Self::growing)). Times before the start count in the first slice.
-    pub fn add(&mut self, time_ns: u64, weight: u64, max_slices: usize) {
+    /// Add `weight` (and `lost` records) at `time_ns` to a growing timeline (`max_slices`
+    /// as given to [`growing`](Self::growing)). Times before the start count in the first
+    /// slice.
+    pub fn add(&mut self, time_ns: u64, weight: u64, lost: u64, max_slices: usize) {
         let max_slices = max_slices.max(2) as u64;
         let t = time_ns.max(self.start_ns);
         while t - self.start_ns >= self.slice_ns.saturating_mul(max_slices) {
-            let merged: Vec<u64> = self.weights.chunks(2).map(|p| p.iter().sum()).collect();
-            self.weights = merged;
+            self.weights = self.weights.chunks(2).map(|p| p.iter().sum()).collect();
+            self.lost = self.lost.chunks(2).map(|p| p.iter().sum()).collect();
             self.slice_ns = self.slice_ns.saturating_mul(2);
         }
         let index = ((t - self.start_ns) / self.slice_ns) as usize;
         if self.weights.len() <= index {
             self.weights.resize(index + 1, 0);
         }
-        self.weights[index] += weight;
-        self.end_ns = self.end_ns.max(t + 1);
+        self.weights[index] = self.weights[index].saturating_add(weight);
+        if lost > 0 {
+            if self.lost.len() <= index {
+                self.lost.resize(index + 1, 0);
+            }
+            self.lost[index] = self.lost[index].saturating_add(lost);
+        }
+        self.end_ns = self.end_ns.max(t.saturating_add(1));
+    }
+
+    /// Count `weight` (and `lost` records) in the bin of `time_ns` (clamped to the span).
+    pub fn add_at(&mut self, time_ns: u64, weight: u64, lost: u64) {
+        if self.weights.is_empty() {
+            return;
+        }
+        let t = time_ns.clamp(self.start_ns, self.end_ns - 1);
+        let i = (((t - self.start_ns) / self.slice_ns) as usize).min(self.weights.len() - 1);
+        self.weights[i] = self.weights[i].saturating_add(weight);
+        if lost > 0 {
+            self.lost[i] = self.lost[i].saturating_add(lost);
+        }
     }
 
     pub fn duration_ns(&self) -> u64 {
         self.end_ns - self.start_ns
     }
 
-    /// Weights re-binned into `columns` equal columns (for a view of that width). Each
-    /// slice goes to the column its start falls in, so the sum is preserved.
+    /// Weights re-binned into `columns` equal columns of time (for a view of that width).
+    /// Each slice goes to the column its start time falls in, so the sum is preserved.
     pub fn columns(&self, columns: usize) -> Vec<u64> {
+        self.rebin(&self.weights, columns)
+    }
+
+    /// Lost records re-binned as [`columns`](Self::columns) re-bins the weights.
+    pub fn lost_columns(&self, columns: usize) -> Vec<u64> {
+        self.rebin(&self.lost, columns)
+    }
+
+    fn rebin(&self, values: &[u64], columns: usize) -> Vec<u64> {
         let columns = columns.max(1);
         let mut out = vec![0u64; columns];
-        let n = self.weights.len().max(1);
-        for (i, &w) in self.weights.iter().enumerate() {
-            out[i * columns / n] += w;
+        for (i, &w) in values.iter().enumerate() {
+            let t = self
+                .start_ns
+                .saturating_add((i as u64).saturating_mul(self.slice_ns));
+            let c = self.column_of(t, columns);
+            out[c] = out[c].saturating_add(w);
         }
         out
     }
@@ -144,20 +163,37 @@ impl Timeline {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::profile::test_support::profile_from;
+
+    #[test]
+    fn a_growing_timeline_doubles_its_slices_and_keeps_every_sample() {
+        let mut t = Timeline::growing(1_000_000, 4, Counted::Samples);
+        t.add(1_000_000, 1, 0, 4);
+        t.add(1_003_999, 2, 0, 4);
+        assert_eq!((t.slice_ns, t.weights.clone()), (1_000, vec![1, 0, 0, 2]));
+        // 4 µs in: the run outgrows 4 slices of 1 µs → 2 µs slices, then 4 µs.
+        t.add(1_004_000, 4, 5, 4);
+        assert_eq!((t.slice_ns, t.weights.clone()), (2_000, vec![1, 2, 4]));
+        t.add(1_012_000, 8, 0, 4);
+        assert_eq!((t.slice_ns, t.weights.clone()), (4_000, vec![3, 4, 0, 8]));
+        assert_eq!(t.lost, [0, 5], "lost records merge with their slices");
+        t.add(0, 16, 0, 4);
+        assert_eq!(t.weights[0], 19, "early samples land in the first slice");
+        assert_eq!(t.end_ns, 1_012_001);
+        assert_eq!(t.weights.iter().sum::<u64>(), 31);
+    }
 
     #[test]
     fn bins_preserve_weight_and_map_columns_back_to_time() {
-        let p = profile_from(&[
-            (&["a"], 1, Some(1_000)),
-            (&["a"], 2, Some(1_500)),
-            (&["b"], 4, Some(2_999)),
-        ]);
-        let t = Timeline::build(&p, 4, PhaseMarkers::default()).unwrap();
+        let mut t = Timeline::spanning(1_000, 3_000, 4, PhaseMarkers::default());
+        for (time, weight) in [(1_000, 1), (1_500, 2), (2_999, 4)] {
+            t.add_at(time, weight, 0);
+        }
+        t.add_at(2_999, 0, 3);
         assert_eq!(t.start_ns, 1_000);
         assert_eq!(t.end_ns, 3_000);
         assert_eq!(t.slice_ns, 500);
         assert_eq!(t.weights, [1, 2, 0, 4]);
+        assert_eq!(t.lost, [0, 0, 0, 3]);
         assert_eq!(t.columns(2), [3, 4]);
         assert_eq!(t.columns(1), [7]);
         assert_eq!(t.time_at_column(1, 2), 2_000);
@@ -165,28 +201,12 @@ mod tests {
         assert_eq!(t.column_of(0, 2), 0);
         assert_eq!(t.column_of(u64::MAX, 2), 1);
         assert_eq!(t.weight_in(&TimeWindow::new(Some(1_500), Some(2_500))), 2);
-    }
-
-    #[test]
-    fn a_growing_timeline_doubles_its_slices_and_keeps_every_sample() {
-        let mut t = Timeline::growing(1_000_000, 4, PhaseMarkers::default());
-        t.add(1_000_000, 1, 4);
-        t.add(1_003_999, 2, 4);
-        assert_eq!((t.slice_ns, t.weights.clone()), (1_000, vec![1, 0, 0, 2]));
-        // 4 µs in: the run outgrows 4 slices of 1 µs → 2 µs slices, then 4 µs.
-        t.add(1_004_000, 4, 4);
-        assert_eq!((t.slice_ns, t.weights.clone()), (2_000, vec![1, 2, 4]));
-        t.add(1_012_000, 8, 4);
-        assert_eq!((t.slice_ns, t.weights.clone()), (4_000, vec![3, 4, 0, 8]));
-        t.add(0, 16, 4);
-        assert_eq!(t.weights[0], 19, "early samples land in the first slice");
-        assert_eq!(t.end_ns, 1_012_001);
-        assert_eq!(t.weights.iter().sum::<u64>(), 31);
-    }
-
-    #[test]
-    fn untimed_profiles_have_no_timeline() {
-        let p = profile_from(&[(&["a"], 1, None)]);
-        assert!(Timeline::build(&p, 10, PhaseMarkers::default()).is_none());
+        t.add_at(0, 16, 0);
+        t.add_at(u64::MAX, 32, 0);
+        assert_eq!(
+            (t.weights[0], t.weights[3]),
+            (17, 36),
+            "times outside count at the ends"
+        );
     }
 }

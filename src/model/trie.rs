@@ -10,9 +10,9 @@ use rustc_hash::FxHashMap;
 
 use super::frames::{FrameId, FrameTable};
 use super::hash::{ROOT_PATH_HASH, child_path_hash};
-use super::profile::Profile;
-use super::selection::SelectionMatcher;
+use super::selection::{SampleSource, Selection};
 use super::stack::StackId;
+use super::tables::ProfileTables;
 
 /// Which end of a stack the trie starts from.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
@@ -101,16 +101,18 @@ impl StackTrie {
     }
 
     /// Build from the samples a selection picks.
-    pub fn from_selection(profile: &Profile, matcher: &SelectionMatcher) -> Self {
-        let mut per_stack = vec![0u64; profile.stacks.len()];
-        for sample in matcher.samples(profile) {
-            per_stack[sample.stack.index()] += sample.weight;
-        }
-        Self::from_stack_weights(profile, &per_stack, TrieOrder::RootFirst)
+    pub fn from_selection(source: &dyn SampleSource, selection: &Selection) -> Self {
+        let tables = source.tables();
+        let mut per_stack = vec![0u64; tables.stacks.len()];
+        selection.for_each_selected(source, &mut |c| {
+            let w = &mut per_stack[c.key.stack.index()];
+            *w = w.saturating_add(c.weight);
+        });
+        Self::from_stack_weights(tables, &per_stack, TrieOrder::RootFirst)
     }
 
     /// [`from_stack_list`](Self::from_stack_list) over a dense weight per stack id.
-    pub fn from_stack_weights(profile: &Profile, per_stack: &[u64], order: TrieOrder) -> Self {
+    pub fn from_stack_weights(profile: &ProfileTables, per_stack: &[u64], order: TrieOrder) -> Self {
         let list = per_stack
             .iter()
             .enumerate()
@@ -127,7 +129,7 @@ impl StackTrie {
     /// order of flamegraphs). [`TrieOrder::LeafFirst`] builds the inverted trie, whose
     /// first level is the leaf functions and whose children are their callers.
     pub fn from_stack_list(
-        profile: &Profile,
+        profile: &ProfileTables,
         stacks: impl IntoIterator<Item = (StackId, u64)>,
         order: TrieOrder,
     ) -> Self {
@@ -354,10 +356,10 @@ impl Iterator for Children<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::profile::test_support::profile_from;
-    use crate::model::selection::Selection;
+    use crate::model::sample_list::SampleList;
+    use crate::model::sample_list::test_support::profile_from;
 
-    fn name_path(p: &Profile, t: &StackTrie, id: NodeId) -> Vec<String> {
+    fn name_path(p: &SampleList, t: &StackTrie, id: NodeId) -> Vec<String> {
         t.path(id)
             .into_iter()
             .map(|f| p.frames.name(f).to_string())
@@ -371,7 +373,7 @@ mod tests {
             (&["main", "a"], 2, None),
             (&["main", "c"], 5, None),
         ]);
-        let t = StackTrie::from_selection(&p, &Selection::all().matcher(&p));
+        let t = StackTrie::from_selection(&p, &Selection::all());
         assert_eq!(t.total_weight(), 10);
         assert_eq!(t.len(), 5);
         let main = t.children(NodeId::ROOT).next().unwrap();
@@ -403,7 +405,7 @@ mod tests {
             (&["other"], 4, None),
             (&["main", "a", "y"], 5, None),
         ]);
-        let mut bulk = StackTrie::from_selection(&p, &Selection::all().matcher(&p));
+        let mut bulk = StackTrie::from_selection(&p, &Selection::all());
         let mut live = StackTrie::new();
         for s in p.samples() {
             live.insert(p.stack_frames(s.stack), s.weight, &p.frames);
@@ -441,8 +443,8 @@ mod tests {
     fn path_hashes_are_stable_across_rebuilds() {
         let p1 = profile_from(&[(&["main", "a", "b"], 1, None), (&["main", "z"], 1, None)]);
         let p2 = profile_from(&[(&["main", "z"], 4, None), (&["main", "a", "b"], 9, None)]);
-        let t1 = StackTrie::from_selection(&p1, &Selection::all().matcher(&p1));
-        let t2 = StackTrie::from_selection(&p2, &Selection::all().matcher(&p2));
+        let t1 = StackTrie::from_selection(&p1, &Selection::all());
+        let t2 = StackTrie::from_selection(&p2, &Selection::all());
         for id in t1.ids() {
             let hash = t1.node(id).path_hash;
             let other = t2.find_path(hash).expect("same path exists");

@@ -33,6 +33,18 @@ pub fn format_duration_ns(ns: f64) -> String {
     format!("{}{}", three_digits(value), UNITS[unit])
 }
 
+/// `seconds` as nanoseconds, saturating: negative or NaN is 0, too large is `u64::MAX`
+/// (never a panic, whatever a user typed).
+pub fn seconds_to_ns(seconds: f64) -> u64 {
+    if seconds.is_nan() || seconds <= 0.0 {
+        0
+    } else if seconds >= u64::MAX as f64 / 1e9 {
+        u64::MAX
+    } else {
+        (seconds * 1e9).round() as u64
+    }
+}
+
 /// Whole nanoseconds (the usual case).
 pub fn format_ns(ns: u64) -> String {
     format_duration_ns(ns as f64)

@@ -9,18 +9,14 @@
 
 pub mod error;
 pub mod layout_json;
-pub mod profile_tap;
 pub mod reader;
 pub mod recorder;
 pub mod schema;
-pub mod session_tap;
 pub mod sql;
 pub mod table;
 mod writer;
 
 pub use error::StoreError;
-pub use profile_tap::ProfileTap;
 pub use reader::{LostRecord, MarkerRecord, RecordedEventType, RecordedSession, SymbolRecord, open_session};
 pub use recorder::{FrameRef, InstanceRef, RecordSummary, Recorder, SessionMeta, StackRef};
-pub use session_tap::SessionTap;
 pub use sql::{SqlOutput, run_sql};

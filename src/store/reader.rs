@@ -10,9 +10,9 @@ use rusqlite::Connection;
 use super::error::{SqliteContext, StoreError};
 use super::layout_json::layout_from_json;
 use super::schema;
+use crate::model::sample_list::SampleList;
 use crate::model::{
-    ConsoleLog, Instance, InstanceId, Line, Location, LocationId, PhaseMarkers, Profile, ProfileInfo, Sample,
-    StackId,
+    ConsoleLog, Instance, InstanceId, Line, Location, LocationId, PhaseMarkers, ProfileInfo, Sample, StackId,
 };
 use crate::trace::event::{EventIndex, EventLayout, OwnedTraceEvent};
 
@@ -58,7 +58,8 @@ pub struct LostRecord {
 pub struct RecordedSession {
     pub path: PathBuf,
     pub meta: BTreeMap<String, String>,
-    pub profile: Profile,
+    /// The recorded samples with their tables.
+    pub profile: SampleList,
     pub console: ConsoleLog,
     pub markers: Vec<MarkerRecord>,
     pub event_types: Vec<RecordedEventType>,
@@ -113,7 +114,7 @@ pub fn open_session(path: &Path) -> Result<RecordedSession, StoreError> {
     .into_iter()
     .collect();
 
-    let mut profile = Profile::new(ProfileInfo {
+    let mut profile = SampleList::new(ProfileInfo {
         source: meta
             .get("profile.source")
             .cloned()

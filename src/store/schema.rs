@@ -10,7 +10,7 @@ use super::error::{SqliteContext, StoreError};
 
 /// `PRAGMA user_version` of the format this code writes and reads. Bump it when a table
 /// changes shape; a reader refuses other versions instead of misreading them.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// `PRAGMA application_id`: "pfsc", so `file(1)`-like checks and our reader can tell a
 /// session from any other SQLite file.

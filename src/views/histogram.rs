@@ -1,16 +1,20 @@
-//! The histogram view: the latency series of the snapshot (syscalls, run delay, event
-//! pairs) in a list, and for the selected one a summary (count, min, avg, p50, p95, p99,
-//! p99.9, max) above one horizontal bar per power-of-two range, perf-prof style.
+//! The histogram view: the latency series of the snapshot's analysis (syscalls, run delay,
+//! event pairs) in a list — sorted by any column (`s` cycles name, calls, total, p99, max;
+//! `S` reverses) and filtered by the search regex — and for the selected one a summary
+//! (count, min, avg, p50, p95, p99, p99.9, max, total, err, than) above one horizontal
+//! bar per power-of-two range, perf-prof style.
 //!
-//! The view owns only its selection and scroll offsets; the numbers come from
-//! [`LatencyHistogram`](crate::model::LatencyHistogram) in the snapshot.
+//! The view owns only its selection, sort, filter and scroll offsets; the numbers come
+//! from the typed rows in the snapshot.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
+use regex::Regex;
 
 use crate::config::{Action, KeyContext, Theme};
-use crate::live::snapshot::HistogramSeries;
+use crate::engine::Snapshot;
 use crate::model::LatencyHistogram;
+use crate::model::present::LatencySeries;
 use crate::model::units::{format_duration_ns, format_ns};
 use crate::views::text::{display_width, truncate_middle};
 use crate::views::{Effect, View, ViewContext};
@@ -23,9 +27,88 @@ const EMPTY_HINT: &str =
 /// Below this inner width the series list goes on top instead of on the left.
 const SIDE_LIST_MIN_WIDTH: u16 = 60;
 
+/// What the series list is sorted by.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum SeriesSort {
+    /// The analyzer's own order (perf-prof's table order).
+    #[default]
+    Table,
+    Name,
+    Calls,
+    Total,
+    P99,
+    Max,
+}
+
+impl SeriesSort {
+    const ALL: [SeriesSort; 6] = [
+        SeriesSort::Table,
+        SeriesSort::Name,
+        SeriesSort::Calls,
+        SeriesSort::Total,
+        SeriesSort::P99,
+        SeriesSort::Max,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            SeriesSort::Table => "table order",
+            SeriesSort::Name => "name",
+            SeriesSort::Calls => "calls",
+            SeriesSort::Total => "total",
+            SeriesSort::P99 => "p99",
+            SeriesSort::Max => "max",
+        }
+    }
+
+    fn next(self) -> Self {
+        let i = Self::ALL.iter().position(|s| *s == self).unwrap_or(0);
+        Self::ALL[(i + 1) % Self::ALL.len()]
+    }
+}
+
+/// The series the view lists: filtered, then sorted (largest first for numbers).
+fn listed<'a>(
+    snapshot: &'a Snapshot,
+    sort: SeriesSort,
+    reversed: bool,
+    filter: Option<&Regex>,
+) -> Vec<&'a LatencySeries> {
+    let Some(analysis) = &snapshot.analysis else {
+        return Vec::new();
+    };
+    let mut series: Vec<&LatencySeries> = analysis
+        .series
+        .iter()
+        .filter(|s| filter.is_none_or(|r| r.is_match(&s.label())))
+        .collect();
+    let key = |s: &LatencySeries| -> u64 {
+        let h = &s.stats.histogram;
+        match sort {
+            SeriesSort::Calls => s.stats.calls(),
+            SeriesSort::Total => s.stats.total_ns(),
+            SeriesSort::P99 => h.percentile(99.0).unwrap_or(0),
+            SeriesSort::Max => h.max().unwrap_or(0),
+            SeriesSort::Table | SeriesSort::Name => 0,
+        }
+    };
+    match sort {
+        SeriesSort::Table => {}
+        SeriesSort::Name => series.sort_by_key(|s| s.label()),
+        _ => series.sort_by(|a, b| key(b).cmp(&key(a)).then_with(|| a.label().cmp(&b.label()))),
+    }
+    if reversed {
+        series.reverse();
+    }
+    series
+}
+
 /// Latency histograms of the snapshot.
 #[derive(Debug, Default)]
 pub struct HistogramView {
+    sort: SeriesSort,
+    reversed: bool,
+    filter: Option<Regex>,
     selected: usize,
     /// Name and instance of the selected series: the list may reorder between snapshots.
     selected_key: Option<(String, Option<String>)>,
@@ -36,21 +119,28 @@ pub struct HistogramView {
     bar_rows: usize,
 }
 
-/// The list label of a series: "read(0) · cpu 3".
-fn series_label(series: &HistogramSeries) -> String {
-    match &series.instance {
-        Some(instance) => format!("{} · {instance}", series.name),
-        None => series.name.clone(),
-    }
+/// The list label of a series: "read(0) · 1234 bash".
+fn series_label(series: &LatencySeries) -> String {
+    series.label()
 }
 
 /// The summary as (label, value) pairs: the distribution's, then the analyzer's counters.
-fn summary_items(series: &HistogramSeries) -> Vec<(String, String)> {
-    let mut items: Vec<(String, String)> = histogram_items(&series.histogram)
+fn summary_items(series: &LatencySeries) -> Vec<(String, String)> {
+    let stats = &series.stats;
+    let mut items: Vec<(String, String)> = histogram_items(&stats.histogram)
         .into_iter()
         .map(|(label, value)| (label.to_string(), value))
         .collect();
-    items.extend(series.extra.iter().cloned());
+    items.push(("total".into(), format_ns(stats.total_ns())));
+    if series.counts_errors {
+        items.push(("err".into(), stats.errors.to_string()));
+    }
+    if stats.than > 0 {
+        items.push((
+            "than".into(),
+            format!("{} ({}%)", stats.than, stats.than_percent()),
+        ));
+    }
     items
 }
 
@@ -82,8 +172,12 @@ impl HistogramView {
         Self::default()
     }
 
+    fn listed<'a>(&self, snapshot: &'a Snapshot) -> Vec<&'a LatencySeries> {
+        listed(snapshot, self.sort, self.reversed, self.filter.as_ref())
+    }
+
     /// The index of the selected series, clamped to the snapshot.
-    fn current(&self, series: &[HistogramSeries]) -> Option<usize> {
+    fn current(&self, series: &[&LatencySeries]) -> Option<usize> {
         if series.is_empty() {
             None
         } else {
@@ -91,7 +185,7 @@ impl HistogramView {
         }
     }
 
-    fn select(&mut self, index: usize, series: &[HistogramSeries]) {
+    fn select(&mut self, index: usize, series: &[&LatencySeries]) {
         let Some(last) = series.len().checked_sub(1) else {
             return;
         };
@@ -103,7 +197,7 @@ impl HistogramView {
         self.selected_key = Some((series[index].name.clone(), series[index].instance.clone()));
     }
 
-    fn render_list(&mut self, area: Rect, buf: &mut Buffer, series: &[HistogramSeries], theme: &Theme) {
+    fn render_list(&mut self, area: Rect, buf: &mut Buffer, series: &[&LatencySeries], theme: &Theme) {
         self.list_area = area;
         let rows = area.height as usize;
         if rows == 0 || area.width == 0 {
@@ -132,8 +226,8 @@ impl HistogramView {
         }
     }
 
-    fn render_detail(&mut self, area: Rect, buf: &mut Buffer, series: &HistogramSeries, theme: &Theme) {
-        let h = &series.histogram;
+    fn render_detail(&mut self, area: Rect, buf: &mut Buffer, series: &LatencySeries, theme: &Theme) {
+        let h = &series.stats.histogram;
         if area.width == 0 || area.height == 0 {
             self.bar_rows = 0;
             return;
@@ -191,7 +285,8 @@ impl View for HistogramView {
 
     fn render(&mut self, area: Rect, buf: &mut Buffer, ctx: &ViewContext) {
         let theme = ctx.theme;
-        let series = ctx.snapshot.histograms.as_slice();
+        let series = self.listed(ctx.snapshot);
+        let series = series.as_slice();
         let inner = frame(area, buf, theme, ctx.focused, " latency histograms ");
         let Some(selected) = self.current(series) else {
             self.list_area = Rect::default();
@@ -234,11 +329,25 @@ impl View for HistogramView {
             )
         };
         self.render_list(list, buf, series, theme);
-        self.render_detail(detail, buf, &series[selected], theme);
+        self.render_detail(detail, buf, series[selected], theme);
     }
 
     fn handle(&mut self, action: Action, ctx: &ViewContext) -> Effect {
-        let series = ctx.snapshot.histograms.as_slice();
+        match action {
+            Action::SortNext => {
+                self.sort = self.sort.next();
+                self.reversed = false;
+                return Effect::Message(format!("sorted by {}", self.sort.label()));
+            }
+            Action::SortReverse => {
+                self.reversed = !self.reversed;
+                return Effect::None;
+            }
+            Action::ClearSearch => return self.search(None, ctx),
+            _ => {}
+        }
+        let series = self.listed(ctx.snapshot);
+        let series = series.as_slice();
         let Some(current) = self.current(series) else {
             return Effect::None;
         };
@@ -259,7 +368,8 @@ impl View for HistogramView {
         let a = self.list_area;
         if column >= a.x && column < a.right() && row >= a.y && row < a.bottom() {
             let index = self.list_top + (row - a.y) as usize;
-            let series = ctx.snapshot.histograms.as_slice();
+            let series = self.listed(ctx.snapshot);
+            let series = series.as_slice();
             if index < series.len() {
                 self.select(index, series);
             }
@@ -268,15 +378,41 @@ impl View for HistogramView {
     }
 
     fn scroll(&mut self, lines: i32, ctx: &ViewContext) {
-        let series = ctx.snapshot.histograms.as_slice();
+        let series = self.listed(ctx.snapshot);
+        let series = series.as_slice();
         if let Some(current) = self.current(series) {
             let target = current as i64 + lines as i64;
             self.select(target.max(0) as usize, series);
         }
     }
 
+    fn search(&mut self, pattern: Option<&Regex>, ctx: &ViewContext) -> Effect {
+        self.filter = pattern.cloned();
+        self.snapshot_changed(ctx);
+        let shown = self.listed(ctx.snapshot).len();
+        match &self.filter {
+            Some(r) => Effect::Message(format!("{shown} series match /{}/", r.as_str())),
+            None => Effect::None,
+        }
+    }
+
+    fn hint(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if self.sort != SeriesSort::Table || self.reversed {
+            parts.push(format!(
+                "sort {}{}",
+                self.sort.label(),
+                if self.reversed { " ↑" } else { "" }
+            ));
+        }
+        if let Some(r) = &self.filter {
+            parts.push(format!("filter /{}/", r.as_str()));
+        }
+        (!parts.is_empty()).then(|| parts.join(" · "))
+    }
+
     fn snapshot_changed(&mut self, ctx: &ViewContext) {
-        let series = ctx.snapshot.histograms.as_slice();
+        let series = self.listed(ctx.snapshot);
         let found = self.selected_key.as_ref().and_then(|(name, instance)| {
             series
                 .iter()

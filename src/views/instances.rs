@@ -7,7 +7,7 @@ use ratatui::layout::Rect;
 use ratatui::widgets::{Block, Borders, Widget};
 
 use crate::config::{Action, KeyContext};
-use crate::live::InstanceSlice;
+use crate::model::aggregate::InstanceSlice;
 use crate::model::hotspots::percent;
 use crate::views::ViewKind;
 
@@ -310,16 +310,15 @@ impl View for InstancesView {
 mod tests {
     use super::*;
     use crate::config::Theme;
-    use crate::live::Snapshot;
-    use crate::live::snapshot::instance_slices;
-    use crate::model::{
-        Instance, InstanceId, PhaseMarkers, Profile, ProfileInfo, Sample, SampleMeta, Selection,
-    };
+    use crate::engine::Snapshot;
+    use crate::engine::testing::snapshot_of_list;
+    use crate::model::sample_list::SampleList;
+    use crate::model::{Instance, InstanceId, ProfileInfo, Sample, SampleMeta};
     use crate::views::test_support;
 
     /// `cpus` CPUs; CPU i has i+1 samples in `work_i` and one in `idle`.
     fn snapshot(cpus: u32) -> Snapshot {
-        let mut p = Profile::new(ProfileInfo::default());
+        let mut p = SampleList::new(ProfileInfo::default());
         for c in 0..cpus {
             let inst = p.instance(Instance::cpu(c));
             let work = p.intern_named_stack(&["main", &format!("work_{c}")]);
@@ -334,9 +333,7 @@ mod tests {
                 });
             }
         }
-        let mut s = Snapshot::from_profile(&p, Selection::all(), PhaseMarkers::default());
-        s.instances = std::sync::Arc::new(instance_slices(&p, &Selection::all()));
-        s
+        snapshot_of_list(&p)
     }
 
     fn text(buf: &Buffer, y: u16) -> String {

@@ -28,7 +28,7 @@ use ratatui::layout::Rect;
 use regex::Regex;
 
 use crate::config::{Action, KeyContext, Theme};
-use crate::live::Snapshot;
+use crate::engine::Snapshot;
 use crate::model::{FrameId, TimeWindow};
 
 pub use kind::ViewKind;

@@ -9,7 +9,7 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 
 use crate::config::Theme;
-use crate::live::Snapshot;
+use crate::engine::Snapshot;
 use crate::model::TimeWindow;
 
 use super::text::{display_width, truncate_end, truncate_middle};
@@ -147,7 +147,7 @@ pub fn render_status(area: Rect, buf: &mut Buffer, snapshot: &Snapshot, info: &S
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::profile::test_support::profile_from;
+    use crate::model::sample_list::test_support::profile_from;
     use crate::model::{PhaseMarkers, Selection};
 
     fn line(buf: &Buffer, y: u16) -> String {
@@ -157,7 +157,7 @@ mod tests {
     #[test]
     fn shows_state_counts_window_mode_and_fits_80_columns() {
         let p = profile_from(&[(&["a"], 3, Some(87_000_000)), (&["b"], 1, Some(1_646_000_000))]);
-        let mut snap = Snapshot::from_profile(
+        let mut snap = crate::engine::testing::snapshot_with(
             &p,
             Selection::window(TimeWindow::new(Some(87_000_000), Some(1_646_000_000))),
             PhaseMarkers::default(),

@@ -1,17 +1,20 @@
-//! The table view: the analyzer tables of the snapshot (syscalls, multi-trace delay and
-//! pair, rundelay, top) laid out exactly as `--no-tui` prints them — perf-prof's columns —
-//! so what a script reads and what the screen shows are the same text.
+//! The table view: the analyzer's table of the snapshot (syscalls, multi-trace delay and
+//! pair, rundelay, top) laid out exactly as `--no-tui` prints it — perf-prof's columns —
+//! so what a script reads and what the screen shows are the same text. Rows carry typed
+//! cells: `s` sorts by the next column (largest first), `S` reverses, and the search regex
+//! keeps the rows whose line matches.
 //!
-//! The first table's header stays on screen while the rows scroll; a table wider than the
-//! terminal (syscalls with its percentiles is ~130 columns) scrolls sideways. The view owns
-//! only its scroll offsets and the selected line.
+//! The header stays on screen while the rows scroll; a table wider than the terminal
+//! (syscalls with its percentiles is ~130 columns) scrolls sideways. The view owns only its
+//! sort, filter, scroll offsets and the selected line.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 
 use crate::config::{Action, KeyContext, Theme};
-use crate::live::TextTable;
+use crate::engine::Snapshot;
+use crate::model::present::AnalysisTable;
 use crate::views::text::{display_width, skip_columns};
 use crate::views::{Effect, View, ViewContext};
 
@@ -28,28 +31,38 @@ enum LineKind {
     Title,
     Header,
     Row,
-    Blank,
 }
 
-/// Every table as one list of lines: title, header, rows, a blank line between tables.
-fn lines_of(tables: &[TextTable]) -> Vec<(LineKind, &str)> {
+/// The table as one list of lines: title, header, then the rows in `order`.
+fn lines_of<'a>(table: Option<&'a AnalysisTable>, order: &[usize]) -> Vec<(LineKind, &'a str)> {
+    let Some(table) = table.filter(|t| !t.is_empty() || !t.header.is_empty()) else {
+        return Vec::new();
+    };
     let mut lines = Vec::new();
-    for (i, table) in tables.iter().enumerate() {
-        if i > 0 {
-            lines.push((LineKind::Blank, ""));
-        }
-        if !table.title.is_empty() {
-            lines.push((LineKind::Title, table.title.as_str()));
-        }
-        lines.extend(table.header.iter().map(|h| (LineKind::Header, h.as_str())));
-        lines.extend(table.rows.iter().map(|r| (LineKind::Row, r.as_str())));
+    if !table.title.is_empty() {
+        lines.push((LineKind::Title, table.title.as_str()));
     }
+    lines.extend(table.header.iter().map(|h| (LineKind::Header, h.as_str())));
+    lines.extend(
+        order
+            .iter()
+            .filter_map(|&i| table.rows.get(i))
+            .map(|r| (LineKind::Row, r.text.as_str())),
+    );
     lines
 }
 
-/// Analyzer tables, scrolled.
+fn table_of(snapshot: &Snapshot) -> Option<&AnalysisTable> {
+    snapshot.analysis.as_ref().map(|a| &a.table)
+}
+
+/// The analyzer's table, sorted, filtered and scrolled.
 #[derive(Debug, Default)]
 pub struct TableView {
+    /// The column rows are sorted by (`None`: the analyzer's order), and reversed.
+    sort: Option<usize>,
+    reversed: bool,
+    filter: Option<regex::Regex>,
     /// Index of the selected line among all lines (rows only are selectable).
     selected: usize,
     top: usize,
@@ -62,6 +75,38 @@ pub struct TableView {
 impl TableView {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The rows shown, in order: filtered by the regex, sorted by the chosen column.
+    fn order(&self, table: Option<&AnalysisTable>) -> Vec<usize> {
+        let Some(table) = table else {
+            return Vec::new();
+        };
+        let mut order: Vec<usize> = (0..table.rows.len())
+            .filter(|&i| {
+                self.filter
+                    .as_ref()
+                    .is_none_or(|r| r.is_match(&table.rows[i].text))
+            })
+            .collect();
+        if let Some(column) = self.sort {
+            order.sort_by(|&a, &b| {
+                let cell = |i: usize| table.rows[i].cells.get(column);
+                match (cell(b), cell(a)) {
+                    (Some(x), Some(y)) => x.compare(y),
+                    _ => std::cmp::Ordering::Equal,
+                }
+            });
+        }
+        if self.reversed {
+            order.reverse();
+        }
+        order
+    }
+
+    fn lines<'a>(&self, snapshot: &'a Snapshot) -> Vec<(LineKind, &'a str)> {
+        let table = table_of(snapshot);
+        lines_of(table, &self.order(table))
     }
 
     /// The nearest row line at or after (`forward`) / before `from`.
@@ -90,7 +135,7 @@ fn style_of(kind: LineKind, theme: &Theme) -> Style {
     match kind {
         LineKind::Title => theme.title,
         LineKind::Header => theme.header,
-        LineKind::Row | LineKind::Blank => theme.text,
+        LineKind::Row => theme.text,
     }
 }
 
@@ -102,7 +147,7 @@ impl View for TableView {
     fn render(&mut self, area: Rect, buf: &mut Buffer, ctx: &ViewContext) {
         let theme = ctx.theme;
         let inner = frame(area, buf, theme, ctx.focused, " analyzer tables ");
-        let lines = lines_of(&ctx.snapshot.tables);
+        let lines = self.lines(ctx.snapshot);
         if lines.is_empty() {
             self.body_area = Rect::default();
             centered_hint(inner, buf, EMPTY_HINT, theme.dim);
@@ -170,7 +215,26 @@ impl View for TableView {
     }
 
     fn handle(&mut self, action: Action, ctx: &ViewContext) -> Effect {
-        let lines = lines_of(&ctx.snapshot.tables);
+        if let Some(table) = table_of(ctx.snapshot) {
+            match action {
+                Action::SortNext if !table.columns.is_empty() => {
+                    let next = self.sort.map_or(0, |c| c + 1);
+                    self.sort = (next < table.columns.len()).then_some(next);
+                    self.reversed = false;
+                    return Effect::Message(match self.sort {
+                        Some(c) => format!("sorted by {}", table.columns[c]),
+                        None => "the analyzer's order".into(),
+                    });
+                }
+                Action::SortReverse => {
+                    self.reversed = !self.reversed;
+                    return Effect::None;
+                }
+                Action::ClearSearch => return self.search(None, ctx),
+                _ => {}
+            }
+        }
+        let lines = self.lines(ctx.snapshot);
         if lines.is_empty() {
             return Effect::None;
         }
@@ -192,7 +256,7 @@ impl View for TableView {
     fn click(&mut self, column: u16, row: u16, _double: bool, ctx: &ViewContext) -> Effect {
         let a = self.body_area;
         if column >= a.x && column < a.right() && row >= a.y && row < a.bottom() {
-            let lines = lines_of(&ctx.snapshot.tables);
+            let lines = self.lines(ctx.snapshot);
             let frozen = lines
                 .iter()
                 .take_while(|(k, _)| matches!(k, LineKind::Title | LineKind::Header))
@@ -205,8 +269,32 @@ impl View for TableView {
         Effect::None
     }
 
+    fn search(&mut self, pattern: Option<&regex::Regex>, ctx: &ViewContext) -> Effect {
+        self.filter = pattern.cloned();
+        let shown = self.order(table_of(ctx.snapshot)).len();
+        match &self.filter {
+            Some(r) => Effect::Message(format!("{shown} rows match /{}/", r.as_str())),
+            None => Effect::None,
+        }
+    }
+
+    fn hint(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if let Some(c) = self.sort {
+            parts.push(format!(
+                "sort column {}{}",
+                c + 1,
+                if self.reversed { " ↑" } else { "" }
+            ));
+        }
+        if let Some(r) = &self.filter {
+            parts.push(format!("filter /{}/", r.as_str()));
+        }
+        (!parts.is_empty()).then(|| parts.join(" · "))
+    }
+
     fn scroll(&mut self, lines: i32, ctx: &ViewContext) {
-        let all = lines_of(&ctx.snapshot.tables);
+        let all = self.lines(ctx.snapshot);
         let target = (self.selected as i64 + lines as i64).max(0) as usize;
         self.move_to(&all, target, lines > 0);
     }
@@ -215,23 +303,28 @@ impl View for TableView {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::views::test_support::{snapshot_with_tables, text};
+    use crate::model::present::{Cell, TableRow};
+    use crate::views::test_support::{snapshot_with_table, text};
 
-    fn tables() -> Vec<TextTable> {
-        vec![TextTable {
+    fn table() -> AnalysisTable {
+        AnalysisTable {
             title: "syscalls".into(),
             header: vec![
                 "syscalls                calls        total(us)".into(),
                 "-------------------- -------- ----------------".into(),
             ],
+            columns: vec!["syscall".into(), "calls".into()],
             rows: (0..30)
-                .map(|i| format!("{:<20} {:>8} {:>16.3}", format!("call{i}(0)"), 100 - i, 1.5))
+                .map(|i| TableRow {
+                    text: format!("{:<20} {:>8} {:>16.3}", format!("call{i}(0)"), 100 - i, 1.5),
+                    cells: vec![Cell::Text(format!("call{i}(0)")), Cell::Number((100 - i) as f64)],
+                })
                 .collect(),
-        }]
+        }
     }
 
-    fn draw(view: &mut TableView, ctx_tables: Vec<TextTable>, w: u16, h: u16, keys: &[Action]) -> String {
-        let snapshot = snapshot_with_tables(ctx_tables);
+    fn draw(view: &mut TableView, table: Option<AnalysisTable>, w: u16, h: u16, keys: &[Action]) -> String {
+        let snapshot = snapshot_with_table(table);
         let theme = Theme::builtin_dark();
         let ctx = ViewContext {
             snapshot: &snapshot,
@@ -251,7 +344,7 @@ mod tests {
     #[test]
     fn the_header_stays_while_rows_scroll() {
         let mut view = TableView::new();
-        let s = draw(&mut view, tables(), 60, 10, &[Action::Bottom]);
+        let s = draw(&mut view, Some(table()), 60, 10, &[Action::Bottom]);
         let lines: Vec<&str> = s.lines().collect();
         assert!(lines[1].contains("syscalls"), "{s}");
         assert!(lines[2].contains("calls        total(us)"), "{s}");
@@ -264,7 +357,7 @@ mod tests {
     #[test]
     fn wide_tables_scroll_sideways_and_rows_are_selected_with_the_arrows() {
         let mut view = TableView::new();
-        let s = draw(&mut view, tables(), 30, 12, &[Action::Right, Action::Down]);
+        let s = draw(&mut view, Some(table()), 30, 12, &[Action::Right, Action::Down]);
         // 8 columns scrolled: "syscalls" is cut to its tail, the rows too.
         assert!(!s.contains("syscalls   ") && !s.contains("call0"), "{s}");
         assert!(s.contains("calls") && s.contains("100"), "{s}");
@@ -272,15 +365,48 @@ mod tests {
             view.selected, 4,
             "the second row (title, 2 header lines, row 0, row 1)"
         );
-        let s = draw(&mut view, tables(), 30, 12, &[Action::Left, Action::Up]);
+        let s = draw(&mut view, Some(table()), 30, 12, &[Action::Left, Action::Up]);
         assert!(s.contains("call0(0)"), "{s}");
         assert_eq!(view.selected, 3);
     }
 
     #[test]
+    fn rows_sort_by_any_column_and_filter_by_regex() {
+        let mut view = TableView::new();
+        // Sort by the first column (text), then reverse: call9(0) sorts last as text.
+        let s = draw(
+            &mut view,
+            Some(table()),
+            60,
+            8,
+            &[Action::SortNext, Action::SortReverse],
+        );
+        let first_row = s.lines().nth(4).unwrap();
+        assert!(first_row.contains("call0(0)"), "{s}");
+        let s = draw(&mut view, Some(table()), 60, 8, &[Action::SortReverse]);
+        assert!(s.lines().nth(4).unwrap().contains("call9(0)"), "{s}");
+        // The second column (calls): largest first.
+        let s = draw(&mut view, Some(table()), 60, 8, &[Action::SortNext]);
+        assert!(s.lines().nth(4).unwrap().contains("call0(0)"), "{s}");
+        let snapshot = snapshot_with_table(Some(table()));
+        let theme = Theme::builtin_dark();
+        let ctx = ViewContext {
+            snapshot: &snapshot,
+            theme: &theme,
+            focused: true,
+        };
+        let effect = view.search(Some(&regex::Regex::new(r"call2\d").unwrap()), &ctx);
+        assert_eq!(effect, Effect::Message("10 rows match /call2\\d/".into()));
+        let mut buf = Buffer::empty(Rect::new(0, 0, 60, 20));
+        view.render(buf.area, &mut buf, &ctx);
+        let s = text(&buf);
+        assert!(s.contains("call25(0)") && !s.contains("call5(0)"), "{s}");
+    }
+
+    #[test]
     fn no_tables_shows_how_to_get_some() {
         let mut view = TableView::new();
-        let s = draw(&mut view, Vec::new(), 100, 8, &[Action::Down]);
+        let s = draw(&mut view, None, 100, 8, &[Action::Down]);
         assert!(s.contains("no analyzer tables"), "{s}");
     }
 }

@@ -1,25 +1,42 @@
-//! Helpers the view tests share: a snapshot from named stacks, a context, rendering into
-//! a fresh buffer, and the buffer as text.
+//! Helpers the view tests share: a snapshot from named stacks (built by the engine, as
+//! production builds it), a context, rendering into a fresh buffer, and the buffer as text.
+
+use std::sync::Arc;
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
 use crate::config::Theme;
-use crate::live::Snapshot;
-use crate::model::profile::test_support::profile_from;
-use crate::model::{PhaseMarkers, Selection};
+use crate::engine::testing::snapshot_of_list;
+use crate::engine::{AnalysisView, Snapshot};
+use crate::model::analysis::{AnalysisInfo, AnalysisSchema, SyscallsSchema};
+use crate::model::present::AnalysisTable;
+use crate::model::sample_list::test_support::profile_from;
 
 use super::{View, ViewContext};
 
 /// A snapshot of `(root-first frames, weight, time_ns)` samples, everything selected.
 pub fn snapshot_of(stacks: &[(&[&str], u64, Option<u64>)]) -> Snapshot {
-    Snapshot::from_profile(&profile_from(stacks), Selection::all(), PhaseMarkers::default())
+    snapshot_of_list(&profile_from(stacks))
 }
 
-/// An empty snapshot carrying analyzer tables.
-pub fn snapshot_with_tables(tables: Vec<crate::live::TextTable>) -> Snapshot {
+/// An empty snapshot carrying an analyzer table (or no analysis at all).
+pub fn snapshot_with_table(table: Option<AnalysisTable>) -> Snapshot {
     let mut snapshot = snapshot_of(&[]);
-    snapshot.tables = std::sync::Arc::new(tables);
+    snapshot.analysis = table.map(|table| {
+        Arc::new(AnalysisView {
+            info: Arc::new(AnalysisInfo {
+                name: "syscalls".into(),
+                schema: AnalysisSchema::Syscalls(SyscallsSchema {
+                    perins: false,
+                    than_ns: None,
+                }),
+            }),
+            events: 0,
+            series: Vec::new(),
+            table,
+        })
+    });
     snapshot
 }
 

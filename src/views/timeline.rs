@@ -10,16 +10,12 @@ use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 
 use crate::config::{Action, KeyContext};
-use crate::model::{Counted, PhaseMarkers, TimeWindow, Timeline};
+use crate::model::{PhaseMarkers, TimeWindow, Timeline};
 use crate::views::text::{display_width, truncate_end};
 use crate::views::widgets::bars::{centered_hint, frame, scaled_eighths, vertical_cell};
 use crate::views::{Effect, View, ViewContext};
 
 const EMPTY_HINT: &str = "no timestamped samples or events yet (folded input has no times)";
-
-/// Why an analyzer session's timeline takes no window.
-const EVENTS_TAKE_NO_WINDOW: &str =
-    "this timeline shows the analyzer's event rate; its tables and histograms cover the whole run";
 
 /// Columns the cursor moves with PageUp / PageDown.
 const PAGE_COLUMNS: usize = 10;
@@ -283,11 +279,6 @@ impl View for TimelineView {
             return Effect::None;
         };
         let n = self.width();
-        if timeline.counted == Counted::Events
-            && matches!(action, Action::MarkStart | Action::MarkStop | Action::Activate)
-        {
-            return Effect::Message(EVENTS_TAKE_NO_WINDOW.into());
-        }
         match action {
             Action::Left => self.move_cursor(-1),
             Action::Right => self.move_cursor(1),

@@ -1,13 +1,7 @@
 //! What a multi-trace analyzer reports: the delay table or the pair counts.
 
 use crate::analyzers::latency::LatencyStats;
-
-/// The two column names of a pair (`start => end`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PairNames {
-    pub start: String,
-    pub end: String,
-}
+use crate::model::analysis::PairNames;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct DelayRow {

@@ -34,7 +34,7 @@ fn the_instance_is_the_default_key_and_perins_splits_by_it() {
         vec![StageEvent::new(EventIndex(1))],
     ]);
     config.perins = true;
-    let mut a = MultiTraceAnalyzer::new(&layouts, config).unwrap();
+    let mut a = crate::analyzers::Tabulated::new(MultiTraceAnalyzer::new(&layouts, config).unwrap());
     let raw = record(&layouts[0], 1, &[("vec", Value::Int(1))]);
     // CPU 0: entry 100, exit 150; CPU 1: entry 120, exit 400; CPU 0 again 1000 → 1010.
     a.feed(&event(0, 100, 0, 1, &raw));
@@ -68,7 +68,7 @@ fn keys_correlate_across_cpus_and_a_newer_first_event_replaces_the_older() {
         vec![StageEvent::new(EventIndex(0)).key(pid)],
         vec![StageEvent::new(EventIndex(1)).key(next_pid)],
     ]);
-    let mut a = MultiTraceAnalyzer::new(&layouts, config).unwrap();
+    let mut a = crate::analyzers::Tabulated::new(MultiTraceAnalyzer::new(&layouts, config).unwrap());
     let wake = |p| record(&layouts[0], 9, &[("pid", Value::Int(p))]);
     let switch = |p| record(&layouts[1], 9, &[("next_pid", Value::Int(p))]);
     let (w100, w200, s100, s200) = (wake(100), wake(200), switch(100), switch(200));
@@ -101,7 +101,9 @@ fn three_stages_chain_and_cycle_closes_the_ring() {
             a.feed(&event(idx, 100 * (i as u64 + 1), 0, 1, &raw));
         }
     };
-    let mut a = MultiTraceAnalyzer::new(&layouts, MultiTraceConfig::new(stages())).unwrap();
+    let mut a = crate::analyzers::Tabulated::new(
+        MultiTraceAnalyzer::new(&layouts, MultiTraceConfig::new(stages())).unwrap(),
+    );
     feed(&mut a);
     let t = delay(a.take_interval());
     let names: Vec<(&str, &str)> = t
@@ -120,7 +122,7 @@ fn three_stages_chain_and_cycle_closes_the_ring() {
 
     let mut config = MultiTraceConfig::new(stages());
     config.cycle = true;
-    let mut a = MultiTraceAnalyzer::new(&layouts, config).unwrap();
+    let mut a = crate::analyzers::Tabulated::new(MultiTraceAnalyzer::new(&layouts, config).unwrap());
     feed(&mut a);
     let t = delay(a.take_interval());
     assert_eq!(t.pairs.len(), 3);
@@ -146,7 +148,7 @@ fn roles_filters_and_untraced_events_limit_the_parts_played() {
         .filter(Box::new(move |e| vec_field.read_u64(e.raw) == Some(1)))
         .alias("entry1");
     let config = MultiTraceConfig::new(vec![vec![entry, untraced], vec![exit]]);
-    let mut a = MultiTraceAnalyzer::new(&layouts, config).unwrap();
+    let mut a = crate::analyzers::Tabulated::new(MultiTraceAnalyzer::new(&layouts, config).unwrap());
     let (v1, v2) = (
         record(&layouts[0], 1, &[("vec", Value::Int(1))]),
         record(&layouts[0], 1, &[("vec", Value::Int(2))]),
@@ -171,7 +173,7 @@ fn than_queues_slow_pairs_and_lost_drops_pending_events() {
         vec![StageEvent::new(EventIndex(1))],
     ]);
     config.than_ns = Some(1_000);
-    let mut a = MultiTraceAnalyzer::new(&layouts, config).unwrap();
+    let mut a = crate::analyzers::Tabulated::new(MultiTraceAnalyzer::new(&layouts, config).unwrap());
     let raw = record(&layouts[0], 1, &[("vec", Value::Int(3))]);
     a.feed(&event(0, 0, 0, 1, &raw));
     a.feed(&event(1, 5_000, 0, 1, &raw));
@@ -204,7 +206,7 @@ fn pair_counts_paired_and_unpaired_per_interval() {
         vec![StageEvent::new(EventIndex(1))],
     ]);
     config.implementation = Implementation::Pair;
-    let mut a = MultiTraceAnalyzer::new(&layouts, config).unwrap();
+    let mut a = crate::analyzers::Tabulated::new(MultiTraceAnalyzer::new(&layouts, config).unwrap());
     let raw = record(&layouts[0], 1, &[]);
     a.feed(&event(0, 10, 0, 1, &raw));
     a.feed(&event(1, 20, 0, 1, &raw));
@@ -259,7 +261,7 @@ fn wakeups_of_running_tasks_start_no_delay() {
         switch: EventIndex(1),
         next_pid: next_pid_field,
     });
-    let mut a = MultiTraceAnalyzer::new(&layouts, config).unwrap();
+    let mut a = crate::analyzers::Tabulated::new(MultiTraceAnalyzer::new(&layouts, config).unwrap());
     let wake = record(&layouts[0], 1, &[("pid", Value::Int(50))]);
     let to_50 = record(&layouts[1], 1, &[("next_pid", Value::Int(50))]);
     let to_60 = record(&layouts[1], 50, &[("next_pid", Value::Int(60))]);
@@ -295,7 +297,7 @@ fn key_columns_are_as_wide_as_perf_prof_makes_them() {
         ]
     };
     let table = |config: MultiTraceConfig| {
-        let mut a = MultiTraceAnalyzer::new(&layouts, config).unwrap();
+        let mut a = crate::analyzers::Tabulated::new(MultiTraceAnalyzer::new(&layouts, config).unwrap());
         let raw = record(&layouts[0], 1, &[]);
         a.feed(&event(0, 1, 0, 9, &raw));
         a.feed(&event(1, 2, 0, 9, &raw));

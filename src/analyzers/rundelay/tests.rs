@@ -43,7 +43,7 @@ fn wakeup_and_preemption_delays_per_task_from_one_sched_switch() {
         perins: true,
         ..RundelayOptions::default()
     };
-    let mut a = rundelay(&layouts, &options).unwrap();
+    let mut a = crate::analyzers::Tabulated::new(rundelay(&layouts, &options).unwrap());
     let wake = |pid| record(&layouts[0], 1, &[("pid", Value::Int(pid))]);
     let wake_new = |pid| record(&layouts[1], 1, &[("pid", Value::Int(pid))]);
     let evs = [

@@ -1,4 +1,5 @@
 use super::*;
+use crate::analyzers::Tabulated;
 use crate::analyzers::test_events::{self, Value, event, record};
 use crate::model::histogram::RELATIVE_ERROR;
 
@@ -29,8 +30,8 @@ impl Rig {
     fn free(&self, pid: u32) -> Vec<u8> {
         record(&self.layouts[2], 0, &[("pid", Value::Int(pid.into()))])
     }
-    fn analyzer(&self, config: SyscallsConfig) -> SyscallsAnalyzer {
-        SyscallsAnalyzer::new(&self.layouts, config).unwrap()
+    fn analyzer(&self, config: SyscallsConfig) -> Tabulated<SyscallsAnalyzer> {
+        Tabulated::new(SyscallsAnalyzer::new(&self.layouts, config).unwrap())
     }
 }
 

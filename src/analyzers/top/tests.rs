@@ -19,19 +19,21 @@ fn runtime_layout() -> EventLayout {
 fn top_by_sums_per_thread_and_sorts_largest_first() {
     let l = runtime_layout();
     let runtime = KeySource::Field(l.field("runtime").unwrap().clone());
-    let mut a = TopAnalyzer::new(TopConfig {
-        events: vec![TopEvent {
-            event: EventIndex(0),
-            key: None,
-            comm: None,
-            columns: vec![TopColumn::sum("runtime", runtime, true)],
-        }],
-        key_text: None,
-        comm_text: None,
-        only_comm: false,
-        pid_comm: None,
-    })
-    .unwrap();
+    let mut a = crate::analyzers::Tabulated::new(
+        TopAnalyzer::new(TopConfig {
+            events: vec![TopEvent {
+                event: EventIndex(0),
+                key: None,
+                comm: None,
+                columns: vec![TopColumn::sum("runtime", runtime, true)],
+            }],
+            key_text: None,
+            comm_text: None,
+            only_comm: false,
+            pid_comm: None,
+        })
+        .unwrap(),
+    );
     let r = |v| record(&l, 0, &[("runtime", Value::Int(v))]);
     a.feed(&event(0, 1, 0, 18310, &r(900)));
     a.feed(&event(0, 2, 0, 18309, &r(500)));
@@ -66,29 +68,31 @@ fn count_columns_per_event_keys_and_comms() {
     let wakeup = test_events::sched_wakeup("sched_wakeup", 1);
     let prev_comm = switch.field("prev_comm").unwrap().clone();
     let comm = wakeup.field("comm").unwrap().clone();
-    let mut a = TopAnalyzer::new(TopConfig {
-        events: vec![
-            TopEvent {
-                event: EventIndex(0),
-                key: Some(KeySource::Field(switch.field("prev_pid").unwrap().clone())),
-                comm: Some(Box::new(move |e| {
-                    prev_comm.read_str(e.raw).map(|s| s.into_owned())
-                })),
-                columns: vec![TopColumn::count("sched_switch")],
-            },
-            TopEvent {
-                event: EventIndex(1),
-                key: Some(KeySource::Field(wakeup.field("pid").unwrap().clone())),
-                comm: Some(Box::new(move |e| comm.read_str(e.raw).map(|s| s.into_owned()))),
-                columns: vec![TopColumn::count("sched_wakeup")],
-            },
-        ],
-        key_text: Some("prev_pid".into()),
-        comm_text: Some("prev_comm".into()),
-        only_comm: false,
-        pid_comm: None,
-    })
-    .unwrap();
+    let mut a = crate::analyzers::Tabulated::new(
+        TopAnalyzer::new(TopConfig {
+            events: vec![
+                TopEvent {
+                    event: EventIndex(0),
+                    key: Some(KeySource::Field(switch.field("prev_pid").unwrap().clone())),
+                    comm: Some(Box::new(move |e| {
+                        prev_comm.read_str(e.raw).map(|s| s.into_owned())
+                    })),
+                    columns: vec![TopColumn::count("sched_switch")],
+                },
+                TopEvent {
+                    event: EventIndex(1),
+                    key: Some(KeySource::Field(wakeup.field("pid").unwrap().clone())),
+                    comm: Some(Box::new(move |e| comm.read_str(e.raw).map(|s| s.into_owned()))),
+                    columns: vec![TopColumn::count("sched_wakeup")],
+                },
+            ],
+            key_text: Some("prev_pid".into()),
+            comm_text: Some("prev_comm".into()),
+            only_comm: false,
+            pid_comm: None,
+        })
+        .unwrap(),
+    );
     let sw = |pid, name| {
         record(
             &switch,
@@ -145,19 +149,21 @@ fn only_comm_aggregates_by_name_and_mixed_keys_are_refused() {
     let l = runtime_layout();
     let comm = l.field("comm").unwrap().clone();
     let runtime = KeySource::Field(l.field("runtime").unwrap().clone());
-    let mut a = TopAnalyzer::new(TopConfig {
-        events: vec![TopEvent {
-            event: EventIndex(0),
-            key: None,
-            comm: Some(Box::new(move |e| comm.read_str(e.raw).map(|s| s.into_owned()))),
-            columns: vec![TopColumn::sum("runtime", runtime, true)],
-        }],
-        key_text: None,
-        comm_text: None,
-        only_comm: true,
-        pid_comm: None,
-    })
-    .unwrap();
+    let mut a = crate::analyzers::Tabulated::new(
+        TopAnalyzer::new(TopConfig {
+            events: vec![TopEvent {
+                event: EventIndex(0),
+                key: None,
+                comm: Some(Box::new(move |e| comm.read_str(e.raw).map(|s| s.into_owned()))),
+                columns: vec![TopColumn::sum("runtime", runtime, true)],
+            }],
+            key_text: None,
+            comm_text: None,
+            only_comm: true,
+            pid_comm: None,
+        })
+        .unwrap(),
+    );
     let mut raw = record(&l, 0, &[("runtime", Value::Int(10))]);
     // __data_loc comm: payload "sh\0" appended after the fixed fields.
     let at = raw.len() as u32;

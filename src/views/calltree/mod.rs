@@ -25,7 +25,7 @@ pub use self::items::{CHILD_CAP, SYNTHETIC_ID};
 use self::search::MatchIndex;
 use super::{Effect, View, ViewContext};
 use crate::config::{Action, KeyContext, Theme};
-use crate::live::Snapshot;
+use crate::engine::Snapshot;
 use crate::model::{FrameId, NodeId, StackTrie};
 use crate::views::text::truncate_end;
 

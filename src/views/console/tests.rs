@@ -4,8 +4,8 @@ use ratatui::buffer::Buffer;
 
 use super::*;
 use crate::config::Theme;
-use crate::live::Snapshot;
-use crate::model::profile::test_support::profile_from;
+use crate::engine::Snapshot;
+use crate::model::sample_list::test_support::profile_from;
 use crate::model::{PhaseMarkers, Selection};
 use crate::views::test_support::{ctx, render, rows, text};
 
@@ -25,7 +25,7 @@ fn log_of(n: usize) -> ConsoleLog {
 
 fn snapshot_with(log: ConsoleLog) -> Snapshot {
     let p = profile_from(&[(&["main"], 1, Some(5))]);
-    let mut s = Snapshot::from_profile(&p, Selection::all(), PhaseMarkers::default());
+    let mut s = crate::engine::testing::snapshot_with(&p, Selection::all(), PhaseMarkers::default());
     s.console = Arc::new(log);
     s
 }

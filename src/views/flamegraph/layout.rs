@@ -293,11 +293,12 @@ pub fn largest_remainder(width: u16, weights: &[u64], order: &mut Vec<usize>, wi
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::profile::test_support::profile_from;
-    use crate::model::{Profile, Selection};
+    use crate::model::Selection;
+    use crate::model::sample_list::SampleList;
+    use crate::model::sample_list::test_support::profile_from;
 
-    fn trie_of(p: &Profile) -> StackTrie {
-        StackTrie::from_selection(p, &Selection::all().matcher(p))
+    fn trie_of(p: &SampleList) -> StackTrie {
+        StackTrie::from_selection(p, &Selection::all())
     }
 
     fn split(width: u16, weights: &[u64]) -> Vec<u16> {
@@ -307,7 +308,7 @@ mod tests {
     }
 
     /// (name or "+N", x, width) of every cell of a row.
-    fn row(p: &Profile, t: &StackTrie, l: &FlameLayout, depth: usize) -> Vec<(String, u16, u16)> {
+    fn row(p: &SampleList, t: &StackTrie, l: &FlameLayout, depth: usize) -> Vec<(String, u16, u16)> {
         l.row(depth)
             .iter()
             .map(|c| {

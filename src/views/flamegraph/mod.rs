@@ -7,7 +7,7 @@
 //! - `search` — regex matches, their order and the match coverage;
 //! - `render` — drawing (also for per-instance panes) and the [`View`] implementation.
 //!
-//! It reads only the [`Snapshot`](crate::live::Snapshot) it is given.
+//! It reads only the [`Snapshot`](crate::engine::Snapshot) it is given.
 
 mod layout;
 mod nav;

@@ -203,9 +203,9 @@ fn order_by_x(trie: &StackTrie, frames: &FrameTable, nodes: &mut [NodeId]) {
 mod tests {
     use super::*;
     use crate::model::Selection;
-    use crate::model::profile::test_support::profile_from;
+    use crate::model::sample_list::test_support::profile_from;
 
-    fn name(p: &crate::model::Profile, t: &StackTrie, n: NodeId) -> String {
+    fn name(p: &crate::model::sample_list::SampleList, t: &StackTrie, n: NodeId) -> String {
         t.path(n)
             .iter()
             .map(|&f| p.frames.name(f))
@@ -221,7 +221,7 @@ mod tests {
             (&["main", "idle"], 5, None),
             (&["main", "work"], 2, None),
         ]);
-        let t = StackTrie::from_selection(&p, &Selection::all().matcher(&p));
+        let t = StackTrie::from_selection(&p, &Selection::all());
         let s = SearchMatches::new(Regex::new("^work$").unwrap(), &t, &p.frames);
         assert_eq!(s.count(), 2);
         assert_eq!(s.matched_weight(), 5);
@@ -240,7 +240,7 @@ mod tests {
             (&["main", "hit"], 1, None),
             (&["other", "hit"], 1, None),
         ]);
-        let t = StackTrie::from_selection(&p, &Selection::all().matcher(&p));
+        let t = StackTrie::from_selection(&p, &Selection::all());
         let mut s = SearchMatches::new(Regex::new("hit").unwrap(), &t, &p.frames);
         let order: Vec<String> = s
             .ordered_nodes(&t, &p.frames)

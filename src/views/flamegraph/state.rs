@@ -8,7 +8,7 @@
 use regex::Regex;
 
 use super::search::SearchMatches;
-use crate::live::Snapshot;
+use crate::engine::Snapshot;
 use crate::model::{FrameTable, NodeId, StackTrie};
 
 /// A node held by identity rather than by index.

@@ -7,8 +7,8 @@ use regex::Regex;
 use super::FlameGraphView;
 use super::state::active_trie;
 use crate::config::{Action, Theme};
-use crate::live::Snapshot;
-use crate::model::profile::test_support::profile_from;
+use crate::engine::Snapshot;
+use crate::model::sample_list::test_support::profile_from;
 use crate::model::{PhaseMarkers, Selection};
 use crate::views::{Effect, View, ViewContext};
 
@@ -27,7 +27,7 @@ pub(super) const FIXTURE: Stacks<'static> = &[
 
 pub(super) fn snapshot(stacks: Stacks) -> Snapshot {
     let p = profile_from(stacks);
-    Snapshot::from_profile(&p, Selection::all(), PhaseMarkers::default())
+    crate::engine::testing::snapshot_with(&p, Selection::all(), PhaseMarkers::default())
 }
 
 fn ctx<'a>(snapshot: &'a Snapshot, theme: &'a Theme) -> ViewContext<'a> {

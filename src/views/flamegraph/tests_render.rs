@@ -8,7 +8,7 @@ use regex::Regex;
 use super::tests_keys::{FIXTURE, snapshot};
 use super::{FlameGraphView, FlameState, render_flamegraph};
 use crate::config::{Action, Theme};
-use crate::live::Snapshot;
+use crate::engine::Snapshot;
 use crate::model::hash::fnv1a;
 use crate::views::{View, ViewContext};
 

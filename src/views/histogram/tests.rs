@@ -5,16 +5,29 @@ use ratatui::layout::Rect;
 
 use super::*;
 use crate::config::Theme;
-use crate::live::Snapshot;
-use crate::model::profile::test_support::profile_from;
-use crate::model::{PhaseMarkers, Selection};
-use crate::views::test_support::{rows, text};
+use crate::engine::{AnalysisView, Snapshot};
+use crate::model::analysis::{AnalysisInfo, AnalysisSchema, LatencyStats, SyscallsSchema};
+use crate::views::test_support::{rows, snapshot_of, text};
 
-fn snapshot_with(series: Vec<HistogramSeries>) -> Snapshot {
-    let p = profile_from(&[(&["main"], 1, Some(5))]);
-    let mut s = Snapshot::from_profile(&p, Selection::all(), PhaseMarkers::default());
-    s.histograms = Arc::new(series);
+fn snapshot_with(series: Vec<LatencySeries>) -> Snapshot {
+    let mut s = snapshot_of(&[(&["main"], 1, Some(5))]);
+    s.analysis = Some(Arc::new(AnalysisView {
+        info: Arc::new(AnalysisInfo {
+            name: "syscalls".into(),
+            schema: AnalysisSchema::Syscalls(SyscallsSchema {
+                perins: false,
+                than_ns: None,
+            }),
+        }),
+        events: 0,
+        series,
+        table: Default::default(),
+    }));
     s
+}
+
+fn series_of(snapshot: &Snapshot) -> &[LatencySeries] {
+    &snapshot.analysis.as_ref().unwrap().series
 }
 
 fn fixture() -> Snapshot {
@@ -27,17 +40,25 @@ fn fixture() -> Snapshot {
     futex.record_n(50_000_000, 16);
     futex.record(50_300_000);
     snapshot_with(vec![
-        HistogramSeries {
+        LatencySeries {
             name: "read(0)".into(),
             instance: None,
-            histogram: read,
-            extra: vec![("err".into(), "3".into())],
+            stats: LatencyStats {
+                histogram: read,
+                than: 0,
+                errors: 3,
+            },
+            counts_errors: true,
         },
-        HistogramSeries {
+        LatencySeries {
             name: "futex(202)".into(),
             instance: Some("cpu 1".into()),
-            histogram: futex,
-            extra: Vec::new(),
+            stats: LatencyStats {
+                histogram: futex,
+                than: 0,
+                errors: 0,
+            },
+            counts_errors: false,
         },
     ])
 }
@@ -75,7 +96,7 @@ fn draws_list_summary_and_log2_bars_at_80x24() {
         "\
 ┌ latency histograms ──────────────────────────────────────────────────────────┐
 │read(0)           │count 91  min 800ns  avg 2.03us  p50 804ns  p95 2.99us     │
-│futex(202) · cpu 1│p99 70.0us  p99.9 70.0us  max 70.0us  err 3                │
+│futex(202) · cpu 1│p99 70.0us  p99.9 70.0us  max 70.0us  total 185us  err 3   │
 │                  │[ 512ns, 1.02us)    50 ████████████████████████████████████│
 │                  │[1.02us, 2.05us)    30 █████████████████████▋              │
 │                  │[2.05us, 4.10us)    10 ███████▎                            │
@@ -110,7 +131,7 @@ fn down_selects_the_next_series_and_its_bars() {
         rows[1..4].join("\n"),
         "\
 │read(0)           │count 17  min 50.0ms  avg 50.0ms  p50 50.1ms  p95 50.3ms   │
-│futex(202) · cpu 1│p99 50.3ms  p99.9 50.3ms  max 50.3ms                       │
+│futex(202) · cpu 1│p99 50.3ms  p99.9 50.3ms  max 50.3ms  total 850ms          │
 │                  │[33.6ms, 67.1ms)    17 ████████████████████████████████████│"
     );
     let theme = Theme::builtin_dark();
@@ -128,10 +149,9 @@ fn selection_follows_the_series_across_snapshots() {
     let mut view = HistogramView::new();
     press(&mut view, &snap, Action::Down);
     // The next snapshot lists the series the other way round.
-    let mut reordered = fixture();
-    let mut series = (*reordered.histograms).clone();
+    let mut series = series_of(&fixture()).to_vec();
     series.reverse();
-    reordered.histograms = Arc::new(series);
+    let reordered = snapshot_with(series);
     let theme = Theme::builtin_dark();
     let ctx = ViewContext {
         snapshot: &reordered,
@@ -140,7 +160,7 @@ fn selection_follows_the_series_across_snapshots() {
     };
     view.snapshot_changed(&ctx);
     assert_eq!(view.selected, 0);
-    assert_eq!(reordered.histograms[view.selected].name, "futex(202)");
+    assert_eq!(series_of(&reordered)[view.selected].name, "futex(202)");
 }
 
 #[test]
@@ -156,13 +176,13 @@ fn narrow_areas_put_the_list_on_top_and_never_panic() {
 │futex(202) · cpu 1                    │
 │count 91  min 800ns  avg 2.03us       │
 │p50 804ns  p95 2.99us  p99 70.0us     │
-│p99.9 70.0us  max 70.0us  err 3       │
+│p99.9 70.0us  max 70.0us  total 185us │
+│err 3                                 │
 │[ 512ns, 1.02us)    50 ███████████████│
 │[1.02us, 2.05us)    30 █████████      │
-│[2.05us, 4.10us)    10 ███            │
 └──────────────────────────────────────┘"
     );
-    // PageDown scrolls the bars by the rows that fit (3), no further than the last one.
+    // PageDown scrolls the bars by the rows that fit (2), no further than the last one.
     press(&mut view, &snap, Action::PageDown);
     press(&mut view, &snap, Action::PageDown);
     press(&mut view, &snap, Action::PageDown);

@@ -21,7 +21,7 @@ use self::draw::{ColumnLayout, RowContext, draw_header, draw_line, draw_row};
 pub use self::rows::{PERCENT_LIMITS, RowQuery, SortColumn, VisibleRows, visible_rows};
 use super::{Effect, View, ViewContext};
 use crate::config::{Action, KeyContext};
-use crate::live::Snapshot;
+use crate::engine::Snapshot;
 use crate::model::FrameId;
 
 /// Rows a page key moves when the table has not been drawn yet.

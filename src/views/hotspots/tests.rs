@@ -3,7 +3,7 @@ use ratatui::layout::Rect;
 
 use super::*;
 use crate::config::Theme;
-use crate::model::profile::test_support::profile_from;
+use crate::model::sample_list::test_support::profile_from;
 use crate::model::{PhaseMarkers, Selection};
 use crate::views::test_support::{ctx, lines, render, snapshot_of};
 
@@ -304,7 +304,7 @@ fn selection_follows_its_function_into_a_new_snapshot_and_stays_visible() {
     let p = profile_from(&stacks);
     let bigger = Snapshot {
         generation: 2,
-        ..Snapshot::from_profile(&p, Selection::all(), PhaseMarkers::default())
+        ..crate::engine::testing::snapshot_with(&p, Selection::all(), PhaseMarkers::default())
     };
     let c2 = ctx(&bigger, &theme, true);
     v.snapshot_changed(&c2);
@@ -373,7 +373,7 @@ fn mouse_selects_activates_and_scrolls() {
 #[test]
 fn empty_snapshot_says_so() {
     let p = profile_from(&[]);
-    let s = Snapshot::from_profile(&p, Selection::all(), PhaseMarkers::default());
+    let s = crate::engine::testing::snapshot_with(&p, Selection::all(), PhaseMarkers::default());
     let theme = Theme::default();
     let c = ctx(&s, &theme, true);
     let mut v = HotspotsView::new();

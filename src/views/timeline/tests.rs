@@ -2,9 +2,11 @@ use ratatui::buffer::Buffer;
 
 use super::*;
 use crate::config::Theme;
-use crate::live::Snapshot;
+use crate::engine::Snapshot;
+use crate::engine::testing::snapshot_with;
+use crate::model::Counted;
 use crate::model::Selection;
-use crate::model::profile::test_support::profile_from;
+use crate::model::sample_list::test_support::profile_from;
 use crate::views::test_support::{ctx, render, rows, text};
 
 const S: u64 = 1_000_000_000;
@@ -16,7 +18,7 @@ fn fixture_with(window: TimeWindow, markers: PhaseMarkers) -> Snapshot {
         .map(|i| (&["main", "work"][..], 1 + i % 10, Some(S + i * S / 10)))
         .collect();
     let p = profile_from(&stacks);
-    Snapshot::from_profile(&p, Selection::window(window), markers)
+    snapshot_with(&p, Selection::window(window), markers)
 }
 
 fn fixture() -> Snapshot {
@@ -49,24 +51,24 @@ fn draws_bars_markers_axis_and_detail_at_80x24() {
         "\
 ┌ timeline ────────────────────────────────────────────────────────────────────┐
 │                   ▼ start                                ▼ stop              │
-│                   │                  █                   │                  █│
-│        ▂         ▂│        ▂         █        ▂         ▂│        ▂         █│
-│        █         █│        █         █        █         █│        █         █│
-│       ▄█        ▄█│       ▄█        ▄█       ▄█        ▄█│       ▄█        ▄█│
-│       ██        ██│       ██        ██       ██        ██│       ██        ██│
-│      ▇██       ▇██│      ▇██       ▇██      ▇██       ▇██│      ▇██       ▇██│
-│     ▁███      ▁███│     ▁███      ▁███     ▁███      ▁███│     ▁███      ▁███│
-│     ████      ████│     ████      ████     ████      ████│     ████      ████│
-│    ▃████     ▃████│    ▃████     ▃████    ▃████     ▃████│    ▃████     ▃████│
-│    █████     █████│    █████     █████    █████     █████│    █████     █████│
-│   ▅█████    ▅█████│   ▅█████    ▅█████   ▅█████    ▅█████│   ▅█████    ▅█████│
-│   ██████    ██████│   ██████    ██████   ██████    ██████│   ██████    ██████│
-│  ▇██████   ▇██████│  ▇██████   ▇██████  ▇██████   ▇██████│  ▇██████   ▇██████│
-│▁▁███████  ▁███████│ ▁███████  ▁███████ ▁███████  ▁███████│ ▁███████  ▁███████│
-│█████████  ████████│ ████████  ████████ ████████  ████████│ ████████  ████████│
-│█████████ ▄████████│▄████████ ▄████████▄████████ ▄████████│▄████████ ▄████████│
-│█████████ █████████│█████████ ██████████████████ █████████│█████████ █████████│
-│█████████▆█████████▆█████████▆██████████████████▆█████████▆█████████▆█████████│
+│                   │                                      │                 █ │
+│                   │                                      │                 █ │
+│                   │                                      │                 █ │
+│                   │                                      │                 █ │
+│                   │                                      │                 █ │
+│                   │                                      │                 █ │
+│                   │                                      │                 █ │
+│                   │                                      │                 █ │
+│                   │                  █                   │                 █ │
+│        █         █│        █         █        █         █│        █        █ │
+│       ██        ██│       ██        ██       ██        ██│       ██        █ │
+│      ███       ███│      ███       ███      ███       ███│      ███       ██ │
+│     ████      ████│     ████      ████     ████      ████│     ████      ███ │
+│    █████     █████│    █████     █████    █████     █████│    █████     ████ │
+│   ██████    ██████│   ██████    ██████   ██████    ██████│   ██████    █████ │
+│  ███████   ███████│  ███████   ███████  ███████   ███████│  ███████   ██████ │
+│█████████  ████████│ ████████  ████████ ████████  ████████│ ████████  ███████ │
+│█████████ █████████│█████████ ██████████████████ █████████│█████████ ████████ │
 │██████████████████████████████████████████████████████████████████████████████│
 │╵1.0s     ╵2.0s     ╵3.1s     ╵4.1s     ╵5.1s     ╵6.1s     ╵7.2s     ╵8.2s   │
 │cursor 1.00s · 3 samples  │  window 4.00s → 6.00s                             │
@@ -242,7 +244,7 @@ fn narrow_areas_drop_rows_in_order_and_never_panic() {
 #[test]
 fn untimed_profiles_show_a_hint() {
     let p = profile_from(&[(&["main"], 1, None)]);
-    let snap = Snapshot::from_profile(&p, Selection::all(), PhaseMarkers::default());
+    let snap = snapshot_with(&p, Selection::all(), PhaseMarkers::default());
     let mut view = TimelineView::new();
     let buf = draw(&mut view, &snap, 70, 5);
     assert_eq!(
@@ -275,15 +277,16 @@ fn times_count_from_the_snapshot_origin() {
     );
 }
 
-/// An analyzer session's timeline counts events and takes no window (its tables cover the
-/// whole run), saying so instead of silently selecting nothing.
+/// An analyzer session's timeline counts events, and a window marked on it selects the
+/// analysis's rows as it selects samples.
 #[test]
-fn an_event_timeline_counts_events_and_takes_no_window() {
+fn an_event_timeline_counts_events_and_takes_a_window() {
     let p = profile_from(&[(&["main"], 1, None)]);
-    let mut snap = Snapshot::from_profile(&p, Selection::all(), PhaseMarkers::default());
-    let mut events = Timeline::growing_events(10 * S, 64);
+    let mut snap = snapshot_with(&p, Selection::all(), PhaseMarkers::default());
+    let mut events = Timeline::spanning(10 * S, 11 * S, 64, PhaseMarkers::default());
+    events.counted = Counted::Events;
     for i in 0..100u64 {
-        events.add(10 * S + i * S / 100, 1, 64);
+        events.add_at(10 * S + i * S / 100, 1, 0);
     }
     snap.timeline = Some(std::sync::Arc::new(events));
     snap.time_origin_ns = 10 * S;
@@ -297,12 +300,12 @@ fn an_event_timeline_counts_events_and_takes_no_window() {
     );
     assert!(lines[22].contains(" events  │  window: all"), "{}", lines[22]);
     assert!(lines[21].starts_with("│╵0.0"), "{}", lines[21]);
-    for action in [Action::MarkStart, Action::MarkStop, Action::Activate] {
-        assert_eq!(
-            press(&mut view, &snap, action),
-            Effect::Message(EVENTS_TAKE_NO_WINDOW.into())
-        );
-    }
+    assert_eq!(press(&mut view, &snap, Action::MarkStart), Effect::None);
     assert_eq!(press(&mut view, &snap, Action::Right), Effect::None);
-    assert_eq!(view.cursor, 1, "the cursor still reads the rate");
+    assert_eq!(view.cursor, 1, "the cursor reads the rate");
+    assert_eq!(press(&mut view, &snap, Action::MarkStop), Effect::None);
+    match press(&mut view, &snap, Action::Activate) {
+        Effect::SetWindow(w) => assert_eq!(w.start_ns, Some(10 * S)),
+        other => panic!("marking a range on an event timeline selects it: {other:?}"),
+    }
 }

@@ -17,7 +17,9 @@ newfstatat(262)             2           29.324        3.706       14.662       2
 #[test]
 fn the_syscalls_table_reproduces_perf_prof_byte_for_byte() {
     let mut rig = Syscalls::new();
-    let mut a = SyscallsAnalyzer::new(&rig.layouts, SyscallsConfig::default()).unwrap();
+    let mut a = crate::analyzers::Tabulated::new(
+        SyscallsAnalyzer::new(&rig.layouts, SyscallsConfig::default()).unwrap(),
+    );
     let rows = [
         (232, 736, 893_330_653, 3_285, 3_945_062, 0),
         (202, 17, 851_856_596, 50_086_733, 50_143_878, 17),
@@ -53,15 +55,17 @@ thread comm             syscalls                calls        total(us)      min(
 fn the_perins_than_syscalls_table_reproduces_perf_prof_byte_for_byte() {
     let mut rig = Syscalls::new();
     let than = 1_000_000;
-    let mut a = SyscallsAnalyzer::new(
-        &rig.layouts,
-        SyscallsConfig {
-            perins: true,
-            than_ns: Some(than),
-            slow_pair_capacity: 4096,
-        },
-    )
-    .unwrap();
+    let mut a = crate::analyzers::Tabulated::new(
+        SyscallsAnalyzer::new(
+            &rig.layouts,
+            SyscallsConfig {
+                perins: true,
+                than_ns: Some(than),
+                slow_pair_capacity: 4096,
+            },
+        )
+        .unwrap(),
+    );
     let rows = [
         (17493, 0, 2, 6_550, 2_684, 3_866, 0),
         (2391, 202, 14, 701_471_863, 50_088_781, 50_134_180, 14),
@@ -104,7 +108,9 @@ fn the_perins_than_syscalls_table_reproduces_perf_prof_byte_for_byte() {
 #[test]
 fn perfscope_percentiles_are_appended_after_the_last_perf_prof_column() {
     let mut rig = Syscalls::new();
-    let mut a = SyscallsAnalyzer::new(&rig.layouts, SyscallsConfig::default()).unwrap();
+    let mut a = crate::analyzers::Tabulated::new(
+        SyscallsAnalyzer::new(&rig.layouts, SyscallsConfig::default()).unwrap(),
+    );
     let lat: Vec<u64> = (1..=1000).map(|i| i * 1_000).collect(); // 1 .. 1000 us
     rig.feed(&mut a, 1, 0, &lat, 0);
     let text = syscall_table(
@@ -158,7 +164,7 @@ fn the_delay_table_matches_perf_prof_and_its_percentiles_are_within_the_error() 
         vec![StageEvent::new(EventIndex(0)).key(pid)],
         vec![StageEvent::new(EventIndex(1)).key(next_pid)],
     ]);
-    let mut a = MultiTraceAnalyzer::new(&layouts, config).unwrap();
+    let mut a = crate::analyzers::Tabulated::new(MultiTraceAnalyzer::new(&layouts, config).unwrap());
     // Rank 145 (p50), 276 (p95) and 288 (p99) of 290 carry perf-prof's printed values.
     let (min, p50, p95, p99, max) = (1_872, 12_441, 718_713, 3_852_393, 6_459_266);
     let lat = latencies(
@@ -215,7 +221,7 @@ fn perins_delay_tables_have_the_instance_column() {
     ]);
     config.perins = true;
     config.instance = Instance::Cpu;
-    let mut a = MultiTraceAnalyzer::new(&layouts, config).unwrap();
+    let mut a = crate::analyzers::Tabulated::new(MultiTraceAnalyzer::new(&layouts, config).unwrap());
     let raw = record(&layouts[0], 0, &[]);
     for cpu in [1u32, 0] {
         a.feed(&event(0, 100, cpu, 0, &raw));
@@ -258,7 +264,7 @@ fn rundelay_perins_than_rows_reproduce_perf_prof_byte_for_byte() {
         than_ns: Some(4_000_000),
         ..RundelayOptions::default()
     };
-    let mut a = rundelay(&layouts, &options).unwrap();
+    let mut a = crate::analyzers::Tabulated::new(rundelay(&layouts, &options).unwrap());
     let wake = |i: usize, pid: i64| record(&layouts[i], 1, &[("pid", Value::Int(pid))]);
     let switch = |prev: i64, state: i64, next: i64| {
         record(
@@ -318,7 +324,7 @@ fn pair_lines_match_perf_prof() {
         vec![StageEvent::new(EventIndex(1))],
     ]);
     config.implementation = Implementation::Pair;
-    let mut a = MultiTraceAnalyzer::new(&layouts, config).unwrap();
+    let mut a = crate::analyzers::Tabulated::new(MultiTraceAnalyzer::new(&layouts, config).unwrap());
     let raw = record(&layouts[0], 0, &[]);
     for i in 0..85 {
         a.feed(&event(0, i * 100, (i % 2) as u32, 0, &raw));

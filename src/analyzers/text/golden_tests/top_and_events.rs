@@ -24,19 +24,21 @@ fn the_top_table_reproduces_perf_prof_byte_for_byte() {
         ],
     );
     let runtime = KeySource::Field(l.field("runtime").unwrap().clone());
-    let mut a = TopAnalyzer::new(TopConfig {
-        events: vec![TopEvent {
-            event: EventIndex(0),
-            key: None,
-            comm: None,
-            columns: vec![TopColumn::sum("runtime", runtime, true)],
-        }],
-        key_text: None,
-        comm_text: None,
-        only_comm: false,
-        pid_comm: None,
-    })
-    .unwrap();
+    let mut a = crate::analyzers::Tabulated::new(
+        TopAnalyzer::new(TopConfig {
+            events: vec![TopEvent {
+                event: EventIndex(0),
+                key: None,
+                comm: None,
+                columns: vec![TopColumn::sum("runtime", runtime, true)],
+            }],
+            key_text: None,
+            comm_text: None,
+            only_comm: false,
+            pid_comm: None,
+        })
+        .unwrap(),
+    );
     let feed = |a: &mut TopAnalyzer, tid: u32, total: u64, events: u64| {
         for v in latencies(total, &[], &[(events, 0, total)]) {
             let raw = record(&l, tid, &[("runtime", Value::Int(v as i64))]);
@@ -94,29 +96,31 @@ fn top_count_columns_of_two_events_reproduce_perf_prof_byte_for_byte() {
     let wakeup = test_events::sched_wakeup("sched_wakeup", 1);
     let prev_comm = switch.field("prev_comm").unwrap().clone();
     let comm = wakeup.field("comm").unwrap().clone();
-    let mut a = TopAnalyzer::new(TopConfig {
-        events: vec![
-            TopEvent {
-                event: EventIndex(0),
-                key: Some(KeySource::Field(switch.field("prev_pid").unwrap().clone())),
-                comm: Some(Box::new(move |e| {
-                    prev_comm.read_str(e.raw).map(|s| s.into_owned())
-                })),
-                columns: vec![TopColumn::count("sched_switch")],
-            },
-            TopEvent {
-                event: EventIndex(1),
-                key: Some(KeySource::Field(wakeup.field("pid").unwrap().clone())),
-                comm: Some(Box::new(move |e| comm.read_str(e.raw).map(|s| s.into_owned()))),
-                columns: vec![TopColumn::count("sched_wakeup")],
-            },
-        ],
-        key_text: Some("prev_pid".into()),
-        comm_text: Some("prev_comm".into()),
-        only_comm: false,
-        pid_comm: None,
-    })
-    .unwrap();
+    let mut a = crate::analyzers::Tabulated::new(
+        TopAnalyzer::new(TopConfig {
+            events: vec![
+                TopEvent {
+                    event: EventIndex(0),
+                    key: Some(KeySource::Field(switch.field("prev_pid").unwrap().clone())),
+                    comm: Some(Box::new(move |e| {
+                        prev_comm.read_str(e.raw).map(|s| s.into_owned())
+                    })),
+                    columns: vec![TopColumn::count("sched_switch")],
+                },
+                TopEvent {
+                    event: EventIndex(1),
+                    key: Some(KeySource::Field(wakeup.field("pid").unwrap().clone())),
+                    comm: Some(Box::new(move |e| comm.read_str(e.raw).map(|s| s.into_owned()))),
+                    columns: vec![TopColumn::count("sched_wakeup")],
+                },
+            ],
+            key_text: Some("prev_pid".into()),
+            comm_text: Some("prev_comm".into()),
+            only_comm: false,
+            pid_comm: None,
+        })
+        .unwrap(),
+    );
     // Wakeups first, so a row's name comes from either event.
     for line in TOP_TWO_EVENTS_TXT
         .lines()
@@ -176,19 +180,21 @@ fn printkey_cells_are_padded_to_the_key_column() {
     let key = KeySource::Custom(Box::new(move |e| {
         Some(u64::from(e.cpu) << 32 | vec.read_u64(e.raw)?)
     }));
-    let mut a = TopAnalyzer::new(TopConfig {
-        events: vec![TopEvent {
-            event: EventIndex(0),
-            key: Some(key),
-            comm: None,
-            columns: vec![TopColumn::count("softirq_entry")],
-        }],
-        key_text: Some("(_cpu<<32)|vec".into()),
-        comm_text: None,
-        only_comm: false,
-        pid_comm: None,
-    })
-    .unwrap();
+    let mut a = crate::analyzers::Tabulated::new(
+        TopAnalyzer::new(TopConfig {
+            events: vec![TopEvent {
+                event: EventIndex(0),
+                key: Some(key),
+                comm: None,
+                columns: vec![TopColumn::count("softirq_entry")],
+            }],
+            key_text: Some("(_cpu<<32)|vec".into()),
+            comm_text: None,
+            only_comm: false,
+            pid_comm: None,
+        })
+        .unwrap(),
+    );
     for (cpu, v, n) in [
         (1u32, 9, 58),
         (0, 9, 54),
@@ -283,14 +289,16 @@ fn raw_event_lines_reproduce_perf_prof_byte_for_byte() {
 #[test]
 fn slow_pairs_print_as_two_raw_lines_each() {
     let mut rig = Syscalls::new();
-    let mut a = SyscallsAnalyzer::new(
-        &rig.layouts,
-        SyscallsConfig {
-            than_ns: Some(1_000_000),
-            ..SyscallsConfig::default()
-        },
-    )
-    .unwrap();
+    let mut a = crate::analyzers::Tabulated::new(
+        SyscallsAnalyzer::new(
+            &rig.layouts,
+            SyscallsConfig {
+                than_ns: Some(1_000_000),
+                ..SyscallsConfig::default()
+            },
+        )
+        .unwrap(),
+    );
     rig.feed(&mut a, 17493, 232, &[1_005_000, 10], 0);
     let (pairs, _) = a.take_slow_pairs();
     let wall_of = |t: u64| WallClock {

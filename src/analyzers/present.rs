@@ -1,0 +1,239 @@
+//! An analysis's rows shaped for the views: one latency series per latency row (the
+//! Latency view) and the table exactly as the text output prints it, each line with its
+//! typed cells (the Tables view sorts and filters on them).
+
+use std::time::SystemTime;
+
+use super::multi_trace::{delay_table, pair_table};
+use super::syscall_label;
+use super::syscalls::syscall_table;
+use super::text::{TextStyle, UNKNOWN_COMM, WallClock, analysis_text};
+use super::top::top_table;
+use crate::model::analysis::{AnalysisInfo, AnalysisRows, AnalysisSchema, LatencyStats};
+use crate::model::present::{AnalysisTable, Cell, LatencySeries, TableRow};
+use crate::model::threads::ThreadNames;
+
+fn thread_label(tid: u64, names: &ThreadNames) -> String {
+    let name = u32::try_from(tid)
+        .ok()
+        .and_then(|t| names.name(t))
+        .unwrap_or_else(|| UNKNOWN_COMM.into());
+    format!("{tid} {name}")
+}
+
+/// One distribution per latency row, in the table's order.
+pub fn latency_series(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNames) -> Vec<LatencySeries> {
+    match (&info.schema, rows) {
+        (AnalysisSchema::Syscalls(schema), AnalysisRows::Latency(rows)) => syscall_table(schema, rows)
+            .rows
+            .into_iter()
+            .map(|row| LatencySeries {
+                name: syscall_label(row.id),
+                instance: row.thread.map(|tid| thread_label(u64::from(tid), names)),
+                stats: row.stats,
+                counts_errors: true,
+            })
+            .collect(),
+        (AnalysisSchema::Delay(schema), AnalysisRows::Latency(rows)) => {
+            let table = delay_table(schema, rows);
+            table
+                .rows
+                .iter()
+                .filter_map(|row| {
+                    let pair = table.pairs.get(row.pair)?;
+                    let instance = row.instance.map(|key| {
+                        if table.comm_column {
+                            thread_label(key, names)
+                        } else {
+                            format!("{} {key}", table.key_header.as_deref().unwrap_or("key"))
+                        }
+                    });
+                    Some(LatencySeries {
+                        name: format!("{} => {}", pair.start, pair.end),
+                        instance,
+                        stats: row.stats.clone(),
+                        counts_errors: false,
+                    })
+                })
+                .collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+fn number(n: u64) -> Cell {
+    Cell::Number(n as f64)
+}
+
+/// The latency cells every latency table shares, and their column names.
+fn latency_cells(stats: &LatencyStats, than: bool, cells: &mut Vec<Cell>) {
+    let h = &stats.histogram;
+    cells.push(number(stats.calls()));
+    cells.push(number(stats.total_ns()));
+    cells.push(number(h.min().unwrap_or(0)));
+    cells.push(number(stats.avg_ns()));
+    cells.push(number(h.percentile(50.0).unwrap_or(0)));
+    cells.push(number(h.percentile(95.0).unwrap_or(0)));
+    cells.push(number(h.percentile(99.0).unwrap_or(0)));
+    cells.push(number(h.percentile(99.9).unwrap_or(0)));
+    cells.push(number(h.max().unwrap_or(0)));
+    if than {
+        cells.push(number(stats.than));
+    }
+}
+
+const LATENCY_COLUMNS: [&str; 9] = [
+    "calls", "total", "min", "avg", "p50", "p95", "p99", "p99.9", "max",
+];
+
+fn columns(names: &[&str]) -> Vec<String> {
+    names.iter().map(|s| s.to_string()).collect()
+}
+
+/// The table as the text output prints it, line by line with typed cells.
+pub fn table(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNames) -> AnalysisTable {
+    let wall = WallClock::local(SystemTime::now());
+    let text = analysis_text(info, rows, &wall, names, TextStyle::default(), None);
+    let name = |tid: u64| {
+        u32::try_from(tid)
+            .ok()
+            .and_then(|t| names.name(t))
+            .unwrap_or_else(|| UNKNOWN_COMM.into())
+    };
+    let (stamp, header_lines, columns, cells): (bool, usize, Vec<String>, Vec<Vec<Cell>>) =
+        match (&info.schema, rows) {
+            (AnalysisSchema::Syscalls(schema), AnalysisRows::Latency(rows)) => {
+                let table = syscall_table(schema, rows);
+                let mut cols = Vec::new();
+                if schema.perins {
+                    cols.extend(columns(&["thread", "comm"]));
+                }
+                cols.extend(columns(&["syscall"]));
+                cols.extend(columns(&LATENCY_COLUMNS));
+                if schema.than_ns.is_some() {
+                    cols.push("than".into());
+                }
+                cols.push("err".into());
+                let cells = table
+                    .rows
+                    .iter()
+                    .map(|row| {
+                        let mut c = Vec::new();
+                        if let Some(tid) = row.thread {
+                            c.push(number(u64::from(tid)));
+                            c.push(Cell::Text(name(u64::from(tid))));
+                        }
+                        c.push(Cell::Text(syscall_label(row.id)));
+                        latency_cells(&row.stats, schema.than_ns.is_some(), &mut c);
+                        c.push(number(row.stats.errors));
+                        c
+                    })
+                    .collect();
+                (true, 2, cols, cells)
+            }
+            (AnalysisSchema::Delay(schema), AnalysisRows::Latency(rows)) => {
+                let table = delay_table(schema, rows);
+                let mut cols = Vec::new();
+                if let Some(header) = &schema.key_header {
+                    cols.push(header.to_lowercase());
+                    if schema.comm_column {
+                        cols.push("comm".into());
+                    }
+                }
+                cols.extend(columns(&["start", "end"]));
+                cols.extend(columns(&LATENCY_COLUMNS));
+                if schema.than_ns.is_some() {
+                    cols.push("than".into());
+                }
+                let cells = table
+                    .rows
+                    .iter()
+                    .filter_map(|row| {
+                        let pair = table.pairs.get(row.pair)?;
+                        let mut c = Vec::new();
+                        if let Some(key) = row.instance {
+                            c.push(number(key));
+                            if schema.comm_column {
+                                c.push(Cell::Text(name(key)));
+                            }
+                        }
+                        c.push(Cell::Text(pair.start.clone()));
+                        c.push(Cell::Text(pair.end.clone()));
+                        latency_cells(&row.stats, schema.than_ns.is_some(), &mut c);
+                        Some(c)
+                    })
+                    .collect();
+                (true, 2, cols, cells)
+            }
+            (AnalysisSchema::Pairs(schema), AnalysisRows::Pairs(rows)) => {
+                let table = pair_table(schema, rows);
+                let cells = table
+                    .rows
+                    .iter()
+                    .map(|row| {
+                        vec![
+                            Cell::Text(row.first.clone()),
+                            Cell::Text(row.second.clone().unwrap_or_default()),
+                            number(row.count),
+                        ]
+                    })
+                    .collect();
+                (false, 0, columns(&["first", "second", "count"]), cells)
+            }
+            (AnalysisSchema::Top(schema), AnalysisRows::Top(rows)) => {
+                let table = top_table(schema, rows);
+                let mut cols = Vec::new();
+                if let Some(header) = &schema.key_header {
+                    cols.push(header.to_lowercase());
+                }
+                cols.extend(schema.column_headers.iter().map(|h| h.to_lowercase()));
+                if let Some(header) = &schema.comm_header {
+                    cols.push(header.to_lowercase());
+                }
+                let cells = table
+                    .rows
+                    .iter()
+                    .map(|row| {
+                        let mut c = Vec::new();
+                        if schema.key_header.is_some() {
+                            c.push(number(row.key));
+                        }
+                        c.extend(row.values.iter().map(|&v| number(v)));
+                        if schema.comm_header.is_some() {
+                            let comm = match &row.comm {
+                                Some(n) => n.clone(),
+                                None if schema.comm_from_pid => name(row.key),
+                                None => String::new(),
+                            };
+                            c.push(Cell::Text(comm));
+                        }
+                        c
+                    })
+                    .collect();
+                (true, 1, cols, cells)
+            }
+            _ => (false, 0, Vec::new(), Vec::new()),
+        };
+    let mut lines = text.lines().map(str::to_string);
+    let first = if stamp { lines.next() } else { None };
+    let header: Vec<String> = lines.by_ref().take(header_lines).collect();
+    let title = match (&info.schema, first) {
+        // top's first line says what it counted: keep it, without the clock.
+        (AnalysisSchema::Top(_), Some(line)) => line
+            .get(wall.prefix().len()..)
+            .unwrap_or(&line)
+            .trim_end()
+            .to_string(),
+        _ => info.name.clone(),
+    };
+    let rows = lines
+        .zip(cells)
+        .map(|(text, cells)| TableRow { text, cells })
+        .collect();
+    AnalysisTable {
+        title,
+        header,
+        columns,
+        rows,
+    }
+}

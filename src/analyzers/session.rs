@@ -1,0 +1,328 @@
+//! One analyzer of a tracepoint session, whichever it is, behind one face: events in,
+//! typed rows out ([`Analysis::take_rows`]) with the schema that says what they mean
+//! ([`Analysis::info`]). The analyzers themselves know nothing of sessions or views; this
+//! is where the selectors' expressions (`key=`, `top-by=`, `comm=`, `printkey=`) become
+//! their key sources. Live sessions and replays build it the same way.
+
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+
+use super::Analyzer;
+use super::key::KeySource;
+use super::latency::SlowPair;
+use super::multi_trace::{Implementation, Instance, MultiTraceAnalyzer, MultiTraceConfig, StageEvent};
+use super::options::{AnalyzerKind, TraceOptions};
+use super::rundelay::{RundelayOptions, rundelay};
+use super::syscalls::{SyscallsAnalyzer, SyscallsConfig};
+use super::top::{TopAnalyzer, TopColumn, TopConfig, TopEvent};
+use crate::model::analysis::{AnalysisInfo, AnalysisRows, AnalysisSchema, KeyPrinter};
+use crate::sources::tracefs::{EventPrinter, ResolvedEvent};
+use crate::symbols::host::comms::read_proc_comm;
+use crate::trace::event::{EventLayout, TraceEvent};
+use crate::trace::expr::{BoundExpr, Expr};
+
+/// How slow pairs are kept between two prints.
+const SLOW_PAIRS: usize = 1024;
+
+enum Kind {
+    Syscalls(SyscallsAnalyzer),
+    MultiTrace(MultiTraceAnalyzer),
+    Top(TopAnalyzer),
+}
+
+/// A running analyzer with the layouts of the events it was built over.
+pub struct Analysis {
+    kind: Kind,
+    layouts: Vec<EventLayout>,
+    /// The events' print fmts, compiled once, for the `--than` raw lines.
+    printer: EventPrinter,
+    name: &'static str,
+    /// `printkey=`: how `top` prints its keys.
+    printkey: Option<BoundExpr>,
+}
+
+/// An expression as a key source: integers only, negative → 0 as perf-prof's keys.
+fn number_of(expr: BoundExpr) -> KeySource {
+    KeySource::Custom(Box::new(move |event: &TraceEvent<'_>| {
+        expr.eval_int(event).map(|v| v.max(0) as u64)
+    }))
+}
+
+impl Analysis {
+    /// Build the analyzer `options` names over the resolved events (`stages[i]` = the
+    /// events of the i-th `-e`, in the order they were opened). `threads`: the session is
+    /// attached to threads (the default key is then the thread, else the CPU).
+    pub fn build(
+        options: &TraceOptions,
+        stages: &[Vec<ResolvedEvent>],
+        threads: bool,
+    ) -> anyhow::Result<Analysis> {
+        let events: Vec<&ResolvedEvent> = stages.iter().flatten().collect();
+        let layouts: Vec<EventLayout> = events.iter().map(|e| e.layout.clone()).collect();
+        let mut printkey = None;
+        let kind = match options.analyzer {
+            AnalyzerKind::Syscalls => Kind::Syscalls(SyscallsAnalyzer::new(
+                &layouts,
+                SyscallsConfig {
+                    perins: options.perins,
+                    than_ns: options.than_ns,
+                    slow_pair_capacity: SLOW_PAIRS,
+                },
+            )?),
+            AnalyzerKind::Rundelay => Kind::MultiTrace(rundelay(
+                &layouts,
+                &RundelayOptions {
+                    perins: options.perins,
+                    than_ns: options.than_ns,
+                    slow_pair_capacity: SLOW_PAIRS,
+                    skip_unnecessary_wakeups: true,
+                },
+            )?),
+            AnalyzerKind::MultiTraceDelay | AnalyzerKind::MultiTracePair => {
+                Kind::MultiTrace(multi_trace(options, stages, &layouts, threads)?)
+            }
+            AnalyzerKind::Top => {
+                let (config, key_printer) = top_config(options, &events)?;
+                printkey = key_printer;
+                Kind::Top(TopAnalyzer::new(config)?)
+            }
+        };
+        Ok(Analysis {
+            kind,
+            printer: EventPrinter::new(&layouts),
+            layouts,
+            name: options.analyzer.name(),
+            printkey,
+        })
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Name the kernel addresses raw event lines print with `%pS`/`%ps` (hex without).
+    pub fn name_kernel_addresses(&mut self, lookup: std::sync::Arc<crate::trace::expr::Symbolizer>) {
+        self.printer = std::mem::take(&mut self.printer).with_symbolizer(lookup);
+    }
+
+    pub fn layouts(&self) -> &[EventLayout] {
+        &self.layouts
+    }
+
+    pub fn feed(&mut self, event: &TraceEvent<'_>) {
+        match &mut self.kind {
+            Kind::Syscalls(a) => a.feed(event),
+            Kind::MultiTrace(a) => a.feed(event),
+            Kind::Top(a) => a.feed(event),
+        }
+    }
+
+    pub fn lost(&mut self, from_ns: u64, to_ns: u64) {
+        match &mut self.kind {
+            Kind::Syscalls(a) => a.lost(from_ns, to_ns),
+            Kind::MultiTrace(a) => a.lost(from_ns, to_ns),
+            Kind::Top(a) => a.lost(from_ns, to_ns),
+        }
+    }
+
+    /// The end of the session: flush pending state (multi-trace's unpaired events).
+    pub fn finish(&mut self) {
+        if let Kind::MultiTrace(a) = &mut self.kind {
+            a.finish();
+        }
+    }
+
+    /// The `--than` offenders queued since the last call, and how many were dropped
+    /// because the queue was full.
+    pub fn take_slow_pairs(&mut self) -> (Vec<SlowPair>, u64) {
+        match &mut self.kind {
+            Kind::Syscalls(a) => a.take_slow_pairs(),
+            Kind::MultiTrace(a) => a.take_slow_pairs(),
+            Kind::Top(_) => (Vec::new(), 0),
+        }
+    }
+
+    /// The rows since the last call; a new interval starts.
+    pub fn take_rows(&mut self) -> AnalysisRows {
+        match &mut self.kind {
+            Kind::Syscalls(a) => a.take_rows(),
+            Kind::MultiTrace(a) => a.take_rows(),
+            Kind::Top(a) => a.take_rows(),
+        }
+    }
+
+    /// Which analyzer this is and what its rows mean.
+    pub fn info(&self) -> AnalysisInfo {
+        let mut schema = match &self.kind {
+            Kind::Syscalls(a) => a.schema(),
+            Kind::MultiTrace(a) => a.schema(),
+            Kind::Top(a) => a.schema(),
+        };
+        if let (AnalysisSchema::Top(top), Some(printkey)) = (&mut schema, &self.printkey) {
+            let printkey = printkey.clone();
+            top.printkey = Some(KeyPrinter(Arc::new(move |key: u64| {
+                printkey
+                    .eval_vars(&[key as i64])
+                    .and_then(|v| {
+                        v.as_str()
+                            .map(str::to_string)
+                            .or_else(|| v.as_int().map(|i| i.to_string()))
+                    })
+                    .unwrap_or_else(|| key.to_string())
+            })));
+        }
+        AnalysisInfo {
+            name: self.name.to_string(),
+            schema,
+        }
+    }
+
+    /// The events' print fmts (the `--than` raw lines).
+    pub fn printer(&self) -> &EventPrinter {
+        &self.printer
+    }
+}
+
+/// `-k EXPR` bound to one event's layout, or its own `key=`.
+fn key_of(event: &ResolvedEvent, default_key: Option<&Expr>) -> anyhow::Result<Option<KeySource>> {
+    if let Some(key) = &event.attrs.key {
+        return Ok(Some(number_of(key.clone())));
+    }
+    match default_key {
+        Some(expr) => {
+            let bound = expr
+                .bind(&event.layout)
+                .with_context(|| format!("-k {} on {}", expr.text(), event.layout.full_name()))?;
+            Ok(Some(number_of(bound)))
+        }
+        None => Ok(None),
+    }
+}
+
+fn multi_trace(
+    options: &TraceOptions,
+    stages: &[Vec<ResolvedEvent>],
+    layouts: &[EventLayout],
+    threads: bool,
+) -> anyhow::Result<MultiTraceAnalyzer> {
+    if stages.len() < 2 {
+        bail!("multi-trace needs two stages at least: `-e EVENT1 -e EVENT2`");
+    }
+    let default_key = options
+        .key
+        .as_deref()
+        .map(Expr::parse)
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("-k: {e}"))?;
+    let mut index = 0u16;
+    let mut config_stages = Vec::new();
+    let mut key_text = options.key.clone();
+    for stage in stages {
+        let mut events = Vec::new();
+        for event in stage {
+            let mut part = StageEvent::new(crate::trace::event::EventIndex(index));
+            index += 1;
+            if let Some(key) = key_of(event, default_key.as_ref())? {
+                part = part.key(key);
+            }
+            if key_text.is_none() {
+                key_text = event.spec.key.as_ref().map(|k| k.expr.text().to_string());
+            }
+            if let Some(role) = &event.attrs.role {
+                part.role = Some(number_of(role.clone()));
+            }
+            part.untraced = event.spec.untraced;
+            if let Some(alias) = &event.spec.alias {
+                part = part.alias(alias.clone());
+            }
+            events.push(part);
+        }
+        config_stages.push(events);
+    }
+    let mut config = MultiTraceConfig::new(config_stages);
+    config.implementation = match options.analyzer {
+        AnalyzerKind::MultiTracePair => Implementation::Pair,
+        _ => Implementation::Delay,
+    };
+    config.instance = if threads { Instance::Thread } else { Instance::Cpu };
+    config.perins = options.perins;
+    config.cycle = options.cycle;
+    config.than_ns = options.than_ns;
+    config.slow_pair_capacity = SLOW_PAIRS;
+    config.key_header = key_text;
+    Ok(MultiTraceAnalyzer::new(layouts, config)?)
+}
+
+fn top_config(
+    options: &TraceOptions,
+    events: &[&ResolvedEvent],
+) -> anyhow::Result<(TopConfig, Option<BoundExpr>)> {
+    let default_key = options
+        .key
+        .as_deref()
+        .map(Expr::parse)
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("-k: {e}"))?;
+    let mut top_events = Vec::new();
+    let mut key_text = options.key.clone();
+    let mut comm_text = None;
+    let mut printkey = None;
+    for (i, event) in events.iter().enumerate() {
+        let spec = &event.spec;
+        let mut columns = Vec::new();
+        for (expr, attr) in event.attrs.top_by.iter().zip(&spec.top_by) {
+            let header = if columns.is_empty() {
+                spec.alias.clone()
+            } else {
+                None
+            };
+            let header = header.unwrap_or_else(|| attr.expr.text().to_string());
+            columns.push(TopColumn::sum(&header, number_of(expr.clone()), true));
+        }
+        for (expr, attr) in event.attrs.top_add.iter().zip(&spec.top_add) {
+            let header = if columns.is_empty() {
+                spec.alias.clone()
+            } else {
+                None
+            };
+            let header = header.unwrap_or_else(|| attr.expr.text().to_string());
+            columns.push(TopColumn::sum(&header, number_of(expr.clone()), false));
+        }
+        if columns.is_empty() {
+            columns.push(TopColumn::count(spec.display_name()));
+        }
+        if key_text.is_none() {
+            key_text = spec.key.as_ref().map(|k| k.expr.text().to_string());
+        }
+        if comm_text.is_none() {
+            comm_text = spec.comm.as_ref().map(|c| c.expr.text().to_string());
+        }
+        if printkey.is_none() {
+            printkey = event.attrs.printkey.clone();
+        }
+        let comm = event.attrs.comm.clone().map(|expr| {
+            Box::new(move |e: &TraceEvent<'_>| {
+                expr.eval(e).map(|v| match v.as_str() {
+                    Some(s) => s.to_string(),
+                    None => v.as_int().map(|i| i.to_string()).unwrap_or_default(),
+                })
+            }) as crate::analyzers::top::CommSource
+        });
+        top_events.push(TopEvent {
+            event: crate::trace::event::EventIndex(i as u16),
+            key: key_of(event, default_key.as_ref())?,
+            comm,
+            columns,
+        });
+    }
+    let config = TopConfig {
+        events: top_events,
+        key_text,
+        comm_text,
+        only_comm: options.only_comm,
+        // A pid key is a thread id: its name is the thread's own.
+        pid_comm: Some(Box::new(|tid| read_proc_comm(tid, tid))),
+    };
+    Ok((config, printkey))
+}

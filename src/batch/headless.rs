@@ -1,0 +1,176 @@
+//! Headless is the engine run to the end: a feed's updates go through the same engine as
+//! in the TUI — the same slices, the same builder, the same export bridge — until the feed
+//! finishes or a signal asks to stop; sinks watch the updates go by (the guest console on
+//! stdout, perf-prof's interval tables) and the artifacts are written at the end.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+
+use crate::engine::export::ExportRequest;
+use crate::engine::{Engine, EngineOptions};
+use crate::export::artifacts::ArtifactSet;
+use crate::feeds::{Feed, FeedStatus, Update};
+use crate::model::Selection;
+use crate::store::Recorder;
+
+use super::progress::Progress;
+
+/// How long an idle feed is left alone between polls.
+const IDLE: Duration = Duration::from_millis(20);
+
+/// How long a stopped feed gets to hand over what is in flight.
+const STOP_GRACE: Duration = Duration::from_secs(20);
+
+/// Something that watches a headless run: it sees each batch before the engine applies
+/// it, and the engine after.
+pub trait Sink {
+    /// A batch the engine is about to apply.
+    fn updates(&mut self, _updates: &[Update]) {}
+
+    /// The engine after a batch (or, with `finished`, after the last one).
+    fn applied(&mut self, _engine: &Engine, _finished: bool) -> anyhow::Result<()> {
+        Ok(())
+    }
+}
+
+/// A flag raised by SIGINT, SIGTERM or SIGHUP: a headless run stops cleanly and still
+/// writes what it recorded.
+pub fn stop_on_signals() -> anyhow::Result<Arc<AtomicBool>> {
+    let stop = Arc::new(AtomicBool::new(false));
+    for signal in [
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ] {
+        signal_hook::flag::register(signal, stop.clone()).context("cannot install signal handlers")?;
+    }
+    Ok(stop)
+}
+
+/// What a headless run is asked to do.
+pub struct Headless {
+    pub selection: Selection,
+    /// Write the artifact set at the end.
+    pub export: Option<ExportRequest>,
+    /// `--record`.
+    pub recording: Option<Recorder>,
+    /// Show a progress bar while a file is decoded (`what` it says).
+    pub progress: Option<&'static str>,
+}
+
+/// How a headless run ended.
+pub struct Outcome {
+    pub engine: Engine,
+    pub exported: Option<ArtifactSet>,
+    /// The feed failed; what it had handed over is exported anyway.
+    pub error: Option<String>,
+    /// A signal ended the run.
+    pub interrupted: bool,
+}
+
+/// Run `feed` to its end through an engine, with `sinks` watching; then export.
+pub fn run(
+    mut feed: Box<dyn Feed>,
+    options: Headless,
+    sinks: &mut [&mut dyn Sink],
+) -> anyhow::Result<Outcome> {
+    let stop = stop_on_signals()?;
+    let mut engine = Engine::new(EngineOptions {
+        recording: options.recording,
+        ..EngineOptions::batch(options.selection)
+    });
+    let mut progress: Option<Progress> = None;
+    let mut stopping: Option<Instant> = None;
+    let mut error = None;
+    let mut updates = Vec::new();
+    loop {
+        if stop.load(Ordering::Relaxed) && stopping.is_none() {
+            stopping = Some(Instant::now());
+            eprintln!("perfscope: stopping (signal); what was recorded is still written");
+            feed.stop();
+        }
+        let status = feed.poll(&mut updates);
+        if !updates.is_empty() {
+            for sink in sinks.iter_mut() {
+                sink.updates(&updates);
+            }
+            engine.apply(std::mem::take(&mut updates));
+            for sink in sinks.iter_mut() {
+                sink.applied(&engine, false)?;
+            }
+        }
+        if let (Some(what), Some((done, total))) = (options.progress, feed.progress()) {
+            progress
+                .get_or_insert_with(|| Progress::new(what, total))
+                .update(done);
+        }
+        match status {
+            Ok(FeedStatus::Finished) => break,
+            Ok(FeedStatus::Progress) => {}
+            Ok(FeedStatus::Idle) => {
+                if stopping.is_some_and(|t| t.elapsed() > STOP_GRACE) {
+                    engine
+                        .state
+                        .provenance
+                        .warnings
+                        .push("the source did not finish within 20 s of being stopped".into());
+                    break;
+                }
+                std::thread::sleep(IDLE);
+            }
+            Err(e) => {
+                // Keep what was recorded: export it with the reason.
+                let text = format!("{e:#}");
+                engine
+                    .state
+                    .provenance
+                    .warnings
+                    .push(format!("source stopped: {text}"));
+                error = Some(text);
+                break;
+            }
+        }
+    }
+    drop(progress);
+    engine.finish();
+    for sink in sinks.iter_mut() {
+        sink.applied(&engine, true)?;
+    }
+    // A feed that failed before handing anything over has nothing to export.
+    let empty = engine.state.stats.samples == 0 && engine.state.stats.events == 0;
+    let exported = match &options.export {
+        Some(request) if !(empty && error.is_some()) => Some(engine.export(request)?),
+        _ => None,
+    };
+    Ok(Outcome {
+        engine,
+        exported,
+        error,
+        interrupted: stopping.is_some(),
+    })
+}
+
+/// Echo the guest console to stdout as lines complete (the reference harness does).
+#[derive(Default)]
+pub struct ConsoleEcho {
+    printed: usize,
+}
+
+impl Sink for ConsoleEcho {
+    fn applied(&mut self, engine: &Engine, _finished: bool) -> anyhow::Result<()> {
+        use std::io::Write;
+        let lines = engine.state.console.lines();
+        if lines.len() > self.printed {
+            let mut out = std::io::stdout().lock();
+            for line in &lines[self.printed..] {
+                writeln!(out, "{}", line.text)?;
+            }
+            out.flush()?;
+            self.printed = lines.len();
+        }
+        Ok(())
+    }
+}

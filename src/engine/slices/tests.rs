@@ -1,0 +1,142 @@
+use super::*;
+use crate::model::analysis::{LatencyKey, LatencyRows, LatencyStats};
+use crate::model::{InstanceId, SampleMeta, StackId};
+
+const MS: u64 = 1_000_000;
+const S: u64 = 1_000_000_000;
+
+fn sample(stack: u32, time_ns: u64) -> Sample {
+    Sample {
+        time_ns: Some(time_ns),
+        instance: InstanceId(0),
+        weight: 1,
+        stack: StackId(stack),
+        meta: SampleMeta::default(),
+    }
+}
+
+/// Weight inside `window`, by the store's own rule.
+fn weight_in(store: &SliceStore, window: TimeWindow) -> u64 {
+    let mut total = 0;
+    store.visit(&window, &mut |v| {
+        if v.position == WindowPosition::Inside {
+            total += v.weight;
+        }
+    });
+    total
+}
+
+#[test]
+fn a_batch_store_bins_by_time_and_selects_by_slice_start() {
+    let mut store = SliceStore::new(SlicePolicy::BATCH);
+    // A cut known before the samples (a --start-sec): exact.
+    assert_eq!(store.cut(500 * MS + 7), 500 * MS + 7);
+    for i in 0..1000u64 {
+        store.add_sample(&sample((i % 3) as u32, i * MS));
+    }
+    store.settle();
+    store.seal();
+    assert_eq!(weight_in(&store, TimeWindow::ALL), 1000);
+    // Samples at 0..=500 ms are before the cut at 500 ms + 7 ns.
+    assert_eq!(weight_in(&store, TimeWindow::new(Some(500 * MS + 7), None)), 499);
+    assert_eq!(weight_in(&store, TimeWindow::new(None, Some(500 * MS + 7))), 501);
+    // No slice straddles the cut.
+    assert!(
+        store
+            .slices()
+            .iter()
+            .all(|s| !(s.start_ns < 500 * MS + 7 && 500 * MS + 7 < s.end_ns))
+    );
+    assert_eq!(store.sample_time_range(), Some((0, 999 * MS)));
+}
+
+#[test]
+fn held_samples_cut_exactly_after_the_fact() {
+    let mut store = SliceStore::new(SlicePolicy::live(10 * S));
+    for i in 0..100u64 {
+        store.add_sample(&sample(0, S + i * MS));
+    }
+    store.settle();
+    // A marker that arrives late, at a time the held samples already passed: exact.
+    let at = S + 37 * MS + 1;
+    assert_eq!(store.cut(at), at);
+    store.seal();
+    assert_eq!(weight_in(&store, TimeWindow::new(Some(at), None)), 62);
+    // A cut inside a slice that was binned before it snaps to the nearer edge.
+    let inside = store
+        .slices()
+        .iter()
+        .find(|s| s.end_ns - s.start_ns > 2)
+        .map(|s| (s.start_ns, s.end_ns))
+        .unwrap();
+    let asked = inside.0 + 1;
+    assert_eq!(store.cut(asked), inside.0);
+}
+
+#[test]
+fn memory_is_bounded_by_distinct_stacks_times_slices() {
+    let policy = SlicePolicy::live(10 * S);
+    let mut store = SliceStore::new(policy);
+    // One million samples over an hour of 100 distinct stacks.
+    let n = 1_000_000u64;
+    let span = 3600 * S;
+    for i in 0..n {
+        store.add_sample(&sample((i % 100) as u32, i * (span / n)));
+        if i % 10_000 == 0 {
+            store.settle();
+        }
+    }
+    store.settle();
+    let slices = store.slices().len();
+    let bound = 2 * (policy.max_history + policy.max_recent);
+    assert!(slices <= bound, "{slices} slices kept (bound {bound})");
+    // Entries: at most distinct stacks per slice, plus what is held (2 s of samples).
+    let held = store.held().len();
+    assert!(held <= 1_000, "{held} samples held");
+    assert!(
+        store.entries() <= 100 * slices + held,
+        "{} entries",
+        store.entries()
+    );
+    assert_eq!(weight_in(&store, TimeWindow::ALL), n);
+    // The recent span stays fine: the last 10 s are still selectable to about 1/10 s.
+    let latest = store.latest_ns().unwrap();
+    let last_ten = weight_in(&store, TimeWindow::new(Some(latest - 10 * S), None));
+    let expected = 10 * S / (span / n);
+    assert!(
+        last_ten.abs_diff(expected) * 10 <= expected,
+        "{last_ten} samples in the last 10 s, expected about {expected}"
+    );
+}
+
+#[test]
+fn analysis_rows_merge_per_slice_and_windows_select_them() {
+    let mut store = SliceStore::new(SlicePolicy::BATCH);
+    let key = LatencyKey {
+        instance: 0,
+        series: 0,
+    };
+    for i in 0..10u64 {
+        let mut stats = LatencyStats::default();
+        stats.record(1_000 + i, None);
+        let rows = AnalysisRows::Latency(LatencyRows {
+            rows: [(key, stats)].into_iter().collect(),
+        });
+        store.add_analysis(Some(i * 100 * MS), &rows, 2);
+    }
+    store.seal();
+    let mut calls = 0;
+    let mut events = 0;
+    store.visit_analysis(
+        &TimeWindow::new(Some(500 * MS), None),
+        &mut |data, position, _| {
+            if position == WindowPosition::Inside {
+                events += data.events;
+                if let Some(AnalysisRows::Latency(rows)) = &data.analysis {
+                    calls += rows.rows[&key].calls();
+                }
+            }
+        },
+    );
+    assert_eq!((calls, events), (5, 10));
+}

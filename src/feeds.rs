@@ -1,0 +1,36 @@
+//! Feeds: one per kind of session. A feed turns what a source reads (perf_event rings,
+//! tracefs records, the QEMU plugin's stream, a qperf.bin, a folded file, a session file)
+//! into typed batches of model data — [`Update`]s — and hands them to the engine, which
+//! alone writes model state. Interning and symbolization happen here, on the feed's
+//! threads, so samples reach the engine as ids.
+
+pub mod file;
+pub mod follow;
+pub mod host;
+pub mod ingest;
+pub mod interned;
+pub mod memory;
+pub mod qemu;
+pub mod qemu_setup;
+pub mod replay;
+pub mod update;
+
+pub use update::{EventFormat, FeedStatus, Offenders, RecordOnly, RowsUpdate, SessionStart, Update};
+
+/// A source of updates, polled by the engine.
+pub trait Feed: Send {
+    /// Append whatever arrived since the last poll to `out`.
+    fn poll(&mut self, out: &mut Vec<Update>) -> anyhow::Result<FeedStatus>;
+
+    /// Bytes the user typed for the source (the guest console); ignored by default.
+    fn send_input(&mut self, _bytes: &[u8]) {}
+
+    /// The session ends: stop what runs (QEMU, perf events); what is still in flight is
+    /// handed over by the following polls, until `Finished`.
+    fn stop(&mut self) {}
+
+    /// Work done and to do (bytes of a file being decoded), when the feed knows.
+    fn progress(&self) -> Option<(u64, u64)> {
+        None
+    }
+}

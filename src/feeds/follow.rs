@@ -1,0 +1,296 @@
+//! Attach mode: follow a qperf.bin that another QEMU (e.g. `cargo xtask starry perf`) is
+//! writing — and its console log, if given — while they grow.
+
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::PathBuf;
+
+use anyhow::Context;
+
+use crate::model::{InputInfo, PhaseMarkers};
+use crate::sources::qperf_file::{PluginSummary, QperfTail, ReadReport, sidecar_path};
+
+use super::file::{OpenOptions, SymbolSource};
+use super::ingest::QperfIngest;
+use super::interned::FeedTables;
+use super::{Feed, FeedStatus, SessionStart, Update};
+
+/// A growing text file read from where we left off.
+struct TextTail {
+    path: PathBuf,
+    file: Option<File>,
+    offset: u64,
+}
+
+impl TextTail {
+    fn read_new(&mut self) -> io::Result<Vec<u8>> {
+        if self.file.is_none() {
+            match File::open(&self.path) {
+                Ok(f) => self.file = Some(f),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+                Err(e) => return Err(e),
+            }
+        }
+        let Some(file) = self.file.as_mut() else {
+            return Ok(Vec::new());
+        };
+        let len = file.metadata()?.len();
+        if len < self.offset {
+            // Truncated and rewritten (a new run): start over.
+            self.offset = 0;
+        }
+        file.seek(SeekFrom::Start(self.offset))?;
+        let mut buf = Vec::new();
+        file.take(1 << 20).read_to_end(&mut buf)?;
+        self.offset += buf.len() as u64;
+        Ok(buf)
+    }
+}
+
+/// Follows `path` from the start, symbolizing records as they are completed.
+pub struct FollowFeed {
+    path: PathBuf,
+    symbols: SymbolSource,
+    options: OpenOptions,
+    markers: PhaseMarkers,
+    ingest: Option<(QperfIngest, FeedTables)>,
+    tail: Option<QperfTail>,
+    console: Option<TextTail>,
+    waiting_reported: bool,
+}
+
+impl FollowFeed {
+    pub fn new(
+        path: PathBuf,
+        symbols: SymbolSource,
+        options: OpenOptions,
+        console: Option<PathBuf>,
+        markers: PhaseMarkers,
+    ) -> Self {
+        Self {
+            path,
+            symbols,
+            options,
+            markers,
+            ingest: None,
+            tail: None,
+            console: console.map(|path| TextTail {
+                path,
+                file: None,
+                offset: 0,
+            }),
+            waiting_reported: false,
+        }
+    }
+}
+
+impl Feed for FollowFeed {
+    fn poll(&mut self, out: &mut Vec<Update>) -> anyhow::Result<FeedStatus> {
+        let mut progress = false;
+        if self.ingest.is_none() {
+            // The sidecar appears only at QEMU's exit; without it the ELF gives the arch.
+            let summary = PluginSummary::read(&sidecar_path(&self.path)).ok().flatten();
+            let (ingest, info) = QperfIngest::new(
+                &self.symbols,
+                &self.options,
+                &self.path.display().to_string(),
+                summary.as_ref(),
+            )?;
+            out.push(Update::Start(SessionStart {
+                label: format!("follow {}", self.path.display()),
+                kind: "file".into(),
+                target: self.path.display().to_string(),
+                ..SessionStart::default()
+            }));
+            out.extend(ingest.warnings.iter().cloned().map(Update::Warning));
+            if self.markers != PhaseMarkers::default() {
+                out.push(Update::Markers(self.markers));
+            }
+            self.ingest = Some((ingest, FeedTables::new(info)));
+            progress = true;
+        }
+        if let Some(console) = &mut self.console {
+            let bytes = console.read_new().context("cannot read the console log")?;
+            if !bytes.is_empty() {
+                out.push(Update::Console { time_ns: None, bytes });
+                progress = true;
+            }
+        }
+        if self.tail.is_none() {
+            match QperfTail::open(&self.path) {
+                Ok(t) => self.tail = Some(t),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    if !self.waiting_reported {
+                        out.push(Update::Warning(format!(
+                            "waiting for {} to appear",
+                            self.path.display()
+                        )));
+                        self.waiting_reported = true;
+                        progress = true;
+                    }
+                    return Ok(if progress {
+                        FeedStatus::Progress
+                    } else {
+                        FeedStatus::Idle
+                    });
+                }
+                Err(e) => return Err(e).with_context(|| format!("cannot open {}", self.path.display())),
+            }
+        }
+        let (Some(tail), Some((ingest, tables))) = (self.tail.as_mut(), self.ingest.as_mut()) else {
+            return Ok(FeedStatus::Idle);
+        };
+        let batch = tail
+            .poll()
+            .with_context(|| format!("cannot read {}", self.path.display()))?;
+        let samples: Vec<_> = batch
+            .records
+            .iter()
+            .filter_map(|record| ingest.add(&mut tables.tables, record))
+            .collect();
+        if !batch.records.is_empty() {
+            progress = true;
+            tables.hand_over(samples, out);
+            out.push(Update::Facts(ingest.facts(tail.version().map(|v| v.as_u8()))));
+            out.push(Update::Input(InputInfo {
+                kind: "qperf".into(),
+                path: self.path.display().to_string(),
+                format: tail.version().map(|v| v.to_string()),
+                records: tail.records(),
+                bytes_read: tail.bytes_read(),
+                end: "followed while growing".into(),
+                clean: true,
+                bytes_lost: 0,
+            }));
+        }
+        if let Some(end) = batch.end {
+            // A corrupt record or a replaced file: keep what we have and say why we stopped.
+            let report = ReadReport {
+                version: tail.version(),
+                records: tail.records(),
+                bytes_read: tail.bytes_read(),
+                end,
+            };
+            out.push(Update::Warning(format!(
+                "{}: stopped following: {report}",
+                self.path.display()
+            )));
+            out.push(Update::Input(InputInfo {
+                kind: "qperf".into(),
+                path: self.path.display().to_string(),
+                format: tail.version().map(|v| v.to_string()),
+                records: tail.records(),
+                bytes_read: tail.bytes_read(),
+                end: report.to_string(),
+                clean: false,
+                bytes_lost: report.bytes_lost(),
+            }));
+            return Ok(FeedStatus::Finished);
+        }
+        Ok(if progress {
+            FeedStatus::Progress
+        } else {
+            FeedStatus::Idle
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{Engine, EngineOptions};
+    use crate::model::Selection;
+    use crate::sources::qperf_file::{Callchain, QperfRecord, encode_v3};
+    use std::io::Write;
+    use std::path::Path;
+
+    fn assets() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("assets")
+    }
+
+    /// Poll `feed` once into `engine`.
+    fn step(feed: &mut FollowFeed, engine: &mut Engine) -> FeedStatus {
+        let mut updates = Vec::new();
+        let status = feed.poll(&mut updates).unwrap();
+        engine.apply(updates);
+        status
+    }
+
+    #[test]
+    fn follows_a_growing_file_and_its_console() {
+        let (records, _) =
+            crate::sources::qperf_file::read_file(assets().join("tinyk-riscv64.qperf.bin")).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("qperf.bin");
+        let log = dir.path().join("console.txt");
+        let mut source = FollowFeed::new(
+            bin.clone(),
+            SymbolSource::Elf(assets().join("tinyk-riscv64.elf")),
+            OpenOptions::default(),
+            Some(log.clone()),
+            PhaseMarkers::default(),
+        );
+        let mut engine = Engine::new(EngineOptions::batch(Selection::all()));
+        // Nothing there yet: waiting, not an error.
+        step(&mut source, &mut engine);
+        assert!(engine.state.provenance.warnings[0].starts_with("waiting for"));
+        assert_eq!(step(&mut source, &mut engine), FeedStatus::Idle);
+
+        let mut bytes = Vec::new();
+        for r in &records[..700] {
+            encode_v3(r, &mut bytes);
+        }
+        // Half a record more: it must wait.
+        let mut next = Vec::new();
+        encode_v3(&records[700], &mut next);
+        let mut f = File::create(&bin).unwrap();
+        f.write_all(&bytes).unwrap();
+        f.write_all(&next[..next.len() / 2]).unwrap();
+        std::fs::write(&log, "starry:~# bench 700\nBENCH_START\n").unwrap();
+        assert_eq!(step(&mut source, &mut engine), FeedStatus::Progress);
+        assert_eq!(engine.state.stats.samples, 700);
+        assert_eq!(engine.state.console.lines()[1].text, "BENCH_START");
+
+        f.write_all(&next[next.len() / 2..]).unwrap();
+        for r in &records[701..] {
+            let mut b = Vec::new();
+            encode_v3(r, &mut b);
+            f.write_all(&b).unwrap();
+        }
+        assert_eq!(step(&mut source, &mut engine), FeedStatus::Progress);
+        assert_eq!(engine.state.stats.samples, 1435);
+        assert_eq!(engine.state.provenance.facts.format_version, Some(3));
+        let snapshot = engine.snapshot();
+        let mix = snapshot.frames.get("mix_leaf").unwrap();
+        assert_eq!(snapshot.hotspots.get(mix).unwrap().self_weight, 791);
+        assert_eq!(step(&mut source, &mut engine), FeedStatus::Idle);
+
+        // A corrupt record stops following and keeps everything.
+        let hostile = QperfRecord {
+            elapsed_ns: Some(1),
+            pc: 1,
+            sp: Some(1),
+            fp: Some(1),
+            cpu: Some(0),
+            callchain: Some(Callchain::Leaf),
+            trace: Vec::new(),
+        };
+        let mut b = Vec::new();
+        encode_v3(&hostile, &mut b);
+        b.pop();
+        b.push(0xfd);
+        b.extend_from_slice(&u64::MAX.to_le_bytes());
+        f.write_all(&b).unwrap();
+        assert_eq!(step(&mut source, &mut engine), FeedStatus::Finished);
+        assert_eq!(engine.state.stats.samples, 1435);
+        assert!(
+            engine
+                .state
+                .provenance
+                .warnings
+                .last()
+                .unwrap()
+                .contains("stopped following")
+        );
+    }
+}

@@ -1,0 +1,11 @@
+//! Host feeds: perf_event CPU sampling and tracepoint analyzers. Each runs a reader thread
+//! that drains the rings promptly (so the kernel loses as little as possible) and hands
+//! typed batches to the engine.
+
+pub mod options;
+pub mod sampling;
+pub mod sampling_feed;
+pub mod targets;
+pub mod tracing;
+pub mod tracing_feed;
+pub mod workload;

@@ -1,0 +1,73 @@
+//! What a host session is asked to do, as plain data (the command line fills it in).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::symbols::host::RootFrame;
+
+/// Where events are collected: CPUs (the default: all online), or threads.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HostTarget {
+    /// `-C 0-3,5`; `None` = every online CPU.
+    pub cpus: Option<String>,
+    /// `-p PID,...`: every thread of these processes.
+    pub pids: Option<String>,
+    /// `-t TID,...`.
+    pub tids: Option<String>,
+    /// `--inherit`: the threads (or the workload) and every task they create afterwards.
+    pub inherit: bool,
+    /// A command to start and profile (`-- cmd args`); the session ends when it exits.
+    pub workload: Vec<String>,
+}
+
+impl HostTarget {
+    /// What a session file says was profiled: `system-wide`, `cpus 0-3`, `pids 12,13`,
+    /// `tids 7`, or the workload's command line.
+    pub fn describe(&self) -> String {
+        if !self.workload.is_empty() {
+            return self.workload.join(" ");
+        }
+        match (&self.pids, &self.tids, &self.cpus) {
+            (Some(p), _, _) => format!("pids {p}"),
+            (None, Some(t), _) => format!("tids {t}"),
+            (None, None, Some(c)) => format!("cpus {c}"),
+            (None, None, None) => "system-wide".into(),
+        }
+    }
+}
+
+/// Ring buffer sizing, as perf-prof's `-m` and `--watermark`.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct RingOptions {
+    /// Data pages per ring (a power of two); `None` = the analyzer's default.
+    pub pages: Option<usize>,
+    /// Wake the reader when the ring is this full (percent); `None` = the default.
+    pub watermark_percent: Option<u8>,
+}
+
+/// CPU sampling (`perfscope top` / `profile`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SamplingOptions {
+    pub freq_hz: u64,
+    /// Kernel + user call chains (`-g`); off = the sampled address only.
+    pub callchain: bool,
+    pub user_only: bool,
+    pub kernel_only: bool,
+    /// Drop perfscope's own samples.
+    pub exclude_self: bool,
+    /// The frame above each stack (perf top's `--sort comm,pid`).
+    pub root: RootFrame,
+}
+
+/// Everything common to a host session.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostRunOptions {
+    pub target: HostTarget,
+    pub ring: RingOptions,
+    /// Store everything into this SQLite session as it arrives.
+    pub record: Option<PathBuf>,
+    /// Stop after this long (scripts and CI); `None` = until interrupted or the workload exits.
+    pub duration: Option<Duration>,
+    /// Where the export key / the end of a batch run writes artifacts.
+    pub out: PathBuf,
+}

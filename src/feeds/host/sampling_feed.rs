@@ -1,0 +1,214 @@
+//! `perfscope top` / `profile` as a feed. Two threads along the road: the reader drains
+//! the rings (never waiting on symbols), the resolver names and interns the addresses (a
+//! first DWARF load can take a while) and hands over typed batches — new table entries,
+//! then samples as ids — which the engine applies.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, TryRecvError, sync_channel};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use serde_json::json;
+
+use crate::feeds::{Feed, FeedStatus, RecordOnly, SessionStart, Update};
+use crate::model::{InputInfo, ProfileInfo};
+
+use super::options::{HostRunOptions, SamplingOptions};
+use super::sampling::{RawItem, SampleCounters, SampleResolver, SampleSession};
+
+/// How long the reader sleeps in poll(2) at most (also how soon it sees a stop).
+const POLL: Duration = Duration::from_millis(100);
+
+/// What the resolver thread sends.
+enum Batch {
+    Updates(Vec<Update>, SampleCounters),
+    /// The session ended (duration, workload exit, error).
+    Done(Option<String>),
+}
+
+pub struct HostSampleFeed {
+    batches: Receiver<Batch>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+    start: Option<SessionStart>,
+    records: u64,
+    done: bool,
+}
+
+impl HostSampleFeed {
+    /// Open the events (errors surface here, before any view starts) and start reading.
+    pub fn start(run: &HostRunOptions, sampling: &SamplingOptions) -> anyhow::Result<HostSampleFeed> {
+        let mut session = SampleSession::open(run, sampling)?;
+        let label = format!("host {}", session.event_name);
+        let started_ns = session.started_ns;
+        let info = ProfileInfo {
+            source: label.clone(),
+            arch: Some(std::env::consts::ARCH.into()),
+            binary: None,
+            frequency_hz: Some(sampling.freq_hz),
+        };
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut resolver = SampleResolver::new(sampling, session.on_threads(), run.record.is_some(), info)?;
+        // Raw batches may queue up while the resolver loads a big file's DWARF: the bound
+        // is generous (each batch is one drain, ~100 ms of samples) so the reader keeps
+        // draining the rings meanwhile; resolved batches are few and small.
+        let (raw_tx, raw_rx) = sync_channel::<(Vec<RawItem>, SampleCounters, Option<Option<String>>)>(1024);
+        let (tx, rx) = sync_channel(64);
+        let deadline = run.duration.map(|d| Instant::now() + d);
+        let stop_flag = stop.clone();
+        let reader = std::thread::Builder::new()
+            .name("perfscope-sampler".into())
+            .spawn(move || {
+                let reason = loop {
+                    if stop_flag.load(Ordering::Relaxed) || deadline.is_some_and(|d| Instant::now() >= d) {
+                        session.stop();
+                        break None;
+                    }
+                    let mut items = Vec::new();
+                    match session.pump(POLL, &mut items) {
+                        Ok(running) => {
+                            if (!items.is_empty() || !running)
+                                && raw_tx.send((items, session.counters, None)).is_err()
+                            {
+                                break None;
+                            }
+                            if !running {
+                                break None;
+                            }
+                        }
+                        Err(e) => break Some(format!("{e:#}")),
+                    }
+                };
+                let _ = raw_tx.send((Vec::new(), session.counters, Some(reason)));
+            })
+            .context("cannot start the sampling thread")?;
+        let thread = std::thread::Builder::new()
+            .name("perfscope-resolver".into())
+            .spawn(move || {
+                for (items, counters, end) in raw_rx {
+                    let mut samples = Vec::new();
+                    resolver.resolve(items, &mut samples);
+                    let mut updates = Vec::new();
+                    let last_time = samples.last().and_then(|s| s.time_ns);
+                    resolver.tables.hand_over(samples, &mut updates);
+                    let learnt = resolver.take_learnt();
+                    if !learnt.is_empty() {
+                        updates.push(Update::Record(RecordOnly::Symbols(learnt)));
+                    }
+                    updates.push(Update::Lost {
+                        total: counters.lost,
+                        time_ns: last_time,
+                    });
+                    if tx.send(Batch::Updates(updates, counters)).is_err() {
+                        break;
+                    }
+                    if let Some(reason) = end {
+                        let _ = tx.send(Batch::Done(reason));
+                        break;
+                    }
+                }
+                let _ = reader.join();
+            })
+            .context("cannot start the symbol resolver thread")?;
+        let start = SessionStart {
+            label: label.clone(),
+            kind: "host".into(),
+            target: run.target.describe(),
+            time_origin_ns: started_ns,
+            live_clock_offset_ns: Some(0),
+            options: Some(
+                json!({ "sampling": { "freq_hz": sampling.freq_hz, "callchain": sampling.callchain } }),
+            ),
+        };
+        Ok(HostSampleFeed {
+            batches: rx,
+            stop,
+            thread: Some(thread),
+            start: Some(start),
+            records: 0,
+            done: false,
+        })
+    }
+}
+
+impl Feed for HostSampleFeed {
+    fn poll(&mut self, out: &mut Vec<Update>) -> anyhow::Result<FeedStatus> {
+        if self.done {
+            return Ok(FeedStatus::Finished);
+        }
+        let mut progress = false;
+        if let Some(start) = self.start.take() {
+            out.push(Update::Start(start));
+            progress = true;
+        }
+        loop {
+            match self.batches.try_recv() {
+                Ok(Batch::Updates(updates, counters)) => {
+                    out.extend(updates);
+                    self.records = counters.samples;
+                    progress = true;
+                }
+                Ok(Batch::Done(reason)) => {
+                    let (end, clean) = match reason {
+                        Some(reason) => {
+                            out.push(Update::Warning(format!("sampling stopped: {reason}")));
+                            (format!("sampling stopped: {reason}"), false)
+                        }
+                        None => ("session ended".to_string(), true),
+                    };
+                    out.push(self.input(end, clean));
+                    self.done = true;
+                    return Ok(FeedStatus::Finished);
+                }
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => {
+                    out.push(self.input("the sampling thread ended without a word".into(), false));
+                    self.done = true;
+                    return Ok(FeedStatus::Finished);
+                }
+            }
+        }
+        if progress {
+            out.push(self.input("still sampling".into(), true));
+        }
+        Ok(if progress {
+            FeedStatus::Progress
+        } else {
+            FeedStatus::Idle
+        })
+    }
+
+    fn stop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+impl HostSampleFeed {
+    /// What the reports say was read: every sample the rings delivered.
+    fn input(&self, end: String, clean: bool) -> Update {
+        Update::Input(InputInfo {
+            kind: "perf_event".into(),
+            path: "perf_event".into(),
+            format: None,
+            records: self.records,
+            bytes_read: 0,
+            end,
+            clean,
+            bytes_lost: 0,
+        })
+    }
+}
+
+impl Drop for HostSampleFeed {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        // Unblock a resolver waiting on a full channel, then let it finish.
+        while self.batches.try_recv().is_ok() {}
+        if let Some(thread) = self.thread.take() {
+            drop(std::mem::replace(&mut self.batches, sync_channel(1).1));
+            let _ = thread.join();
+        }
+    }
+}

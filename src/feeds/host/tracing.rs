@@ -1,0 +1,490 @@
+//! A tracepoint session: the `-e` selectors resolved against tracefs, the events opened on
+//! the targets (one ring per CPU or thread), kernel filters set (or compiled into a
+//! user-space filter when the kernel refuses one), and every record drained in time order
+//! into the analyzer, whose rows are handed over per cell of event time as typed updates
+//! (with the thread names they need, the lost counts and, when recording, the events).
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use rustc_hash::FxHashSet;
+
+use crate::analyzers::options::{AnalyzerKind, TraceOptions};
+use crate::analyzers::session::Analysis;
+use crate::feeds::{EventFormat, Offenders, RecordOnly, RowsUpdate, SessionStart, Update};
+use crate::model::analysis::{AnalysisRows, AnalysisSchema};
+use crate::model::threads::ThreadNames;
+use crate::sources::clock::monotonic_ns;
+use crate::sources::perf_event::PerfEventError;
+use crate::sources::perf_event::attr::{EventAttr, Wakeup};
+use crate::sources::perf_event::reader::{Ordered, PerfEvents, RingOptions};
+use crate::sources::perf_event::record::Record;
+use crate::sources::perf_event::targets::Target;
+use crate::sources::tracefs::{ResolvedEvent, Tracefs, parse_selectors, resolve};
+use crate::store::RecordedEventType;
+use crate::symbols::host::comms::read_proc_comm;
+use crate::symbols::host::kernel::KernelSymbols;
+use crate::trace::event::{EventIndex, OwnedTraceEvent};
+use crate::trace::expr::Filter;
+
+use super::options::HostRunOptions;
+use super::targets::{SessionTargets, open_targets};
+
+/// The analyzer's rows are handed over per this much event time: the finest a live window
+/// or a reset cuts an analysis (a power of two of the engine's 1 ms slice grid).
+pub const ROW_CELL_NS: u64 = 16_000_000;
+
+/// Events copied for a recording are handed over in batches of at most this many.
+const RECORD_BATCH: usize = 1 << 14;
+
+/// Counters of a session, for the status line and the closing summary.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct TraceCounters {
+    /// Tracepoint samples fed to the analyzer.
+    pub events: u64,
+    /// Records the kernel reported lost.
+    pub lost: u64,
+    /// Events a user-space filter dropped (filters the kernel refused).
+    pub filtered: u64,
+}
+
+/// The default selectors of an analyzer when the user gives none.
+fn default_events(analyzer: AnalyzerKind) -> Vec<String> {
+    match analyzer {
+        AnalyzerKind::Syscalls => vec!["raw_syscalls:sys_enter".into(), "raw_syscalls:sys_exit".into()],
+        AnalyzerKind::Rundelay => vec![
+            "sched:sched_wakeup*,sched:sched_switch".into(),
+            "sched:sched_switch".into(),
+        ],
+        _ => Vec::new(),
+    }
+}
+
+/// Resolve every `-e` text into its stage of events.
+fn resolve_stages(tracefs: &Tracefs, texts: &[String]) -> anyhow::Result<Vec<Vec<ResolvedEvent>>> {
+    texts
+        .iter()
+        .map(|text| {
+            let specs = parse_selectors(text).map_err(|e| anyhow::anyhow!("{e}"))?;
+            resolve(tracefs, &specs).map_err(|e| anyhow::anyhow!("{e}"))
+        })
+        .collect()
+}
+
+/// A running tracepoint session.
+pub struct TraceSession {
+    events: PerfEvents,
+    analysis: Analysis,
+    /// User-space filters by event index, for filters the kernel refused.
+    filters: Vec<Option<Filter>>,
+    targets: SessionTargets,
+    pub counters: TraceCounters,
+    finished: bool,
+    /// Records the last drain read (a big one means: do not sleep before the next).
+    last_drain_records: u64,
+    /// CLOCK_MONOTONIC when the events were enabled: where the views count seconds from.
+    pub started_ns: u64,
+    /// The cell of event time the analyzer's current rows belong to, and its events.
+    cell: Option<u64>,
+    cell_events: u64,
+    /// Copy every event for the session file.
+    recording: bool,
+    recorded: Vec<OwnedTraceEvent>,
+    /// Names known to have been handed over, and the ones learnt since.
+    names: ThreadNames,
+    named: FxHashSet<u32>,
+    /// Updates ready for the engine, in order.
+    out: Vec<Update>,
+    /// What the session says about itself, handed over first.
+    start: Vec<Update>,
+}
+
+/// A drain this big means events arrive faster than poll(2) wake-ups can follow.
+const BUSY_DRAIN_RECORDS: u64 = 16;
+
+/// What a session file keeps of a tracepoint session, so a replay rebuilds the same
+/// analysis: the options, the selectors as typed, how many events each stage resolved to,
+/// and whether it ran on threads.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RecordedTrace {
+    pub trace: TraceOptions,
+    pub texts: Vec<String>,
+    pub stage_sizes: Vec<usize>,
+    pub threads: bool,
+}
+
+impl TraceSession {
+    pub fn open(run: &HostRunOptions, trace: &TraceOptions) -> anyhow::Result<TraceSession> {
+        let tracefs = Tracefs::open()?;
+        let texts = if trace.events.is_empty() {
+            default_events(trace.analyzer)
+        } else {
+            trace.events.clone()
+        };
+        if texts.is_empty() {
+            bail!(
+                "{} needs events: give them with -e sys:name[/filter/attrs/]",
+                trace.analyzer.name()
+            );
+        }
+        if trace.analyzer == AnalyzerKind::Syscalls {
+            let names: Vec<&str> = texts.iter().map(|t| t.split('/').next().unwrap_or(t)).collect();
+            if names != ["raw_syscalls:sys_enter", "raw_syscalls:sys_exit"] {
+                bail!(
+                    "syscalls: use -e raw_syscalls:sys_enter -e raw_syscalls:sys_exit (filters and attributes allowed)"
+                );
+            }
+        }
+        let mut stages = resolve_stages(&tracefs, &texts)?;
+        if trace.analyzer == AnalyzerKind::Syscalls
+            && let Ok(free) = resolve_stages(&tracefs, &["sched:sched_process_free".to_string()])
+        {
+            // Reclaims the pending enter of a task that exits inside a syscall, as perf-prof.
+            stages.extend(free);
+        }
+        let targets = open_targets(&run.target)?;
+        let attrs: Vec<EventAttr> = stages
+            .iter()
+            .flatten()
+            .enumerate()
+            .map(|(index, event)| {
+                let mut attr =
+                    EventAttr::tracepoint(event.layout.id).with_wakeup(match run.ring.watermark_percent {
+                        Some(w) => Wakeup::WatermarkPercent(u32::from(w)),
+                        None => Wakeup::default(),
+                    });
+                if index == 0 {
+                    // Names from COMM records: /proc no longer has a thread that exited
+                    // before its table is printed (a short workload always has).
+                    attr = attr.with_comm_records();
+                }
+                if event.spec.stack {
+                    attr = attr
+                        .with_callchain()
+                        .with_max_stack(event.spec.max_stack.unwrap_or(127));
+                }
+                attr
+            })
+            .collect();
+        let pages = run.ring.pages.unwrap_or(trace.analyzer.default_pages());
+        let ring_targets: Vec<Target> = targets.targets.clone();
+        let events = PerfEvents::open(&attrs, &ring_targets, RingOptions { data_pages: pages })?;
+        let mut filters = Vec::new();
+        for (index, event) in stages.iter().flatten().enumerate() {
+            let mut user_filter = None;
+            if let Some(filter) = &event.spec.filter {
+                match events.set_filter(EventIndex(index as u16), filter) {
+                    Ok(()) => {}
+                    Err(PerfEventError::FilterRefused { .. }) => {
+                        let compiled = Filter::compile(filter, &event.layout).map_err(|e| {
+                            anyhow::anyhow!(
+                                "{}: the kernel refused the filter '{filter}' and it does not compile in user space either: {e}",
+                                event.layout.full_name()
+                            )
+                        })?;
+                        eprintln!("{} filters '{filter}' in userspace", event.layout.full_name());
+                        user_filter = Some(compiled);
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            filters.push(user_filter);
+        }
+        let mut analysis = Analysis::build(trace, &stages, targets.threads)?;
+        if trace.than_ns.is_some() {
+            // Raw event lines name `%pS` addresses from this boot's kallsyms (a replay,
+            // maybe after a reboot, prints them in hex rather than guess).
+            match KernelSymbols::load(Path::new("/proc/kallsyms")) {
+                Ok(symbols) => {
+                    analysis.name_kernel_addresses(Arc::new(move |a| symbols.name_with_offset(a)));
+                }
+                Err(e) => eprintln!("perfscope: kernel addresses print in hex: {e}"),
+            }
+        }
+        // Read before the events are enabled: no event is older.
+        let started_ns = monotonic_ns();
+        let recording = run.record.is_some();
+        let info = analysis.info();
+        let mut start = vec![
+            Update::Start(SessionStart {
+                label: format!("host {}", trace.analyzer.name()),
+                kind: "host-trace".into(),
+                target: run.target.describe(),
+                time_origin_ns: started_ns,
+                live_clock_offset_ns: Some(0),
+                options: serde_json::to_value(RecordedTrace {
+                    trace: trace.clone(),
+                    texts: texts.clone(),
+                    stage_sizes: stages.iter().map(Vec::len).collect(),
+                    threads: targets.threads,
+                })
+                .ok(),
+            }),
+            Update::Analysis(Arc::new(info)),
+            Update::EventFormat(Arc::new(EventFormat {
+                layouts: analysis.layouts().to_vec(),
+                printer: analysis.printer().clone(),
+            })),
+        ];
+        if recording {
+            start.push(Update::Record(RecordOnly::EventTypes(
+                stages
+                    .iter()
+                    .flatten()
+                    .enumerate()
+                    .map(|(index, event)| RecordedEventType {
+                        index: EventIndex(index as u16),
+                        alias: event.spec.alias.clone(),
+                        filter: event.spec.filter.clone(),
+                        layout: event.layout.clone(),
+                    })
+                    .collect(),
+            )));
+        }
+        let mut session = TraceSession {
+            events,
+            analysis,
+            filters,
+            targets,
+            counters: TraceCounters::default(),
+            finished: false,
+            last_drain_records: 0,
+            started_ns,
+            cell: None,
+            cell_events: 0,
+            recording,
+            recorded: Vec::new(),
+            names: ThreadNames::default(),
+            named: FxHashSet::default(),
+            out: Vec::new(),
+            start,
+        };
+        session.events.enable().context("cannot enable the events")?;
+        session.targets.start_workload();
+        Ok(session)
+    }
+
+    pub fn analysis(&self) -> &Analysis {
+        &self.analysis
+    }
+
+    /// Wait up to `timeout` for data and feed whatever arrived to the analyzer, in time
+    /// order. `false` once the session is over (its workload or every thread exited).
+    pub fn pump(&mut self, timeout: Duration) -> anyhow::Result<bool> {
+        if self.finished {
+            return Ok(false);
+        }
+        // Asked before the drain: records a workload wrote before exiting are in the rings
+        // by the time it has exited, so this drain still sees them.
+        let exited = self.targets.workload_exited();
+        // Under a storm (the last drain was big) the rings refill faster than a wake-up
+        // arrives: drain again at once instead of sleeping until the watermark.
+        let timeout = if self.last_drain_records >= BUSY_DRAIN_RECORDS {
+            Duration::ZERO
+        } else {
+            timeout
+        };
+        let outcome = self.events.poll(timeout)?;
+        self.drain(false);
+        let over = outcome.all_hung_up || exited;
+        if over {
+            self.finish();
+        }
+        Ok(!over)
+    }
+
+    /// Feed everything the rings hold now, in time order, to the analyzer; with
+    /// `release_held`, also the records still held for ordering. Then hand the rows of the
+    /// current cell over (the engine adds the rest of the cell when it comes).
+    fn drain(&mut self, release_held: bool) {
+        let mut sink = EventSink {
+            analysis: &mut self.analysis,
+            filters: &self.filters,
+            counters: &mut self.counters,
+            cell: &mut self.cell,
+            cell_events: &mut self.cell_events,
+            recording: self.recording,
+            recorded: &mut self.recorded,
+            names: &mut self.names,
+            out: &mut self.out,
+        };
+        self.last_drain_records = self.events.drain_ordered(|item| sink.item(item));
+        if release_held {
+            self.events.flush_ordered(|item| sink.item(item));
+        }
+        sink.flush_rows();
+        sink.flush_recorded();
+        self.counters.lost = self.events.lost(self.finished);
+        self.out.push(Update::Lost {
+            total: self.counters.lost,
+            time_ns: self.cell,
+        });
+    }
+
+    /// Read the rings a last time, release the records still held for ordering and
+    /// close pending pairs.
+    pub fn finish(&mut self) {
+        if self.finished {
+            return;
+        }
+        self.finished = true;
+        let _ = self.events.disable();
+        self.drain(true);
+        self.analysis.finish();
+        // What closing pending pairs produced (pair counts) belongs to the last cell.
+        let rows = self.analysis.take_rows();
+        if !rows.is_empty() {
+            self.push_rows(self.cell, rows, 0);
+        }
+    }
+
+    /// The updates ready since the last call, thread names before the rows naming them.
+    pub fn take_updates(&mut self) -> Vec<Update> {
+        let mut out = std::mem::take(&mut self.start);
+        let ready = std::mem::take(&mut self.out);
+        self.name_threads(&ready, &mut out);
+        out.extend(ready);
+        let (pairs, dropped) = self.analysis.take_slow_pairs();
+        if !pairs.is_empty() || dropped > 0 {
+            out.push(Update::Offenders(Offenders { pairs, dropped }));
+        }
+        out
+    }
+
+    fn push_rows(&mut self, time_ns: Option<u64>, rows: AnalysisRows, events: u64) {
+        self.out.push(Update::Rows(RowsUpdate {
+            time_ns,
+            rows,
+            events,
+        }));
+    }
+
+    /// The threads the rows name (a `--perins` thread, a comm column's key, a pid key of
+    /// `top`), named once from /proc when no record named them first.
+    fn name_threads(&mut self, ready: &[Update], out: &mut Vec<Update>) {
+        let schema = self.analysis_schema();
+        for update in ready {
+            let Update::Rows(rows) = update else { continue };
+            for tid in tids_named_by(&schema, &rows.rows) {
+                if self.named.contains(&tid) {
+                    continue;
+                }
+                if self.named.len() >= crate::model::threads::MAX_THREADS {
+                    self.named.clear();
+                }
+                self.named.insert(tid);
+                let name = match self.names.name(tid) {
+                    Some(name) => Some(name),
+                    None => read_proc_comm(tid, tid),
+                };
+                if let Some(name) = name {
+                    out.push(Update::ThreadName { tid, name });
+                }
+            }
+        }
+    }
+
+    fn analysis_schema(&self) -> AnalysisSchema {
+        self.analysis.info().schema
+    }
+}
+
+/// The thread ids a table of `rows` prints names for.
+fn tids_named_by(schema: &AnalysisSchema, rows: &AnalysisRows) -> Vec<u32> {
+    let tid = |n: u64| u32::try_from(n).ok();
+    match (schema, rows) {
+        (AnalysisSchema::Syscalls(s), AnalysisRows::Latency(r)) if s.perins => {
+            r.rows.keys().filter_map(|k| tid(k.instance)).collect()
+        }
+        (AnalysisSchema::Delay(s), AnalysisRows::Latency(r)) if s.comm_column && s.key_header.is_some() => {
+            r.rows.keys().filter_map(|k| tid(k.instance)).collect()
+        }
+        (AnalysisSchema::Top(s), AnalysisRows::Top(r)) if s.comm_from_pid => r
+            .rows
+            .keys()
+            .filter_map(|k| match k {
+                crate::model::analysis::TopKey::Key(key) => tid(*key),
+                crate::model::analysis::TopKey::Comm(_) => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Where each released record goes: the user-space filter, the analyzer, the recording;
+/// COMM records name threads; a new cell of event time hands the analyzer's rows over.
+struct EventSink<'a> {
+    analysis: &'a mut Analysis,
+    filters: &'a [Option<Filter>],
+    counters: &'a mut TraceCounters,
+    cell: &'a mut Option<u64>,
+    cell_events: &'a mut u64,
+    recording: bool,
+    recorded: &'a mut Vec<OwnedTraceEvent>,
+    names: &'a mut ThreadNames,
+    out: &'a mut Vec<Update>,
+}
+
+impl EventSink<'_> {
+    fn item(&mut self, item: Ordered<'_>) {
+        match item {
+            Ordered::Record(record) => {
+                let Some(event) = record.trace_event() else {
+                    if let Record::Comm(c) = &record.record {
+                        let name = String::from_utf8_lossy(c.comm).into_owned();
+                        self.names.set(c.tid, &name);
+                        self.out.push(Update::ThreadName { tid: c.tid, name });
+                    }
+                    return;
+                };
+                if let Some(Some(filter)) = self.filters.get(usize::from(event.event.0))
+                    && !filter.matches(&event)
+                {
+                    self.counters.filtered += 1;
+                    return;
+                }
+                let cell = event.time_ns - event.time_ns % ROW_CELL_NS;
+                if self.cell.is_some_and(|c| c != cell) {
+                    self.flush_rows();
+                }
+                *self.cell = Some(cell);
+                *self.cell_events += 1;
+                self.counters.events += 1;
+                self.analysis.feed(&event);
+                if self.recording {
+                    self.recorded.push(OwnedTraceEvent::from_event(&event));
+                    if self.recorded.len() >= RECORD_BATCH {
+                        self.flush_recorded();
+                    }
+                }
+            }
+            Ordered::Lost(range) => {
+                self.analysis
+                    .lost(range.start_ns, range.end_ns.unwrap_or(u64::MAX));
+            }
+        }
+    }
+
+    /// The current cell's rows, handed over.
+    fn flush_rows(&mut self) {
+        let rows = self.analysis.take_rows();
+        let events = std::mem::take(self.cell_events);
+        if rows.is_empty() && events == 0 {
+            return;
+        }
+        self.out.push(Update::Rows(RowsUpdate {
+            time_ns: *self.cell,
+            rows,
+            events,
+        }));
+    }
+
+    fn flush_recorded(&mut self) {
+        if !self.recorded.is_empty() {
+            self.out
+                .push(Update::Record(RecordOnly::Events(std::mem::take(self.recorded))));
+        }
+    }
+}

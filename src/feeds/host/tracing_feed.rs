@@ -1,0 +1,162 @@
+//! A tracepoint analyzer (`syscalls`, `rundelay`, `multi-trace`, `top -e`) as a feed: the
+//! session runs on its own reader thread, feeding the analyzer as records arrive, and hands
+//! its typed rows (per cell of event time), thread names and lost counts to the engine
+//! after every drain.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, TryRecvError, sync_channel};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+
+use crate::analyzers::options::TraceOptions;
+use crate::feeds::{Feed, FeedStatus, Update};
+use crate::model::InputInfo;
+
+use super::options::HostRunOptions;
+use super::tracing::{TraceCounters, TraceSession};
+
+const POLL: Duration = Duration::from_millis(100);
+
+/// What the reader thread sends.
+enum Batch {
+    Updates(Vec<Update>, TraceCounters),
+    /// The session ended; `Some` with the error that ended it.
+    Done(Option<String>, TraceCounters),
+}
+
+pub struct HostTraceFeed {
+    batches: Receiver<Batch>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+    counters: TraceCounters,
+    done: bool,
+}
+
+impl HostTraceFeed {
+    /// Open the events (errors surface here, before any view starts) and start reading.
+    pub fn start(run: &HostRunOptions, trace: &TraceOptions) -> anyhow::Result<HostTraceFeed> {
+        let mut session = TraceSession::open(run, trace)?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let deadline = run.duration.map(|d| Instant::now() + d);
+        // Bounded: a stalled engine slows the reader (and the kernel counts what it loses)
+        // rather than queuing without end.
+        let (tx, rx) = sync_channel(256);
+        let stop_in = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("perfscope-tracer".into())
+            .spawn(move || {
+                let error = loop {
+                    if stop_in.load(Ordering::Relaxed) || deadline.is_some_and(|d| Instant::now() >= d) {
+                        session.finish();
+                        break None;
+                    }
+                    let running = match session.pump(POLL) {
+                        Ok(running) => running,
+                        Err(e) => break Some(format!("{e:#}")),
+                    };
+                    let updates = session.take_updates();
+                    if !updates.is_empty() && tx.send(Batch::Updates(updates, session.counters)).is_err() {
+                        return;
+                    }
+                    if !running {
+                        break None;
+                    }
+                };
+                let updates = session.take_updates();
+                let _ = tx.send(Batch::Updates(updates, session.counters));
+                let _ = tx.send(Batch::Done(error, session.counters));
+            })
+            .context("cannot start the tracing thread")?;
+        Ok(HostTraceFeed {
+            batches: rx,
+            stop,
+            thread: Some(thread),
+            counters: TraceCounters::default(),
+            done: false,
+        })
+    }
+
+    /// The session's counters as last reported.
+    pub fn counters(&self) -> TraceCounters {
+        self.counters
+    }
+
+    fn input(&self, end: String, clean: bool) -> Update {
+        Update::Input(InputInfo {
+            kind: "perf_event".into(),
+            path: "tracepoints".into(),
+            format: None,
+            records: self.counters.events,
+            bytes_read: 0,
+            end,
+            clean,
+            bytes_lost: 0,
+        })
+    }
+}
+
+impl Feed for HostTraceFeed {
+    fn poll(&mut self, out: &mut Vec<Update>) -> anyhow::Result<FeedStatus> {
+        if self.done {
+            return Ok(FeedStatus::Finished);
+        }
+        let mut progress = false;
+        loop {
+            match self.batches.try_recv() {
+                Ok(Batch::Updates(updates, counters)) => {
+                    out.extend(updates);
+                    self.counters = counters;
+                    progress = true;
+                }
+                Ok(Batch::Done(error, counters)) => {
+                    self.counters = counters;
+                    if counters.filtered > 0 {
+                        out.push(Update::Warning(format!(
+                            "{} events were dropped by user-space filters",
+                            counters.filtered
+                        )));
+                    }
+                    match error {
+                        Some(e) => {
+                            out.push(Update::Warning(format!("tracing stopped: {e}")));
+                            out.push(self.input(format!("tracing stopped: {e}"), false));
+                        }
+                        None => out.push(self.input("session ended".into(), true)),
+                    }
+                    self.done = true;
+                    return Ok(FeedStatus::Finished);
+                }
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => {
+                    out.push(self.input("the tracing thread ended without a word".into(), false));
+                    self.done = true;
+                    return Ok(FeedStatus::Finished);
+                }
+            }
+        }
+        if progress {
+            out.push(self.input("still tracing".into(), true));
+            Ok(FeedStatus::Progress)
+        } else {
+            Ok(FeedStatus::Idle)
+        }
+    }
+
+    fn stop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+impl Drop for HostTraceFeed {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        while self.batches.try_recv().is_ok() {}
+        if let Some(thread) = self.thread.take() {
+            drop(std::mem::replace(&mut self.batches, sync_channel(1).1));
+            let _ = thread.join();
+        }
+    }
+}

@@ -1,0 +1,104 @@
+//! How a qperf record becomes an address sample: its vCPU is the instance, its trace the
+//! address path, and what it carried (pc, sp, fp, cpu, callchain) goes into the sample's
+//! meta for the resolve statistics.
+
+use crate::model::{Callchain, Instance, SampleMeta};
+use crate::sources::qperf_file::{self, QperfRecord};
+
+use super::AddressSample;
+
+/// The address sample of one record (weight 1).
+pub fn address_sample(record: &QperfRecord) -> AddressSample<'_> {
+    let mut flags = 0;
+    if record.pc != 0 {
+        flags |= SampleMeta::HAS_PC;
+    }
+    if record.sp.is_some() {
+        flags |= SampleMeta::HAS_SP;
+    }
+    if record.fp.is_some() {
+        flags |= SampleMeta::HAS_FP;
+    }
+    if record.cpu.is_some() {
+        flags |= SampleMeta::HAS_CPU;
+    }
+    AddressSample {
+        time_ns: record.elapsed_ns,
+        instance: record.cpu.map_or_else(Instance::unknown, Instance::vcpu),
+        weight: 1,
+        trace: &record.trace,
+        meta: SampleMeta {
+            raw_depth: u16::try_from(record.trace.len()).unwrap_or(u16::MAX),
+            flags,
+            callchain: record.callchain.map_or(Callchain::Unknown, callchain),
+        },
+    }
+}
+
+fn callchain(c: qperf_file::Callchain) -> Callchain {
+    match c {
+        qperf_file::Callchain::Leaf => Callchain::Leaf,
+        qperf_file::Callchain::Fp => Callchain::FramePointer,
+        qperf_file::Callchain::Unknown(b) => Callchain::Other(b),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::feeds::ingest::AddressIngest;
+    use crate::model::{ProfileInfo, ProfileTables};
+    use crate::symbols::{Resolver, ResolverOptions, SymbolFrame, Symbolizer};
+
+    struct Named;
+    impl Symbolizer for Named {
+        fn symbolize(&self, address: u64) -> Vec<SymbolFrame> {
+            let name = match address {
+                0x100..0x200 => "leaf",
+                0x200..0x300 => "caller",
+                _ => return vec![],
+            };
+            vec![SymbolFrame {
+                name: name.into(),
+                file: None,
+                line: 0,
+                offset: None,
+            }]
+        }
+    }
+
+    #[test]
+    fn records_become_samples_on_their_vcpu() {
+        let mut profile = ProfileTables::new(ProfileInfo::default());
+        let mut ingest = AddressIngest::new(Resolver::new(Box::new(Named), ResolverOptions::default(), None));
+        let rec = QperfRecord {
+            elapsed_ns: Some(5),
+            pc: 0x150,
+            sp: Some(0x9000),
+            fp: None,
+            cpu: Some(1),
+            callchain: Some(qperf_file::Callchain::Fp),
+            trace: vec![0x150, 0x201],
+        };
+        let s = ingest.add(&mut profile, address_sample(&rec)).unwrap();
+        let empty = QperfRecord::default();
+        let unresolved = ingest.add(&mut profile, address_sample(&empty)).unwrap();
+        assert_eq!(s.time_ns, Some(5));
+        assert_eq!(profile.instance_info(s.instance).label, "vCPU 1");
+        assert!(s.meta.has(SampleMeta::HAS_SP) && !s.meta.has(SampleMeta::HAS_FP));
+        assert_eq!(s.meta.callchain, Callchain::FramePointer);
+        let names: Vec<&str> = profile
+            .stack_frames(s.stack)
+            .map(|f| profile.frames.name(f))
+            .collect();
+        assert_eq!(names, ["caller", "leaf"]);
+        assert!(unresolved.meta.has(SampleMeta::UNRESOLVED));
+        let names: Vec<&str> = profile
+            .stack_frames(unresolved.stack)
+            .map(|f| profile.frames.name(f))
+            .collect();
+        assert_eq!(names, ["??"]);
+        assert_eq!(ingest.stats.records, 2);
+        assert_eq!(ingest.stats.raw_frames, 2);
+    }
+}

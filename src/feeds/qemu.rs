@@ -1,0 +1,343 @@
+//! The live QEMU feed: a session (QEMU + plugin + console), the plugin's record stream over
+//! a Unix socket decoded and symbolized as it arrives, the console and markers — and, when
+//! QEMU has exited, the run's facts for the artifacts.
+
+use std::io::Read;
+use std::os::unix::net::UnixListener;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, TryRecvError, channel};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+
+use crate::model::{ConsoleLog, InputInfo, Sample};
+use crate::sources::qemu::{QemuSession, SessionOptions};
+use crate::sources::qperf_file::{
+    PluginSummary, QperfRecord, QperfTail, StreamDecoder, read_file, sidecar_path,
+};
+
+use super::file::{OpenOptions, SymbolSource, input_info};
+use super::ingest::QperfIngest;
+use super::interned::FeedTables;
+use super::{Feed, FeedStatus, SessionStart, Update};
+
+/// If the plugin has not connected to the stream by then, tail its qperf.bin instead
+/// (a plugin build without the stream argument).
+const STREAM_CONNECT_GRACE: Duration = Duration::from_secs(5);
+
+/// What the QEMU source needs.
+pub struct QemuSourceOptions {
+    pub session: SessionOptions,
+    pub symbols: SymbolSource,
+    pub open: OpenOptions,
+    /// Where the plugin writes qperf.bin.
+    pub qperf_bin: PathBuf,
+    /// The socket the plugin streams to (we listen).
+    pub stream_socket: PathBuf,
+    /// A label for the status line ("qemu riscv64").
+    pub label: String,
+}
+
+/// Bytes from the plugin's stream connection.
+struct StreamReader {
+    bytes: Receiver<Vec<u8>>,
+    connected: Arc<AtomicBool>,
+    stop: Arc<AtomicBool>,
+}
+
+fn listen(path: &PathBuf) -> anyhow::Result<StreamReader> {
+    let _ = std::fs::remove_file(path);
+    let listener =
+        UnixListener::bind(path).with_context(|| format!("cannot listen on {}", path.display()))?;
+    listener.set_nonblocking(true)?;
+    let (tx, rx) = channel();
+    let connected = Arc::new(AtomicBool::new(false));
+    let stop = Arc::new(AtomicBool::new(false));
+    let (c, s) = (connected.clone(), stop.clone());
+    std::thread::Builder::new()
+        .name("perfscope-stream".into())
+        .spawn(move || {
+            // Accept one connection (the plugin), then read until it closes.
+            let mut stream = loop {
+                if s.load(Ordering::Relaxed) {
+                    return;
+                }
+                match listener.accept() {
+                    Ok((stream, _)) => break stream,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                        std::thread::sleep(Duration::from_millis(10))
+                    }
+                    Err(_) => return,
+                }
+            };
+            let _ = stream.set_nonblocking(false);
+            c.store(true, Ordering::Relaxed);
+            let mut buf = vec![0u8; 64 * 1024];
+            loop {
+                match stream.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        if tx.send(buf[..n].to_vec()).is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        })?;
+    Ok(StreamReader {
+        bytes: rx,
+        connected,
+        stop,
+    })
+}
+
+/// Where records come from.
+enum Records {
+    Stream(StreamReader, StreamDecoder),
+    File(Option<QperfTail>),
+}
+
+/// A QEMU run as a feed.
+pub struct QemuFeed {
+    session: QemuSession,
+    qperf_bin: PathBuf,
+    stream_socket: PathBuf,
+    records: Records,
+    ingest: QperfIngest,
+    tables: FeedTables,
+    start: Option<SessionStart>,
+    started: Instant,
+    /// QEMU exited; draining what the stream still holds.
+    exited_at: Option<Instant>,
+    /// The plugin's frequency, once its summary says it.
+    frequency_known: bool,
+    /// The console as the guest printed it (profile.stdout).
+    console: ConsoleLog,
+    done: bool,
+}
+
+impl QemuFeed {
+    /// Listen for the stream and start QEMU.
+    pub fn start(options: QemuSourceOptions) -> anyhow::Result<QemuFeed> {
+        let (ingest, info) = QperfIngest::new(
+            &options.symbols,
+            &options.open,
+            &options.qperf_bin.display().to_string(),
+            None,
+        )?;
+        let reader = listen(&options.stream_socket)?;
+        let target = options.session.launch.kernel.display().to_string();
+        let epoch_ns = options.session.epoch_ns;
+        let session = QemuSession::start(options.session)?;
+        Ok(QemuFeed {
+            session,
+            qperf_bin: options.qperf_bin,
+            stream_socket: options.stream_socket,
+            records: Records::Stream(reader, StreamDecoder::new()),
+            ingest,
+            tables: FeedTables::new(info),
+            start: Some(SessionStart {
+                label: options.label,
+                kind: "qemu".into(),
+                target,
+                time_origin_ns: 0,
+                // The plugin's clock is CLOCK_MONOTONIC since the epoch.
+                live_clock_offset_ns: i64::try_from(epoch_ns).ok(),
+                options: None,
+            }),
+            console: ConsoleLog::new(),
+            started: Instant::now(),
+            exited_at: None,
+            frequency_known: false,
+            done: false,
+        })
+    }
+
+    /// Take stream bytes (or file records) as samples; returns whether the stream closed.
+    fn take_records(&mut self, out: &mut Vec<Update>) -> bool {
+        let mut records: Vec<QperfRecord> = Vec::new();
+        let mut closed = false;
+        match &mut self.records {
+            Records::Stream(reader, decoder) => {
+                loop {
+                    match reader.bytes.try_recv() {
+                        Ok(bytes) => records.extend(decoder.push(&bytes)),
+                        Err(TryRecvError::Empty) => break,
+                        Err(TryRecvError::Disconnected) => {
+                            closed = reader.connected.load(Ordering::Relaxed);
+                            break;
+                        }
+                    }
+                }
+                if let Some(end) = decoder.end() {
+                    out.push(Update::Warning(format!("plugin stream stopped: {end:?}")));
+                    closed = true;
+                }
+            }
+            Records::File(tail) => {
+                if tail.is_none() {
+                    *tail = QperfTail::open(&self.qperf_bin).ok();
+                }
+                if let Some(t) = tail
+                    && let Ok(batch) = t.poll()
+                {
+                    records = batch.records;
+                }
+                closed = self.exited_at.is_some();
+            }
+        }
+        let samples: Vec<Sample> = records
+            .iter()
+            .filter_map(|r| self.ingest.add(&mut self.tables.tables, r))
+            .collect();
+        self.tables.hand_over(samples, out);
+        closed
+    }
+
+    /// QEMU is gone and the records are in: the run's facts.
+    fn finish(&mut self, out: &mut Vec<Update>) {
+        // The socket is a rendezvous, not an artifact: do not leave it in the qperf directory.
+        let _ = std::fs::remove_file(&self.stream_socket);
+        let report = self.session.report();
+        out.push(Update::Markers(self.session.markers()));
+        // The session's warnings travel in the window facts (report.json window.warnings).
+        out.push(Update::Window(report.window.clone()));
+        if let Ok(Some(summary)) = PluginSummary::read(&sidecar_path(&self.qperf_bin)) {
+            if !self.frequency_known
+                && let Some(hz) = summary.frequency_hz()
+            {
+                self.tables.tables.info.frequency_hz = Some(u64::from(hz));
+                self.tables.delta(out);
+            }
+            out.push(Update::PluginSummary(summary.entries.clone()));
+        } else {
+            out.push(Update::Warning(
+                "the plugin wrote no summary (qperf.summary.txt): QEMU may have been killed".into(),
+            ));
+        }
+        // The file the plugin wrote is the record of the run: read it whole and check
+        // that it says what the stream said.
+        match read_file(&self.qperf_bin) {
+            Ok((records, file_report)) => {
+                let streamed = self.ingest.records();
+                if records.len() as u64 != streamed {
+                    out.push(Update::Warning(format!(
+                        "qperf.bin has {} records but the live stream delivered {streamed}",
+                        records.len()
+                    )));
+                }
+                out.push(Update::Facts(
+                    self.ingest.facts(file_report.version.map(|v| v.as_u8())),
+                ));
+                out.push(Update::Input(input_info(&self.qperf_bin, &file_report)));
+            }
+            Err(e) => {
+                out.push(Update::Warning(format!(
+                    "cannot read {}: {e}",
+                    self.qperf_bin.display()
+                )));
+                out.push(Update::Input(InputInfo {
+                    kind: "qperf".into(),
+                    path: self.qperf_bin.display().to_string(),
+                    ..InputInfo::default()
+                }));
+            }
+        }
+        let mut console = Vec::new();
+        for line in self.console.lines() {
+            console.extend_from_slice(line.text.as_bytes());
+            console.push(b'\n');
+        }
+        console.extend_from_slice(self.console.partial().as_bytes());
+        out.push(Update::ExtraFile {
+            name: "profile.stdout".into(),
+            bytes: console,
+        });
+        out.push(Update::ExtraFile {
+            name: "profile.stderr".into(),
+            bytes: report.qemu_stderr.clone().into_bytes(),
+        });
+        out.push(Update::ExtraFile {
+            name: "qemu.time.txt".into(),
+            bytes: report.time_txt.clone().into_bytes(),
+        });
+        if let Some(csv) = &report.perf_csv {
+            out.push(Update::ExtraFile {
+                name: "qemu.perf.csv".into(),
+                bytes: csv.clone().into_bytes(),
+            });
+        }
+        if report.exit_status != 0 && report.window.stop_method.is_none() {
+            out.push(Update::Warning(format!(
+                "QEMU exited with status {}",
+                report.exit_status
+            )));
+        }
+    }
+}
+
+impl Feed for QemuFeed {
+    fn poll(&mut self, out: &mut Vec<Update>) -> anyhow::Result<FeedStatus> {
+        if self.done {
+            return Ok(FeedStatus::Finished);
+        }
+        let mut progress = false;
+        if let Some(start) = self.start.take() {
+            out.push(Update::Start(start));
+            out.extend(self.ingest.warnings.iter().cloned().map(Update::Warning));
+            progress = true;
+        }
+        let update = self.session.poll();
+        progress |= !update.console.is_empty() || update.markers_changed;
+        for (t, bytes) in update.console {
+            self.console.push_bytes(Some(t), &bytes);
+            out.push(Update::Console {
+                time_ns: Some(t),
+                bytes,
+            });
+        }
+        if update.markers_changed {
+            out.push(Update::Markers(self.session.markers()));
+        }
+        if let Records::Stream(reader, _) = &self.records
+            && !reader.connected.load(Ordering::Relaxed)
+            && (self.started.elapsed() > STREAM_CONNECT_GRACE || update.exited)
+        {
+            out.push(Update::Warning(
+                "the plugin did not connect to the live stream; reading qperf.bin instead".into(),
+            ));
+            reader.stop.store(true, Ordering::Relaxed);
+            self.records = Records::File(None);
+        }
+        let before = out.len();
+        let closed = self.take_records(out);
+        progress |= out.len() > before;
+        if update.exited && self.exited_at.is_none() {
+            self.exited_at = Some(Instant::now());
+        }
+        if let Some(at) = self.exited_at {
+            // The plugin flushes at exit and closes the stream; give it a moment.
+            if closed || at.elapsed() > Duration::from_secs(3) {
+                self.take_records(out);
+                self.finish(out);
+                self.done = true;
+                return Ok(FeedStatus::Finished);
+            }
+        }
+        Ok(if progress {
+            FeedStatus::Progress
+        } else {
+            FeedStatus::Idle
+        })
+    }
+
+    fn send_input(&mut self, bytes: &[u8]) {
+        self.session.send_input(bytes);
+    }
+
+    fn stop(&mut self) {
+        self.session.stop("user");
+    }
+}

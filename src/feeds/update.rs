@@ -1,0 +1,131 @@
+//! What a feed hands the engine: typed batches of model data. The engine is the only
+//! writer of model state; a feed never sees it.
+
+use std::sync::Arc;
+
+use crate::analyzers::latency::SlowPair;
+use crate::model::analysis::{AnalysisInfo, AnalysisRows};
+use crate::model::tables::TableDelta;
+use crate::model::{InputInfo, PhaseMarkers, Sample, SourceFacts, WindowInfo};
+use crate::sources::tracefs::EventPrinter;
+use crate::store::{RecordedEventType, SymbolRecord};
+use crate::trace::event::{EventLayout, OwnedTraceEvent};
+
+/// What a session is, said once when it starts.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SessionStart {
+    /// What the status line calls the source: a path, "qemu riscv64", "host cpu-clock".
+    pub label: String,
+    /// The kind a session file records (`qemu`, `host`, `host-trace`, `file`).
+    pub kind: String,
+    /// What was profiled: the kernel image, the command, `system-wide`.
+    pub target: String,
+    /// Where the views count seconds from on the sample clock (a host session's start;
+    /// 0 where the clock starts with the run).
+    pub time_origin_ns: u64,
+    /// The sample clock runs now: it is CLOCK_MONOTONIC minus this (so live windows and
+    /// decay move on while no data arrives). `None` for recorded inputs.
+    pub live_clock_offset_ns: Option<i64>,
+    /// The session's options, typed, as JSON (a recording keeps them so a replay can
+    /// rebuild the same analysis).
+    pub options: Option<serde_json::Value>,
+}
+
+/// Rows an analyzer computed over a span of time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RowsUpdate {
+    /// Where the span starts on the sample clock (`None`: untimed).
+    pub time_ns: Option<u64>,
+    pub rows: AnalysisRows,
+    /// Events the analyzer was fed in the span.
+    pub events: u64,
+}
+
+/// `--than` offenders: event pairs over the threshold, as the analyzer kept them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Offenders {
+    pub pairs: Vec<SlowPair>,
+    /// Pairs not kept because the analyzer's queue was full.
+    pub dropped: u64,
+}
+
+/// How a tracepoint session's raw events print (the offenders' lines): the layouts of the
+/// opened events and their compiled print fmts.
+#[derive(Clone, Debug)]
+pub struct EventFormat {
+    pub layouts: Vec<EventLayout>,
+    pub printer: EventPrinter,
+}
+
+/// What only a recording needs (the engine shows none of it).
+#[derive(Clone, Debug, PartialEq)]
+pub enum RecordOnly {
+    /// The event types of a tracepoint session (layouts, aliases, filters).
+    EventTypes(Vec<RecordedEventType>),
+    /// Every event the analyzer saw, as it saw it.
+    Events(Vec<OwnedTraceEvent>),
+    /// Addresses named for the first time (the session's symbol table).
+    Symbols(Vec<SymbolRecord>),
+    /// More `meta` rows.
+    Meta(Vec<(String, String)>),
+}
+
+/// One typed batch.
+#[derive(Clone, Debug)]
+pub enum Update {
+    Start(SessionStart),
+    /// New interned frames, locations, stacks, instances (before the samples using them).
+    Tables(TableDelta),
+    Samples(Vec<Sample>),
+    /// The session runs an analyzer: what its rows mean.
+    Analysis(Arc<AnalysisInfo>),
+    Rows(RowsUpdate),
+    Offenders(Offenders),
+    /// How the session's raw events print.
+    EventFormat(Arc<EventFormat>),
+    /// A thread's name (a COMM record, an exec).
+    ThreadName {
+        tid: u32,
+        name: String,
+    },
+    /// Console output as it arrived (the guest's serial console).
+    Console {
+        time_ns: Option<u64>,
+        bytes: Vec<u8>,
+    },
+    Markers(PhaseMarkers),
+    /// Records the source lost so far (a total), the latest at `time_ns`.
+    Lost {
+        total: u64,
+        time_ns: Option<u64>,
+    },
+    /// Records dropped on our side so far (a total).
+    Dropped {
+        total: u64,
+    },
+    /// What was read, for the reports.
+    Input(InputInfo),
+    Facts(SourceFacts),
+    /// How the run was cut (markers, timeouts, stop method).
+    Window(WindowInfo),
+    /// The QEMU plugin's summary sidecar.
+    PluginSummary(Vec<(String, String)>),
+    Warning(String),
+    /// A file of the run for the artifact directory (`qemu.time.txt`, the console log).
+    ExtraFile {
+        name: String,
+        bytes: Vec<u8>,
+    },
+    Record(RecordOnly),
+}
+
+/// What a poll did.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum FeedStatus {
+    /// Nothing new.
+    Idle,
+    /// New updates were handed over.
+    Progress,
+    /// Nothing more will come.
+    Finished,
+}

@@ -1,0 +1,419 @@
+//! Trace analyses as model data: what an analyzer computed over some span of time, as
+//! typed rows that merge — latency distributions add bucket by bucket, tables add cell by
+//! cell, counts add — so the engine keeps them per time slice exactly as it keeps stack
+//! counts, and every live mode and window applies to them the same way.
+//!
+//! [`AnalysisRows`] are the numbers; [`AnalysisSchema`] says once per session what they
+//! mean (which syscall or event pair a series is, the table's headers and sort order), so
+//! rows stay small and a slice never repeats a name.
+
+use std::fmt;
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+
+use super::histogram::LatencyHistogram;
+
+/// One latency cell of an analyzer table: a distribution plus the counts perf-prof keeps
+/// next to it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LatencyStats {
+    pub histogram: LatencyHistogram,
+    /// Latencies strictly above the `--than` threshold (perf-prof: `delta > than`).
+    pub than: u64,
+    /// Syscalls whose return value was an errno (`-4095..=-1`).
+    pub errors: u64,
+}
+
+impl LatencyStats {
+    pub fn record(&mut self, latency_ns: u64, than_ns: Option<u64>) {
+        self.histogram.record(latency_ns);
+        if than_ns.is_some_and(|than| latency_ns > than) {
+            self.than += 1;
+        }
+    }
+
+    pub fn merge(&mut self, other: &LatencyStats) {
+        self.histogram.merge(&other.histogram);
+        self.than = self.than.saturating_add(other.than);
+        self.errors = self.errors.saturating_add(other.errors);
+    }
+
+    /// Merge `other` with every count multiplied by `factor` (0..=1; decay mode).
+    pub fn merge_scaled(&mut self, other: &LatencyStats, factor: f64) {
+        self.histogram.merge_scaled(&other.histogram, factor);
+        self.than = self.than.saturating_add(scale(other.than, factor));
+        self.errors = self.errors.saturating_add(scale(other.errors, factor));
+    }
+
+    pub fn calls(&self) -> u64 {
+        self.histogram.count()
+    }
+
+    /// Sum of all latencies (saturating at `u64::MAX` ns, 584 years).
+    pub fn total_ns(&self) -> u64 {
+        u64::try_from(self.histogram.sum()).unwrap_or(u64::MAX)
+    }
+
+    /// The mean as perf-prof computes it: integer `sum / n` in ns.
+    pub fn avg_ns(&self) -> u64 {
+        self.total_ns().checked_div(self.calls()).unwrap_or(0)
+    }
+
+    /// The `than(reqs)` percentage: integer `than * 100 / n`, as perf-prof prints it.
+    pub fn than_percent(&self) -> u64 {
+        self.than.saturating_mul(100) / self.calls().max(1)
+    }
+}
+
+/// `n × factor`, rounded (decay weights; a factor ≥ 1 keeps `n`).
+pub fn scale(n: u64, factor: f64) -> u64 {
+    if factor >= 1.0 {
+        n
+    } else {
+        (n as f64 * factor.max(0.0)).round() as u64
+    }
+}
+
+/// A row of a latency table: which series (a syscall number, a stage pair's index) on
+/// which instance (the thread or key with `--perins`, else 0).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LatencyKey {
+    pub instance: u64,
+    pub series: u64,
+}
+
+/// Latency rows (syscalls, multi-trace delay, rundelay).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LatencyRows {
+    pub rows: FxHashMap<LatencyKey, LatencyStats>,
+}
+
+/// `--impl pair` counts: per stage pair, how often it closed; per first event, how often
+/// it found no second one.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PairRows {
+    pub paired: Vec<u64>,
+    pub unpaired: Vec<u64>,
+}
+
+/// A row of perf-prof's `top`: a key, or a command name under `--only-comm`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TopKey {
+    Key(u64),
+    Comm(String),
+}
+
+/// The cells of one `top` row.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TopCells {
+    /// The name `comm=` read from the row's first event.
+    pub comm: Option<String>,
+    pub values: Vec<u64>,
+}
+
+/// `top` rows and the events they were made of.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TopRows {
+    pub rows: FxHashMap<TopKey, TopCells>,
+    pub events: u64,
+}
+
+/// What an analyzer computed over some span: the rows of its table.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AnalysisRows {
+    Latency(LatencyRows),
+    Pairs(PairRows),
+    Top(TopRows),
+}
+
+impl AnalysisRows {
+    /// Nothing of this kind yet (the identity of [`merge`](Self::merge)).
+    pub fn empty_like(&self) -> AnalysisRows {
+        match self {
+            AnalysisRows::Latency(_) => AnalysisRows::Latency(LatencyRows::default()),
+            AnalysisRows::Pairs(_) => AnalysisRows::Pairs(PairRows::default()),
+            AnalysisRows::Top(_) => AnalysisRows::Top(TopRows::default()),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        match self {
+            AnalysisRows::Latency(l) => l.rows.is_empty(),
+            AnalysisRows::Pairs(p) => p.paired.iter().chain(&p.unpaired).all(|&n| n == 0),
+            AnalysisRows::Top(t) => t.rows.is_empty() && t.events == 0,
+        }
+    }
+
+    /// Add `other` (rows of the same analyzer) into these.
+    pub fn merge(&mut self, other: &AnalysisRows) {
+        self.merge_scaled(other, 1.0);
+    }
+
+    /// Add `other` with every count multiplied by `factor` (decay mode; 1 = plain merge).
+    pub fn merge_scaled(&mut self, other: &AnalysisRows, factor: f64) {
+        match (self, other) {
+            (AnalysisRows::Latency(a), AnalysisRows::Latency(b)) => {
+                for (key, stats) in &b.rows {
+                    let into = a.rows.entry(*key).or_default();
+                    if factor >= 1.0 {
+                        into.merge(stats);
+                    } else {
+                        into.merge_scaled(stats, factor);
+                    }
+                }
+                if factor < 1.0 {
+                    a.rows.retain(|_, s| s.calls() > 0);
+                }
+            }
+            (AnalysisRows::Pairs(a), AnalysisRows::Pairs(b)) => {
+                add_counts(&mut a.paired, &b.paired, factor);
+                add_counts(&mut a.unpaired, &b.unpaired, factor);
+            }
+            (AnalysisRows::Top(a), AnalysisRows::Top(b)) => {
+                for (key, cells) in &b.rows {
+                    let into = a.rows.entry(key.clone()).or_insert_with(|| TopCells {
+                        comm: cells.comm.clone(),
+                        values: vec![0; cells.values.len()],
+                    });
+                    if into.values.len() < cells.values.len() {
+                        into.values.resize(cells.values.len(), 0);
+                    }
+                    for (t, v) in into.values.iter_mut().zip(&cells.values) {
+                        // perf-prof's sums wrap (unsigned C arithmetic); so do these.
+                        *t = t.wrapping_add(scale(*v, factor));
+                    }
+                }
+                if factor < 1.0 {
+                    a.rows.retain(|_, c| c.values.iter().any(|&v| v != 0));
+                }
+                a.events = a.events.saturating_add(scale(b.events, factor));
+            }
+            // Rows of another analyzer: a session runs one, so this does not happen.
+            _ => {}
+        }
+    }
+
+    /// Bytes the rows hold on the heap, roughly (the memory bound's accounting).
+    pub fn heap_bytes(&self) -> usize {
+        match self {
+            AnalysisRows::Latency(l) => l
+                .rows
+                .values()
+                .map(|s| std::mem::size_of::<(LatencyKey, LatencyStats)>() + s.histogram.heap_bytes())
+                .sum(),
+            AnalysisRows::Pairs(p) => (p.paired.capacity() + p.unpaired.capacity()) * 8,
+            AnalysisRows::Top(t) => t
+                .rows
+                .iter()
+                .map(|(k, c)| {
+                    64 + c.values.capacity() * 8
+                        + c.comm.as_ref().map_or(0, String::capacity)
+                        + match k {
+                            TopKey::Comm(s) => s.capacity(),
+                            TopKey::Key(_) => 0,
+                        }
+                })
+                .sum(),
+        }
+    }
+}
+
+fn add_counts(into: &mut Vec<u64>, from: &[u64], factor: f64) {
+    if into.len() < from.len() {
+        into.resize(from.len(), 0);
+    }
+    for (t, v) in into.iter_mut().zip(from) {
+        *t = t.saturating_add(scale(*v, factor));
+    }
+}
+
+/// The two column names of a stage pair (`start => end`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PairNames {
+    pub start: String,
+    pub end: String,
+}
+
+/// Formats a `top` key as `printkey=` says (an expression over the key).
+#[derive(Clone)]
+pub struct KeyPrinter(pub Arc<dyn Fn(u64) -> String + Send + Sync>);
+
+impl fmt::Debug for KeyPrinter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("KeyPrinter")
+    }
+}
+
+/// What a syscalls table's rows are.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SyscallsSchema {
+    /// Rows per (thread, syscall): [`LatencyKey::instance`] is the thread id.
+    pub perins: bool,
+    pub than_ns: Option<u64>,
+}
+
+/// What a delay table's rows are (multi-trace `--impl delay`, rundelay).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DelaySchema {
+    /// Every pair the stages define, by [`LatencyKey::series`] (column widths come from all
+    /// of them, as in perf-prof).
+    pub pairs: Vec<PairNames>,
+    /// `Some(header)` with `--perins`: [`LatencyKey::instance`] is the key.
+    pub key_header: Option<String>,
+    /// The key column's width (perf-prof: at least 6 for a key expression, else 3).
+    pub key_width: usize,
+    /// The key is a thread: name it in a comm column.
+    pub comm_column: bool,
+    pub than_ns: Option<u64>,
+}
+
+/// What `--impl pair` counts are.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PairSchema {
+    /// `sys:name` of every node ([`PairRows::unpaired`] is by node).
+    pub nodes: Vec<String>,
+    /// (first node, second node) of every pair ([`PairRows::paired`] is by pair).
+    pub pairs: Vec<(usize, usize)>,
+    /// First nodes in stage order (the table lists them).
+    pub first_nodes: Vec<usize>,
+}
+
+/// What a `top` table's columns are.
+#[derive(Clone, Debug)]
+pub struct TopSchema {
+    /// `PID` or the upper-cased key expression; `None` with `--only-comm`.
+    pub key_header: Option<String>,
+    /// `COMM` or the upper-cased `comm=` expression; `None` = no name column.
+    pub comm_header: Option<String>,
+    /// The name column shows the comm of the key (a tid): no event has a key.
+    pub comm_from_pid: bool,
+    pub column_headers: Vec<String>,
+    /// Sort priority: top-by columns in order, then the others in order.
+    pub sort_order: Vec<usize>,
+    pub printkey: Option<KeyPrinter>,
+}
+
+/// What an analyzer's rows mean.
+#[derive(Clone, Debug)]
+pub enum AnalysisSchema {
+    Syscalls(SyscallsSchema),
+    Delay(DelaySchema),
+    Pairs(PairSchema),
+    Top(TopSchema),
+}
+
+impl AnalysisSchema {
+    /// Rows of this analyzer with nothing in them.
+    pub fn empty_rows(&self) -> AnalysisRows {
+        match self {
+            AnalysisSchema::Syscalls(_) | AnalysisSchema::Delay(_) => {
+                AnalysisRows::Latency(LatencyRows::default())
+            }
+            AnalysisSchema::Pairs(p) => AnalysisRows::Pairs(PairRows {
+                paired: vec![0; p.pairs.len()],
+                unpaired: vec![0; p.nodes.len()],
+            }),
+            AnalysisSchema::Top(_) => AnalysisRows::Top(TopRows::default()),
+        }
+    }
+}
+
+/// A session's analysis as the engine knows it: which analyzer, and its schema.
+#[derive(Clone, Debug)]
+pub struct AnalysisInfo {
+    /// `syscalls`, `rundelay`, `multi-trace`, `top`.
+    pub name: String,
+    pub schema: AnalysisSchema,
+}
+
+/// Everything there is to show of an analysis for one selection: its rows merged over the
+/// selected slices, and the events they were made of.
+#[derive(Clone, Debug)]
+pub struct AnalysisSnapshot {
+    pub info: Arc<AnalysisInfo>,
+    pub rows: AnalysisRows,
+    /// Events fed to the analyzer in the selection.
+    pub events: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn latency(values: &[u64]) -> LatencyStats {
+        let mut s = LatencyStats::default();
+        for &v in values {
+            s.record(v, Some(1_000));
+        }
+        s
+    }
+
+    #[test]
+    fn latency_rows_merge_bucket_by_bucket_and_scale_for_decay() {
+        let key = LatencyKey {
+            instance: 0,
+            series: 1,
+        };
+        let mut a = AnalysisRows::Latency(LatencyRows {
+            rows: [(key, latency(&[10, 2_000]))].into_iter().collect(),
+        });
+        let b = AnalysisRows::Latency(LatencyRows {
+            rows: [(key, latency(&[20, 30, 3_000, 4_000]))].into_iter().collect(),
+        });
+        a.merge(&b);
+        let AnalysisRows::Latency(rows) = &a else { panic!() };
+        let s = &rows.rows[&key];
+        assert_eq!((s.calls(), s.than, s.total_ns()), (6, 3, 9_060));
+        assert_eq!(s.histogram.max(), Some(4_000));
+
+        let mut decayed = b.empty_like();
+        decayed.merge_scaled(&b, 0.5);
+        let AnalysisRows::Latency(rows) = &decayed else {
+            panic!()
+        };
+        assert_eq!(
+            rows.rows[&key].calls(),
+            4,
+            "each single-value bucket rounds 0.5 up"
+        );
+        let mut gone = b.empty_like();
+        gone.merge_scaled(&b, 0.1);
+        assert!(gone.is_empty(), "counts that round to 0 leave no row");
+    }
+
+    #[test]
+    fn top_and_pair_rows_add_cells() {
+        let mut a = AnalysisRows::Top(TopRows {
+            rows: [(
+                TopKey::Key(7),
+                TopCells {
+                    comm: Some("a".into()),
+                    values: vec![1, 2],
+                },
+            )]
+            .into_iter()
+            .collect(),
+            events: 3,
+        });
+        a.merge(&a.clone());
+        let AnalysisRows::Top(t) = &a else { panic!() };
+        assert_eq!(t.rows[&TopKey::Key(7)].values, [2, 4]);
+        assert_eq!(t.events, 6);
+        let mut p = AnalysisRows::Pairs(PairRows {
+            paired: vec![1, 2],
+            unpaired: vec![3],
+        });
+        p.merge(&AnalysisRows::Pairs(PairRows {
+            paired: vec![1, 1],
+            unpaired: vec![0],
+        }));
+        assert_eq!(
+            p,
+            AnalysisRows::Pairs(PairRows {
+                paired: vec![2, 3],
+                unpaired: vec![3]
+            })
+        );
+    }
+}
