@@ -9,16 +9,25 @@ mod common;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::time::Duration;
 
+use perfscope::batch::headless::{self, Headless};
+use perfscope::engine::{Engine, EngineOptions, LiveMode, SlicePolicy};
 use perfscope::export::folded::folded_lines;
-use perfscope::ingest::open::{Input, OpenOptions, SymbolSource, open};
+use perfscope::feeds::file::{FileFeed, Input, OpenOptions, SymbolSource};
+use perfscope::feeds::ingest::QperfIngest;
+use perfscope::feeds::memory::updates_of;
+use perfscope::feeds::{SessionStart, Update};
+use perfscope::model::sample_list::SampleList;
+use perfscope::model::tables::TableMark;
 use perfscope::model::{
-    ConsoleLog, HotspotSort, Hotspots, Instance, PhaseMarkers, Profile, SampleMeta, Selection, StackTrie,
+    ConsoleLog, HotspotSort, Hotspots, Instance, PhaseMarkers, SampleMeta, SampleSource, Selection, StackTrie,
 };
+use perfscope::sources::qperf_file::{PluginSummary, ReadEnd, read_file, sidecar_path};
+use perfscope::store::schema::SCHEMA_VERSION;
 use perfscope::store::sql::run_on;
 use perfscope::store::{
-    ProfileTap, Recorder, SessionMeta, SessionTap, SqlOutput, StoreError, open_session, run_sql,
-    sql::query_connection,
+    Recorder, SessionMeta, SqlOutput, StoreError, open_session, run_sql, sql::query_connection,
 };
 use perfscope::trace::event::{EventIndex, EventLayout, FieldKind, FieldLayout, TraceEvent};
 
@@ -26,14 +35,53 @@ fn asset(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("assets").join(name)
 }
 
-fn assets_profile() -> Profile {
-    let input = Input::Qperf {
+fn assets_input() -> Input {
+    Input::Qperf {
         path: asset("tinyk-riscv64.qperf.bin"),
         symbols: SymbolSource::Elf(asset("tinyk-riscv64.elf")),
+    }
+}
+
+/// The assets recording, every sample kept: the qperf.bin decoded and symbolized with the
+/// same ingest (and plugin summary) the file feed uses.
+fn assets_profile() -> SampleList {
+    let path = asset("tinyk-riscv64.qperf.bin");
+    let summary = PluginSummary::read(&sidecar_path(&path)).expect("read the plugin summary");
+    let (mut ingest, info) = QperfIngest::new(
+        &SymbolSource::Elf(asset("tinyk-riscv64.elf")),
+        &OpenOptions::default(),
+        "assets",
+        summary.as_ref(),
+    )
+    .expect("open the assets symbols");
+    let mut list = SampleList::new(info);
+    let (records, report) = read_file(&path).expect("read the assets recording");
+    assert!(matches!(report.end, ReadEnd::CleanEof), "{report}");
+    for record in &records {
+        if let Some(sample) = ingest.add(&mut list.tables, record) {
+            list.push_sample(sample);
+        }
+    }
+    list
+}
+
+/// The assets recording read by the file feed, through the engine to its end.
+fn assets_through_the_engine() -> Engine {
+    let feed = FileFeed::new(
+        assets_input(),
+        OpenOptions::default(),
+        None,
+        PhaseMarkers::default(),
+    );
+    let headless = Headless {
+        selection: Selection::all(),
+        export: None,
+        recording: None,
+        progress: None,
     };
-    open(&input, &OpenOptions::default(), &mut |_, _| {})
-        .expect("open the assets recording")
-        .profile
+    headless::run(Box::new(feed), headless, &mut [])
+        .expect("read the assets recording")
+        .engine
 }
 
 fn meta() -> SessionMeta {
@@ -44,12 +92,46 @@ fn meta() -> SessionMeta {
     m
 }
 
-fn trie(p: &Profile) -> StackTrie {
-    StackTrie::from_selection(p, &Selection::all().matcher(p))
+/// How the test sessions say they start (the recording sink keeps it as meta).
+fn session_start() -> Update {
+    Update::Start(SessionStart {
+        label: "test".into(),
+        kind: "test".into(),
+        target: "tinyk-riscv64.elf".into(),
+        time_origin_ns: 0,
+        live_clock_offset_ns: None,
+        options: None,
+    })
+}
+
+/// An engine recording into `path`, as a live `--record` session runs one.
+fn recording_engine(path: &Path) -> Engine {
+    Engine::new(EngineOptions {
+        policy: SlicePolicy::live(10_000_000_000),
+        selection: Selection::all(),
+        mode: LiveMode::Accumulate,
+        refresh: Duration::from_secs(1),
+        recording: Some(Recorder::create(path, &meta()).unwrap()),
+    })
+}
+
+/// Record all of `profile` into a session at `path` through the engine's recording sink.
+fn record_profile(path: &Path, profile: &SampleList) {
+    let mut engine = recording_engine(path);
+    let mut updates = vec![session_start()];
+    updates.extend(updates_of(profile));
+    engine.apply(updates);
+    engine.finish();
+    // No row dropped, no writer error (the sink's `finish` would warn).
+    assert_eq!(engine.state.provenance.warnings, Vec::<String>::new());
+}
+
+fn trie(p: &SampleList) -> StackTrie {
+    StackTrie::from_selection(p, &Selection::all())
 }
 
 /// Top `n` hotspots by `sort` as (name, self, total).
-fn top(p: &Profile, sort: HotspotSort, n: usize) -> Vec<(String, u64, u64)> {
+fn top(p: &SampleList, sort: HotspotSort, n: usize) -> Vec<(String, u64, u64)> {
     let mut h = Hotspots::from_trie(&trie(p), &p.frames);
     h.sort_by(sort, &p.frames);
     h.rows
@@ -59,7 +141,7 @@ fn top(p: &Profile, sort: HotspotSort, n: usize) -> Vec<(String, u64, u64)> {
         .collect()
 }
 
-fn sorted_folded(p: &Profile) -> Vec<String> {
+fn sorted_folded(p: &SampleList) -> Vec<String> {
     let mut lines = folded_lines(&trie(p), &p.frames);
     lines.sort();
     lines
@@ -71,6 +153,13 @@ fn a_recorded_profile_reopens_with_the_same_samples_hotspots_and_stacks() {
     let path = dir.path().join("session.db");
     let profile = assets_profile();
     assert!(profile.samples().len() > 100, "the assets recording has samples");
+    // The samples decoded here are what the file feed hands the engine.
+    let mut engine = assets_through_the_engine();
+    assert_eq!(engine.state.stats.samples, profile.samples().len() as u64);
+    let snapshot = engine.snapshot();
+    let mut from_engine = folded_lines(&snapshot.trie, &snapshot.frames);
+    from_engine.sort();
+    assert_eq!(from_engine, sorted_folded(&profile));
     let (first, last) = profile.time_range_ns().expect("timestamps");
     let markers = PhaseMarkers {
         start_ns: Some(first + (last - first) / 4),
@@ -81,16 +170,38 @@ fn a_recorded_profile_reopens_with_the_same_samples_hotspots_and_stacks() {
     console.push_bytes(Some(first), &console_text);
     assert!(console.len() > 3);
 
-    let mut tap = SessionTap::new(Recorder::create(&path, &meta()).unwrap());
-    // Two steps, as a live source grows: half the samples, then the rest.
-    let mut half = profile.with_samples(|i, _| i < profile.samples().len() / 2);
-    half.info = profile.info.clone();
-    tap.record(&half, &ConsoleLog::new(), &PhaseMarkers::default(), 0);
-    tap.record(&profile, &console, &markers, 7);
-    let summary = tap.finish().unwrap();
-    assert_eq!(summary.rows_dropped, 0);
-    assert!(summary.rows_written >= profile.samples().len() as u64 + console.len() as u64);
-    assert!(summary.bytes > 0);
+    let mut engine = recording_engine(&path);
+    // Two steps, as a live source grows: half the samples, then the rest (the tables
+    // delta of the first step already covers every stack).
+    let half = profile.samples().len() / 2;
+    let mut tables = profile.tables.clone();
+    let delta = tables.take_delta(&mut TableMark::default());
+    engine.apply(vec![
+        session_start(),
+        Update::Tables(delta),
+        Update::Samples(profile.samples()[..half].to_vec()),
+        Update::Markers(PhaseMarkers::default()),
+        Update::Lost {
+            total: 0,
+            time_ns: None,
+        },
+    ]);
+    engine.apply(vec![
+        Update::Samples(profile.samples()[half..].to_vec()),
+        Update::Console {
+            time_ns: Some(first),
+            bytes: console_text.clone(),
+        },
+        Update::Markers(markers),
+        Update::Lost {
+            total: 7,
+            time_ns: Some(last),
+        },
+    ]);
+    engine.finish();
+    // No row dropped, no writer error (the sink's `finish` would warn), no marker moved.
+    assert_eq!(engine.state.provenance.warnings, Vec::<String>::new());
+    assert!(std::fs::metadata(&path).unwrap().len() > 0);
     assert!(
         !Path::new(&format!("{}-wal", path.display())).exists()
             || std::fs::metadata(format!("{}-wal", path.display()))
@@ -117,7 +228,7 @@ fn a_recorded_profile_reopens_with_the_same_samples_hotspots_and_stacks() {
     for (a, b) in p.samples().iter().zip(profile.samples()) {
         assert_eq!((a.time_ns, a.weight, a.meta), (b.time_ns, b.weight, b.meta));
         assert_eq!(p.instance_info(a.instance), profile.instance_info(b.instance));
-        let names = |q: &Profile, s| {
+        let names = |q: &SampleList, s| {
             q.stack_frames(s)
                 .map(|f| q.frames.name(f).to_string())
                 .collect::<Vec<_>>()
@@ -125,10 +236,16 @@ fn a_recorded_profile_reopens_with_the_same_samples_hotspots_and_stacks() {
         assert_eq!(names(p, a.stack), names(&profile, b.stack));
     }
     assert_eq!(p.info.arch, profile.info.arch);
+    assert_eq!(p.info.frequency_hz, profile.info.frequency_hz);
     assert_eq!(back.console.lines(), console.lines());
     assert_eq!(back.phase_markers(), markers);
     assert_eq!(back.lost_total(), 7);
     assert_eq!(back.meta.get("source_kind").map(String::as_str), Some("test"));
+    assert_eq!(
+        back.meta.get("target").map(String::as_str),
+        Some("tinyk-riscv64.elf")
+    );
+    assert_eq!(back.meta.get("time_origin_ns").map(String::as_str), Some("0"));
     assert_eq!(
         back.meta.get("format").map(String::as_str),
         Some("perfscope-session")
@@ -136,6 +253,18 @@ fn a_recorded_profile_reopens_with_the_same_samples_hotspots_and_stacks() {
 
     // The stack tables are queryable as documented: leaf frames by self weight.
     let conn = query_connection(&path).unwrap();
+    // Every sample and console line is a row of the file.
+    let (samples, lines): (i64, i64) = conn
+        .query_row(
+            "SELECT (SELECT COUNT(*) FROM samples), (SELECT COUNT(*) FROM console)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(
+        (samples as usize, lines as usize),
+        (profile.samples().len(), console.len())
+    );
     let (leaf, weight): (String, i64) = conn
         .query_row(
             "SELECT f.name, SUM(s.weight) FROM samples s JOIN stacks st ON st.id = s.stack_id \
@@ -486,7 +615,7 @@ fn files_that_are_not_sessions_are_refused_clearly() {
             e,
             StoreError::WrongVersion {
                 found: 42,
-                expected: 1,
+                expected: SCHEMA_VERSION,
                 ..
             }
         ),
@@ -588,9 +717,7 @@ fn open_and_report_replay_a_session_with_the_same_hotspots_as_the_recording() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("assets.db");
     let profile = assets_profile();
-    let mut r = Recorder::create(&path, &meta()).unwrap();
-    ProfileTap::new().record_new(&mut r, &profile);
-    r.finish().unwrap();
+    record_profile(&path, &profile);
 
     let from_qperf = dir.path().join("qperf");
     let out = perfscope(&[
@@ -736,15 +863,14 @@ fn qemu_record_stores_the_run_and_replays_with_its_hotspots() {
 
 /// The screen of the real app over `source`, once it has `samples` samples.
 fn app_screen(
-    source: Box<dyn perfscope::live::source::Source>,
+    source: Box<dyn perfscope::feeds::Feed>,
     samples: u64,
     view: perfscope::views::ViewKind,
 ) -> Vec<String> {
     use perfscope::app::{App, AppConfig, AppEvent};
     use perfscope::config::keymap::Keymap;
     use perfscope::config::theme::Theme;
-    use perfscope::live::LiveMode;
-    use perfscope::live::export::ExportRequest;
+    use perfscope::engine::export::ExportRequest;
     use ratatui::Terminal;
     use ratatui::backend::TestBackend;
     use std::time::{Duration, Instant};
@@ -754,10 +880,7 @@ fn app_screen(
         keymap: Keymap::builtin("default").unwrap(),
         theme: Theme::default(),
         mouse: false,
-        export: ExportRequest {
-            out_dir: out.path().to_path_buf(),
-            arch: None,
-        },
+        export: ExportRequest::new(out.path().to_path_buf()),
         refresh: Duration::from_millis(100),
         sliding_seconds: 10.0,
         decay_factor: 0.875,
@@ -765,9 +888,10 @@ fn app_screen(
         mode: LiveMode::Accumulate,
         initial_view: view,
         export_on_finish: None,
+        recording: None,
     };
     let (tx, rx) = std::sync::mpsc::channel::<AppEvent>();
-    let mut app = App::new(config, source, "test", tx);
+    let mut app = App::new(config, source, "test", tx).expect("start the app");
     let start = Instant::now();
     while app.snapshot.stats.samples != samples || !app.snapshot.stats.finished {
         assert!(
@@ -790,29 +914,23 @@ fn app_screen(
 
 #[test]
 fn the_tui_shows_a_replayed_session_as_it_shows_the_recording() {
-    use perfscope::live::replay::ReplaySource;
-    use perfscope::live::source::FileSource;
+    use perfscope::feeds::replay::ReplayFeed;
     use perfscope::views::ViewKind;
 
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("tui.db");
     let profile = assets_profile();
-    let mut r = Recorder::create(&path, &meta()).unwrap();
-    ProfileTap::new().record_new(&mut r, &profile);
-    r.finish().unwrap();
+    record_profile(&path, &profile);
     let n = profile.samples().len() as u64;
     for view in [ViewKind::Hotspots, ViewKind::Flamegraph] {
-        let file = FileSource::new(
-            Input::Qperf {
-                path: asset("tinyk-riscv64.qperf.bin"),
-                symbols: SymbolSource::Elf(asset("tinyk-riscv64.elf")),
-            },
+        let file = FileFeed::new(
+            assets_input(),
             OpenOptions::default(),
             None,
             PhaseMarkers::default(),
         );
         let live = app_screen(Box::new(file), n, view);
-        let replay = app_screen(Box::new(ReplaySource::open(&path).unwrap()), n, view);
+        let replay = app_screen(Box::new(ReplayFeed::open(&path).unwrap()), n, view);
         assert!(live.iter().any(|l| l.contains("mix_leaf")), "{}", live.join("\n"));
         // Everything but the status line (which names the source) is the same.
         let body = |s: &[String]| s[..s.len() - 1].to_vec();
