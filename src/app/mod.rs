@@ -345,7 +345,7 @@ impl App {
             }
             Action::Reset => {
                 self.model.send(Command::Reset);
-                self.message = Some("reset: counting from now (the recording keeps everything)".into());
+                self.message = Some("reset: every view counts from now".into());
             }
             Action::RefreshFaster => self.step_refresh(-1),
             Action::RefreshSlower => self.step_refresh(1),

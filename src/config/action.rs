@@ -105,7 +105,7 @@ actions! {
     ModeSliding => "mode_sliding", "live mode: sliding window of the last N seconds";
     ModeDecay => "mode_decay", "live mode: decay old samples each refresh";
     ToggleFreeze => "toggle_freeze", "freeze or resume the display";
-    Reset => "reset", "start counting from now (recorded data is kept)";
+    Reset => "reset", "every view (samples and analyses) counts from now";
     RefreshFaster => "refresh_faster", "refresh more often";
     RefreshSlower => "refresh_slower", "refresh less often";
     // Movement, shared by the views

@@ -152,9 +152,14 @@ impl SnapshotBuilder {
         };
         let analysis = state.analysis.as_ref().map(|info| {
             let rows = rows.unwrap_or_else(|| info.schema.empty_rows());
+            let mut table = crate::analyzers::present::table(info, &rows, &state.threads);
+            if table.title == info.name {
+                // Say what the table counts: the events of the selection, not "since the start".
+                table.title = format!("{} · {events} events", info.name);
+            }
             Arc::new(AnalysisView {
                 series: crate::analyzers::present::latency_series(info, &rows, &state.threads),
-                table: crate::analyzers::present::table(info, &rows, &state.threads),
+                table,
                 info: info.clone(),
                 events,
             })

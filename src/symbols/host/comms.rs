@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use rustc_hash::FxHashMap;
+use crate::model::threads::ThreadNames;
 
 /// What the root frame of a host stack shows.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -22,10 +22,6 @@ pub enum RootFrame {
     CommPid,
 }
 
-/// Above this many threads the table starts over (and re-reads /proc on demand): it must
-/// not grow without bound on a machine that runs millions of short-lived threads.
-const MAX_THREADS: usize = 1 << 16;
-
 /// Thread `tid`'s name from `/proc/PID/task/TID/comm`; `None` once it has exited.
 pub fn read_proc_comm(pid: u32, tid: u32) -> Option<String> {
     std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/comm"))
@@ -34,38 +30,35 @@ pub fn read_proc_comm(pid: u32, tid: u32) -> Option<String> {
         .filter(|c| !c.is_empty())
 }
 
-/// tid → comm.
+/// tid → comm, from records and /proc (the model's one thread-name table).
 #[derive(Default)]
 pub struct CommTable {
-    by_tid: FxHashMap<u32, Arc<str>>,
+    names: ThreadNames,
 }
 
 impl CommTable {
     /// A COMM record (also sent on exec, with the new program's name).
     pub fn on_comm(&mut self, tid: u32, comm: &str) {
-        if self.by_tid.len() >= MAX_THREADS && !self.by_tid.contains_key(&tid) {
-            self.by_tid.clear();
-        }
-        self.by_tid.insert(tid, comm.into());
+        self.names.set(tid, comm);
     }
 
     /// A forgotten process: its main thread's name goes too.
     pub fn forget(&mut self, pid: u32) {
-        self.by_tid.remove(&pid);
+        self.names.remove(pid);
     }
 
     /// The name of thread `tid` of process `pid`: from records, else from /proc (then
     /// remembered), else the process's name; `None` when nothing knows it.
     pub fn comm(&mut self, pid: u32, tid: u32) -> Option<Arc<str>> {
-        if let Some(c) = self.by_tid.get(&tid) {
+        if let Some(c) = self.names.get(tid) {
             return Some(Arc::clone(c));
         }
         match read_proc_comm(pid, tid) {
             Some(c) => {
                 self.on_comm(tid, &c);
-                self.by_tid.get(&tid).cloned()
+                self.names.get(tid).cloned()
             }
-            None => self.by_tid.get(&pid).cloned(),
+            None => self.names.get(pid).cloned(),
         }
     }
 
