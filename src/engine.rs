@@ -102,8 +102,8 @@ impl Engine {
             }
         }
         selection.window = TimeWindow::new(
-            selection.window.start_ns.map(|t| self.state.store.cut(t)),
-            selection.window.stop_ns.map(|t| self.state.store.cut(t)),
+            selection.window.start_ns.map(|t| self.state.store.cut(t, false)),
+            selection.window.stop_ns.map(|t| self.state.store.cut(t, false)),
         );
         self.builder.selection = selection;
         self.builder.invalidate();
@@ -129,7 +129,7 @@ impl Engine {
             self.state.store.release_cut(old);
         }
         let now = self.state.now_ns().unwrap_or(0);
-        self.builder.reset_ns = Some(self.state.store.cut(now.saturating_add(1)));
+        self.builder.reset_ns = Some(self.state.store.cut(now.saturating_add(1), true));
         self.builder.invalidate();
     }
 
@@ -149,7 +149,7 @@ impl Engine {
             (markers.stop_ns, &mut cut.stop_ns, "stop"),
         ] {
             let Some(t) = asked else { continue };
-            let at = self.state.store.cut(t);
+            let at = self.state.store.cut(t, false);
             if at != t {
                 self.state.provenance.warnings.push(format!(
                     "the {name} marker at {:.6} s arrived after its slice was kept; the window uses {:.6} s",
@@ -170,6 +170,9 @@ impl Engine {
         self.builder.build(&self.state)
     }
 }
+
+#[cfg(test)]
+mod tests;
 
 /// Engines built from samples in memory, for tests of the engine and of the views (which
 /// then render what production builds).

@@ -651,6 +651,46 @@ fn a_recorded_sampling_session_reports_the_same_hotspots() {
     assert_eq!(total(&again), samples);
     let (count, _) = perfscope_ok(dir.path(), &["sql", "s.db", "SELECT COUNT(*) FROM samples"]);
     assert_eq!(sql_number(&count), samples, "{count}");
+
+    // Every artifact flag is honoured for a session file as for a qperf.bin.
+    let (folded_only, _) = perfscope_ok(
+        dir.path(),
+        &[
+            "report", "s.db", "--format", "folded", "--top", "2", "--out", "out3",
+        ],
+    );
+    let qperf = artifact(&folded_only, dir.path(), "folded")
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    assert!(qperf.join("stack.folded").is_file());
+    for absent in ["flamegraph.svg", "flamegraph.html", "profile.pb.gz"] {
+        assert!(
+            !qperf.join(absent).exists(),
+            "--format folded wrote {absent}:\n{folded_only}"
+        );
+    }
+    let top2 = hotspots(&artifact(&folded_only, dir.path(), "hotspots_csv"));
+    assert_eq!(top2.len(), 2, "--top 2: {top2:?}");
+    let (html, _) = perfscope_ok(
+        dir.path(),
+        &[
+            "report",
+            "s.db",
+            "--format",
+            "svg",
+            "--flamegraph-kind",
+            "html",
+            "--out",
+            "out4",
+        ],
+    );
+    let qperf = artifact(&html, dir.path(), "folded")
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    assert!(qperf.join("flamegraph.html").is_file(), "{html}");
+    assert!(!qperf.join("profile.pb.gz").exists(), "{html}");
 }
 
 /// The single value of a `perfscope sql` result (`=== query ===`, the column, dashes, it).

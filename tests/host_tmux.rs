@@ -114,7 +114,7 @@ fn syscalls_shows_the_latency_of_reads_and_the_perf_prof_table_live() {
         80,
         24,
         dir.path(),
-        &command_line("syscalls -m 1024 -- ./reader 100000 100"),
+        &command_line("syscalls -m 1024 -o out -- ./reader 100000 100"),
     );
 
     tmux.keys(&["4"]);
@@ -150,6 +150,47 @@ fn syscalls_shows_the_latency_of_reads_and_the_perf_prof_table_live() {
     tmux.wait_for("the event timeline", WAIT, |s| {
         s.contains("┌ timeline") && s.contains("│╵0.0") && s.contains(" events  │  window: all")
     });
+
+    // r: the table counts from now (the status line says how many of all the events).
+    let read_calls = |screen: &str| -> Option<u64> {
+        screen.lines().find_map(|l| {
+            let cells: Vec<&str> = l.trim_start_matches('│').split_whitespace().collect();
+            (cells.first() == Some(&"read(0)")).then(|| cells.get(1)?.parse().ok())?
+        })
+    };
+    tmux.keys(&["8"]);
+    let screen = tmux.wait_for("a few hundred reads", WAIT, |s| {
+        read_calls(s).is_some_and(|n| n > 300)
+    });
+    let before = read_calls(&screen).unwrap();
+    tmux.keys(&["r"]);
+    let screen = tmux.wait_for("the reset applied", WAIT, |s| {
+        read_calls(s).is_some_and(|n| n < before) && s.lines().last().is_some_and(|l| l.contains('/'))
+    });
+    assert!(read_calls(&screen).unwrap() < before, "{screen}");
+
+    // e: the tables and the distributions are written, and the status line counts files.
+    tmux.keys(&["e"]);
+    let screen = tmux.wait_for("the export", WAIT, |s| s.contains("exported "));
+    let work = dir
+        .path()
+        .join("out/perf")
+        .join(std::env::consts::ARCH)
+        .join("latest");
+    for name in [
+        "syscalls.txt",
+        "syscalls.csv",
+        "syscalls.json",
+        "latency.csv",
+        "report.json",
+    ] {
+        assert!(
+            work.join(name).is_file(),
+            "{name} missing after the export:\n{screen}"
+        );
+    }
+    let report = std::fs::read_to_string(work.join("report.json")).unwrap();
+    assert!(report.contains("\"result\": \"ok\""), "{report}");
 
     quit(&tmux, &reader);
 }

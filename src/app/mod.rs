@@ -486,7 +486,9 @@ impl App {
         self.model.send(Command::Select(self.selection.clone()));
     }
 
-    pub(crate) fn update_wants(&mut self) {
+    /// Tell the model thread what the views draw now (the inverted trie, the instance
+    /// split): it builds those only while a view wants them.
+    pub fn update_wants(&mut self) {
         let wants = Wants {
             inverted: self.views[self.active.index()].wants_inverted(),
             instances: self.show_instances,

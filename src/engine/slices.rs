@@ -397,12 +397,13 @@ impl SliceStore {
     }
 
     /// Make `t` a boundary no slice will straddle; returns the boundary it became (`t`, or
-    /// the nearer edge of an older slice that already spans it).
-    pub fn cut(&mut self, t: u64) -> u64 {
-        let after = self.slices.partition_point(|s| s.start_ns <= t);
-        let at = match after.checked_sub(1).map(|i| &self.slices[i]) {
+    /// an edge of an older slice that already spans it: the nearer one, or with `after`
+    /// the end — a reset must leave behind everything already there).
+    pub fn cut(&mut self, t: u64, after: bool) -> u64 {
+        let next = self.slices.partition_point(|s| s.start_ns <= t);
+        let at = match next.checked_sub(1).map(|i| &self.slices[i]) {
             Some(s) if s.start_ns < t && t < s.end_ns => {
-                if t - s.start_ns <= s.end_ns - t {
+                if !after && t - s.start_ns <= s.end_ns - t {
                     s.start_ns
                 } else {
                     s.end_ns

@@ -64,6 +64,11 @@ pub struct TableDelta {
 }
 
 impl TableDelta {
+    /// The first stack id this delta adds.
+    pub fn from_stacks(&self) -> usize {
+        self.from.stacks
+    }
+
     pub fn is_empty(&self) -> bool {
         self.frames.is_empty()
             && self.frame_files.is_empty()

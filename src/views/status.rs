@@ -65,8 +65,19 @@ pub fn status_parts(snapshot: &Snapshot, info: &StatusInfo, theme: &Theme) -> Ve
         "done".to_string()
     };
     parts.push((format!(" {state} "), theme.status_accent));
-    let count = if stats.samples == 0 && stats.events > 0 {
-        // An analyzer session: its input is events, not stack samples.
+    let count = if let Some(analysis) = snapshot.analysis.as_ref().filter(|_| stats.samples == 0) {
+        // An analyzer session: its input is events, not stack samples; the selection's
+        // share when a window, a reset or a mode narrows what the views count.
+        if analysis.events == stats.events {
+            format!("{} events", count_label(stats.events))
+        } else {
+            format!(
+                "{}/{} events",
+                count_label(analysis.events),
+                count_label(stats.events)
+            )
+        }
+    } else if stats.samples == 0 && stats.events > 0 {
         format!("{} events", count_label(stats.events))
     } else {
         format!(

@@ -30,7 +30,7 @@ fn weight_in(store: &SliceStore, window: TimeWindow) -> u64 {
 fn a_batch_store_bins_by_time_and_selects_by_slice_start() {
     let mut store = SliceStore::new(SlicePolicy::BATCH);
     // A cut known before the samples (a --start-sec): exact.
-    assert_eq!(store.cut(500 * MS + 7), 500 * MS + 7);
+    assert_eq!(store.cut(500 * MS + 7, false), 500 * MS + 7);
     for i in 0..1000u64 {
         store.add_sample(&sample((i % 3) as u32, i * MS));
     }
@@ -59,7 +59,7 @@ fn held_samples_cut_exactly_after_the_fact() {
     store.settle();
     // A marker that arrives late, at a time the held samples already passed: exact.
     let at = S + 37 * MS + 1;
-    assert_eq!(store.cut(at), at);
+    assert_eq!(store.cut(at, false), at);
     store.seal();
     assert_eq!(weight_in(&store, TimeWindow::new(Some(at), None)), 62);
     // A cut inside a slice that was binned before it snaps to the nearer edge.
@@ -70,7 +70,7 @@ fn held_samples_cut_exactly_after_the_fact() {
         .map(|s| (s.start_ns, s.end_ns))
         .unwrap();
     let asked = inside.0 + 1;
-    assert_eq!(store.cut(asked), inside.0);
+    assert_eq!(store.cut(asked, false), inside.0);
 }
 
 #[test]
