@@ -31,6 +31,33 @@ fn running(exe: &Path) -> bool {
     })
 }
 
+/// The calls of the read(0) row of the tables view.
+fn read_calls(screen: &str) -> Option<u64> {
+    screen.lines().find_map(|l| {
+        let cells: Vec<&str> = l.trim_start_matches('│').split_whitespace().collect();
+        (cells.first() == Some(&"read(0)")).then(|| cells.get(1)?.parse().ok())?
+    })
+}
+
+/// The status line's `shown/all events` (or `all events`) as numbers (`372.4k` → 372400).
+fn events_of(screen: &str) -> Option<(u64, u64)> {
+    let status = screen.lines().last()?;
+    let cell = status.split('│').find(|c| c.trim_end().ends_with(" events"))?;
+    let count = cell.trim().trim_end_matches(" events");
+    let number = |t: &str| -> Option<u64> {
+        let (digits, scale) = match t.chars().last()? {
+            'k' => (&t[..t.len() - 1], 1e3),
+            'M' => (&t[..t.len() - 1], 1e6),
+            _ => (t, 1.0),
+        };
+        Some((digits.parse::<f64>().ok()? * scale) as u64)
+    };
+    match count.split_once('/') {
+        Some((shown, all)) => Some((number(shown)?, number(all)?)),
+        None => number(count).map(|n| (n, n)),
+    }
+}
+
 /// Press `q`, then insist on exit status 0, the main screen back and the workload gone.
 fn quit(tmux: &TmuxSession, workload: &Path) {
     tmux.keys(&["q"]);
@@ -151,25 +178,27 @@ fn syscalls_shows_the_latency_of_reads_and_the_perf_prof_table_live() {
         s.contains("┌ timeline") && s.contains("│╵0.0") && s.contains(" events  │  window: all")
     });
 
-    // r: the table counts from now (the status line says how many of all the events).
-    let read_calls = |screen: &str| -> Option<u64> {
-        screen.lines().find_map(|l| {
-            let cells: Vec<&str> = l.trim_start_matches('│').split_whitespace().collect();
-            (cells.first() == Some(&"read(0)")).then(|| cells.get(1)?.parse().ok())?
-        })
-    };
+    // r: the views count from now; the status line says how many of all the events the
+    // selection holds, and those before the reset are not among them.
     tmux.keys(&["8"]);
-    let screen = tmux.wait_for("a few hundred reads", WAIT, |s| {
-        read_calls(s).is_some_and(|n| n > 300)
+    let screen = tmux.wait_for("a few thousand events", WAIT, |s| {
+        events_of(s).is_some_and(|(_, all)| all > 5_000)
     });
-    let before = read_calls(&screen).unwrap();
+    let (_, before) = events_of(&screen).unwrap();
     tmux.keys(&["r"]);
     let screen = tmux.wait_for("the reset applied", WAIT, |s| {
-        read_calls(s).is_some_and(|n| n < before) && s.lines().last().is_some_and(|l| l.contains('/'))
+        events_of(s).is_some_and(|(shown, all)| shown < all)
     });
-    assert!(read_calls(&screen).unwrap() < before, "{screen}");
+    let (shown, all) = events_of(&screen).unwrap();
+    assert!(
+        all - shown >= before * 9 / 10,
+        "after the reset the views leave out the {before} events before it: {shown}/{all}\n{screen}"
+    );
 
-    // e: the tables and the distributions are written, and the status line counts files.
+    // e: the tables and the distributions of the selection are written.
+    tmux.wait_for("reads after the reset", WAIT, |s| {
+        read_calls(s).is_some_and(|n| n > 100)
+    });
     tmux.keys(&["e"]);
     let screen = tmux.wait_for("the export", WAIT, |s| s.contains("exported "));
     let work = dir

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 
 use crate::analyzers::present;
 use crate::analyzers::text::{TextStyle, WallClock, analysis_text};
-use crate::model::analysis::AnalysisSnapshot;
+use crate::model::analysis::{AnalysisSchema, AnalysisSnapshot};
 use crate::model::present::{Cell, LatencySeries};
 use crate::model::threads::ThreadNames;
 
@@ -198,7 +198,11 @@ pub fn write(
 
     let series = present::latency_series(info, &analysis.rows, threads);
     let mut summaries = Vec::new();
-    if !series.is_empty() {
+    let has_latency = matches!(
+        info.schema,
+        AnalysisSchema::Syscalls(_) | AnalysisSchema::Delay(_)
+    );
+    if has_latency {
         let latency_dir = dir.join("latency");
         for (i, s) in series.iter().enumerate() {
             let mut csv = String::from("low_ns,high_ns,count\n");

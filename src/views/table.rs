@@ -150,7 +150,15 @@ impl View for TableView {
         let lines = self.lines(ctx.snapshot);
         if lines.is_empty() {
             self.body_area = Rect::default();
-            centered_hint(inner, buf, EMPTY_HINT, theme.dim);
+            // An analysis whose selection holds no rows yet says so, not "run an analyzer".
+            let hint = match table_of(ctx.snapshot) {
+                Some(table) => format!(
+                    "{}: no rows in this selection yet (a reset, a window or the sliding mode narrows it)",
+                    table.title
+                ),
+                None => EMPTY_HINT.to_string(),
+            };
+            centered_hint(inner, buf, &hint, theme.dim);
             return;
         }
         if inner.width == 0 || inner.height == 0 {
