@@ -1,6 +1,6 @@
 //! Applying a feed's updates to the model state: the one place model state is written.
 
-use crate::feeds::{RecordOnly, Update};
+use crate::feeds::Update;
 
 use super::Engine;
 use super::state::MAX_OFFENDERS;
@@ -89,8 +89,8 @@ impl Engine {
                 state.provenance.extra_files.retain(|(n, _)| *n != name);
                 state.provenance.extra_files.push((name, bytes));
             }
-            Update::Record(RecordOnly::EventTypes(_) | RecordOnly::Events(_) | RecordOnly::Symbols(_))
-            | Update::Record(RecordOnly::Meta(_)) => {}
+            // Only the recording sink (above) has a use for these.
+            Update::Record(_) => {}
         }
     }
 }

@@ -45,8 +45,8 @@ pub struct RingOptions {
     pub watermark_percent: Option<u8>,
 }
 
-/// CPU sampling (`perfscope top` / `profile`).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// CPU sampling (`perfscope top` / `profile`), as typed data (a recording keeps it).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SamplingOptions {
     pub freq_hz: u64,
     /// Kernel + user call chains (`-g`); off = the sampled address only.

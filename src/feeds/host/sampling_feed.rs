@@ -10,7 +10,6 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use serde_json::json;
 
 use crate::feeds::{Feed, FeedStatus, RecordOnly, SessionStart, Update};
 use crate::model::{InputInfo, ProfileInfo};
@@ -118,9 +117,7 @@ impl HostSampleFeed {
             target: run.target.describe(),
             time_origin_ns: started_ns,
             live_clock_offset_ns: Some(0),
-            options: Some(
-                json!({ "sampling": { "freq_hz": sampling.freq_hz, "callchain": sampling.callchain } }),
-            ),
+            options: serde_json::to_value(sampling).ok(),
         };
         Ok(HostSampleFeed {
             batches: rx,

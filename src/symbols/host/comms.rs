@@ -9,7 +9,7 @@ use std::sync::Arc;
 use crate::model::threads::ThreadNames;
 
 /// What the root frame of a host stack shows.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum RootFrame {
     /// No root frame: stacks start at their outermost function.
     #[default]
