@@ -48,14 +48,18 @@ pub struct ExportView<'a> {
 impl<'a> ExportView<'a> {
     pub fn new(source: &'a dyn SampleSource, selection: Selection) -> Self {
         let tables = source.tables();
-        let mut aggregate = Aggregate::new();
+        let mut selected: rustc_hash::FxHashMap<(StackId, InstanceId), u64> = Default::default();
         let mut stats = stats::StatsBuilder::new(tables, &selection.window);
         selection.classify(source, &mut |counted, verdict| {
             stats.count(&counted, verdict);
             if verdict == crate::model::selection::Verdict::Selected {
-                aggregate.add(tables, counted.key.stack, counted.key.instance, counted.weight);
+                let w = selected
+                    .entry((counted.key.stack, counted.key.instance))
+                    .or_default();
+                *w = w.saturating_add(counted.weight);
             }
         });
+        let aggregate = Aggregate::from_counts(tables, selected.into_iter().map(|((s, i), w)| (s, i, w)));
         let view = aggregate.view(tables, Wants::default());
         let mut per_instance: Vec<(StackId, InstanceId, u64)> = aggregate.per_instance().collect();
         per_instance.sort_unstable_by_key(|&(s, i, _)| (s, i));

@@ -217,22 +217,45 @@ impl StackTrie {
                 return c;
             }
         }
-        let id = self.push_child(parent, frame, frames);
+        let id = self.insert_child_by_name(parent, frame, frames);
         if let Some(index) = self.index.get_mut() {
             index.entry(hash).or_insert(id);
         }
         id
     }
 
-    /// Append a new child (no check that it exists already).
-    fn push_child(&mut self, parent: NodeId, frame: FrameId, frames: &FrameTable) -> NodeId {
+    /// Add a new child where its name sorts among its siblings, so children stay in name
+    /// order (the merged order of flamegraphs) in a trie grown sample by sample too, and
+    /// views never sort them per draw.
+    fn insert_child_by_name(&mut self, parent: NodeId, frame: FrameId, frames: &FrameTable) -> NodeId {
+        let name = frames.name(frame);
+        let p = &self.nodes[parent.index()];
+        let last = p.last_child;
+        // Appending is the common case (a bulk-ordered start, names arriving in order).
+        if last == NONE || frames.name(self.nodes[last as usize].frame) <= name {
+            return self.push_child(parent, frame, frames);
+        }
+        let id = self.push_child_detached(parent, frame, frames);
+        let mut prev = NONE;
+        let mut cur = self.nodes[parent.index()].first_child;
+        while cur != NONE && frames.name(self.nodes[cur as usize].frame) <= name {
+            prev = cur;
+            cur = self.nodes[cur as usize].next_sibling;
+        }
+        self.nodes[id.index()].next_sibling = cur;
+        if prev == NONE {
+            self.nodes[parent.index()].first_child = id.0;
+        } else {
+            self.nodes[prev as usize].next_sibling = id.0;
+        }
+        id
+    }
+
+    /// A new node under `parent`, not yet linked among its siblings.
+    fn push_child_detached(&mut self, parent: NodeId, frame: FrameId, frames: &FrameTable) -> NodeId {
         let id = NodeId(u32::try_from(self.nodes.len()).expect("more than 2^32 trie nodes"));
         let p = &self.nodes[parent.index()];
-        let (depth, path_hash, last) = (
-            p.depth + 1,
-            child_path_hash(p.path_hash, frames.name_hash(frame)),
-            p.last_child,
-        );
+        let (depth, path_hash) = (p.depth + 1, child_path_hash(p.path_hash, frames.name_hash(frame)));
         self.nodes.push(TrieNode {
             frame,
             parent: parent.0,
@@ -244,6 +267,13 @@ impl StackTrie {
             total_weight: 0,
             path_hash,
         });
+        id
+    }
+
+    /// Append a new child (no check that it exists already).
+    fn push_child(&mut self, parent: NodeId, frame: FrameId, frames: &FrameTable) -> NodeId {
+        let last = self.nodes[parent.index()].last_child;
+        let id = self.push_child_detached(parent, frame, frames);
         if last == NONE {
             self.nodes[parent.index()].first_child = id.0;
         } else {
@@ -287,7 +317,7 @@ impl StackTrie {
         self.nodes.len() == 1
     }
 
-    /// Children in creation order (name order after a bulk build).
+    /// Children in name order (the bulk build walks names in order; live inserts keep it).
     pub fn children(&self, id: NodeId) -> Children<'_> {
         Children {
             trie: self,
