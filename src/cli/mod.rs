@@ -1,8 +1,17 @@
-//! Argument groups the host subcommands share (`top`, `profile`, `syscalls`, `rundelay`,
-//! `multi-trace`), as clap derives, and their conversion into the library's plain option
-//! structs. `src/main.rs` assembles the subcommands; nothing here runs anything.
+//! What each subcommand's arguments mean: the clap derives of every subcommand's flags,
+//! grouped as the subcommands share them, their conversion into the library's plain
+//! option structs, and the `run` functions that start each subcommand. `src/main.rs`
+//! parses the command line and dispatches here.
+//!
+//! - [`recorded`], [`recorded_commands`]: `report`, `diff`, `open`, `sql` (recorded inputs).
+//! - [`qemu_command`]: `qemu` (a guest kernel under QEMU with the sampling plugin).
+//! - [`host`], [`host_commands`]: `top`, `profile`, `syscalls`, `rundelay`, `multi-trace`.
+//! - [`tui`]: the terminal UI's flags; [`units`]: perf-prof's number syntax.
 
 pub mod host;
 pub mod host_commands;
+pub mod qemu_command;
+pub mod recorded;
+pub mod recorded_commands;
 pub mod tui;
 pub mod units;

@@ -156,6 +156,7 @@ impl SymbolArgs {
     }
 }
 
+/// The `--focus` regex as a focus (none without the flag).
 pub fn focus_of(text: Option<&str>) -> anyhow::Result<Option<Focus>> {
     text.map(Focus::new)
         .transpose()
@@ -164,6 +165,5 @@ pub fn focus_of(text: Option<&str>) -> anyhow::Result<Option<Focus>> {
 
 /// A session file: named `.db`, or an SQLite file by its header.
 pub fn is_session(path: &Path) -> bool {
-    path.extension().is_some_and(|e| e == "db")
-        || crate::store::schema::is_sqlite_file(path).unwrap_or(false)
+    path.extension().is_some_and(|e| e == "db") || crate::store::schema::is_sqlite_file(path).unwrap_or(false)
 }

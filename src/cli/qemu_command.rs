@@ -1,0 +1,200 @@
+//! `perfscope qemu`: its arguments and what it runs — a guest kernel in QEMU with the
+//! sampling plugin, shown live in the terminal UI (or echoed with `--no-tui`), recorded
+//! with `--record`, and the full artifact set written when the run ends.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::Args;
+
+use crate::app::launch::run_tui;
+use crate::batch::headless::{self, ConsoleEcho, Headless};
+use crate::batch::report;
+use crate::engine::export::ExportRequest;
+use crate::feeds::qemu_setup::{QemuRunOptions, start_qemu};
+use crate::model::Selection;
+use crate::sources::qemu::Arch;
+use crate::sources::qemu::plugin_args::{CallchainMode, SampleMode};
+use crate::store::{Recorder, SessionMeta};
+use crate::views::ViewKind;
+
+use super::recorded::{ArtifactArgs, StyleArg, focus_of};
+use super::tui::TuiArgs;
+
+#[derive(Args)]
+pub struct QemuArgs {
+    #[arg(long, value_enum, default_value_t = Arch::Riscv64, ignore_case = true)]
+    pub arch: Arch,
+    /// The kernel QEMU boots (an ELF, or a raw image with --elf for the symbols).
+    #[arg(long, value_name = "ELF|IMAGE")]
+    pub kernel: PathBuf,
+    /// The ELF with symbols (default: --kernel when it is an ELF).
+    #[arg(long, value_name = "ELF")]
+    pub elf: Option<PathBuf>,
+    /// The QEMU binary (default: qemu-system-<arch> on PATH).
+    #[arg(long, value_name = "BINARY")]
+    pub qemu: Option<PathBuf>,
+    /// An extra QEMU argument (repeatable; values may start with '-').
+    #[arg(long = "qemu-arg", value_name = "ARG", allow_hyphen_values = true)]
+    pub qemu_args: Vec<String>,
+    /// The plugin library (default: libperfscope_qemu_plugin.so beside perfscope or in target/).
+    #[arg(long, value_name = "SO")]
+    pub plugin: Option<PathBuf>,
+    #[arg(long, value_name = "N")]
+    pub smp: Option<u32>,
+    /// Boot x86_64 through OVMF (found in $TGOS_OVMF_DIR or /usr/share/OVMF).
+    #[arg(long)]
+    pub uefi: bool,
+    /// Samples per second per vCPU.
+    #[arg(long, value_name = "HZ", default_value_t = 99)]
+    pub freq: u32,
+    #[arg(long, value_enum, default_value_t = SampleMode::Tb, ignore_case = true)]
+    pub mode: SampleMode,
+    #[arg(long, visible_alias = "perf-callchain", value_enum, default_value_t = CallchainMode::Leaf, ignore_case = true)]
+    pub callchain: CallchainMode,
+    #[arg(long, value_name = "N", default_value_t = 128)]
+    pub max_depth: u32,
+    /// Record the run (samples with their stacks, console lines, markers) into an SQLite
+    /// session, replayed with `perfscope open FILE.db` and queried with `perfscope sql`.
+    #[arg(long, value_name = "FILE.db")]
+    pub record: Option<PathBuf>,
+    /// Keep only kernel-text samples (firmware and user space are dropped and counted).
+    #[arg(long)]
+    pub kernel_filter: bool,
+    #[arg(long, value_enum, default_value_t = StyleArg::Full, ignore_case = true)]
+    pub symbol_style: StyleArg,
+    /// Text of the guest shell prompt the init command waits for.
+    #[arg(long, value_name = "S")]
+    pub shell_prefix: Option<String>,
+    /// Typed into the guest shell once the prompt is up.
+    #[arg(long, visible_alias = "workload", value_name = "CMD")]
+    pub shell_init_cmd: Option<String>,
+    /// Console text that opens the workload window.
+    #[arg(long, value_name = "M")]
+    pub start_marker: Option<String>,
+    /// Console text that closes the window and stops QEMU.
+    #[arg(long, value_name = "M")]
+    pub stop_marker: Option<String>,
+    /// Stop QEMU this many seconds after the start marker if no stop marker came.
+    #[arg(long, value_name = "S")]
+    pub workload_timeout: Option<f64>,
+    /// Stop QEMU after this many seconds in any case (0: no limit).
+    #[arg(long, value_name = "S", default_value_t = 0.0)]
+    pub timeout: f64,
+    /// Show only stacks with a frame matching REGEX (also writes *.focus.* artifacts).
+    #[arg(long, value_name = "REGEX")]
+    pub focus: Option<String>,
+    /// Write qemu.time.txt (always on; kept for xtask compatibility).
+    #[arg(long)]
+    pub host_time: bool,
+    /// Count perf_event host counters of the QEMU process into qemu.perf.csv.
+    #[arg(long)]
+    pub host_perf: bool,
+    /// Events for --host-perf (perf names, comma-separated).
+    #[arg(long, value_name = "LIST", requires = "host_perf")]
+    pub host_perf_events: Option<String>,
+    /// Output root: artifacts go to <DIR>/perf/<arch>/latest/.
+    #[arg(
+        long,
+        short = 'o',
+        value_name = "DIR",
+        default_value = "target/qperf/perfscope"
+    )]
+    pub out: PathBuf,
+    /// Batch mode for scripts and CI: no terminal UI, console echoed to stdout.
+    #[arg(long)]
+    pub no_tui: bool,
+    #[command(flatten)]
+    pub artifacts: ArtifactArgs,
+    #[command(flatten)]
+    pub tui: TuiArgs,
+}
+
+fn seconds(flag: &str, s: f64) -> anyhow::Result<Duration> {
+    if !s.is_finite() || s < 0.0 {
+        bail!("{flag} must be a non-negative number of seconds (got {s})");
+    }
+    Ok(Duration::from_secs_f64(s))
+}
+
+/// Run `perfscope qemu`.
+pub fn run_qemu(a: QemuArgs) -> anyhow::Result<()> {
+    let focus = focus_of(a.focus.as_deref())?;
+    let options = QemuRunOptions {
+        arch: a.arch,
+        kernel: a.kernel.clone(),
+        elf: a.elf.clone(),
+        qemu: a.qemu.clone(),
+        qemu_args: a.qemu_args.clone(),
+        plugin: a.plugin.clone(),
+        smp: a.smp,
+        uefi: a.uefi,
+        freq_hz: a.freq,
+        mode: a.mode,
+        callchain: a.callchain,
+        max_depth: a.max_depth,
+        kernel_filter: a.kernel_filter,
+        symbol_style: a.symbol_style.style(),
+        shell_prefix: a.shell_prefix.clone(),
+        init_cmd: a.shell_init_cmd.clone(),
+        start_marker: a.start_marker.clone(),
+        stop_marker: a.stop_marker.clone(),
+        workload_timeout: a
+            .workload_timeout
+            .map(|s| seconds("--workload-timeout", s))
+            .transpose()?,
+        timeout: Some(seconds("--timeout", a.timeout)?).filter(|d| !d.is_zero()),
+        host_perf: a.host_perf,
+        host_perf_events: a.host_perf_events.clone(),
+        out: a.out.clone(),
+    };
+    let export = ExportRequest {
+        out_dir: a.out.clone(),
+        arch: Some(a.arch.name().to_string()),
+        artifacts: a.artifacts.options()?,
+    };
+    let recording = match &a.record {
+        Some(path) => {
+            let mut meta = SessionMeta::now("qemu", &a.kernel.display().to_string());
+            meta.arch = Some(a.arch.name().to_string());
+            Some(Recorder::create(path, &meta).with_context(|| format!("--record {}", path.display()))?)
+        }
+        None => None,
+    };
+    let feed = start_qemu(&options)?;
+    let work_dir = export.out_dir.join("perf").join(a.arch.name()).join("latest");
+    if a.no_tui {
+        let mut echo = ConsoleEcho::default();
+        let outcome = headless::run(
+            Box::new(feed),
+            Headless {
+                selection: Selection::all().with_focus(focus),
+                export: Some(export),
+                recording,
+                progress: None,
+            },
+            &mut [&mut echo],
+        )?;
+        if let Some(set) = &outcome.exported {
+            print!("{}", report::summary(set, 10));
+        }
+        if let Some(e) = outcome.error {
+            bail!(e);
+        }
+        return Ok(());
+    }
+    let mut config = a.tui.config(export.clone(), Selection::all().with_focus(focus))?;
+    config.export_on_finish = Some(export);
+    config.recording = recording;
+    if matches!(a.tui.view, ViewKind::Flamegraph) {
+        // Booting is what there is to see first; 2 shows the flamegraph.
+        config.initial_view = ViewKind::Console;
+    }
+    match run_tui(config, Box::new(feed), &format!("qemu {}", a.arch.name()))? {
+        Some(Ok(dir)) => println!("perfscope qemu: artifacts in {}", dir.display()),
+        Some(Err(e)) => bail!("writing the artifacts to {} failed: {e}", work_dir.display()),
+        None => println!("perfscope qemu: no artifacts written"),
+    }
+    Ok(())
+}

@@ -1,0 +1,231 @@
+//! The subcommands that read recorded inputs — `report`, `diff`, `open` and `sql` — their
+//! arguments and what each runs: the artifact set of a qperf.bin, folded file or session;
+//! a differential profile; the terminal UI (or `--no-tui` export) over a recorded or
+//! followed input; SQL over a session file.
+
+use std::path::PathBuf;
+
+use anyhow::bail;
+use clap::Args;
+
+use crate::app::launch::run_tui;
+use crate::batch::headless::{self, Headless};
+use crate::batch::report::{ReportInput, ReportOptions};
+use crate::batch::{diff, report};
+use crate::engine::export::ExportRequest;
+use crate::export::artifacts::markers_from_secs;
+use crate::feeds::Feed;
+use crate::feeds::file::{FileFeed, Input, OpenOptions};
+use crate::feeds::follow::FollowFeed;
+use crate::feeds::replay::ReplayFeed;
+use crate::model::Selection;
+use crate::store::{self, SqlOutput};
+
+use super::recorded::{ArtifactArgs, SymbolArgs, WindowArgs, focus_of, is_session};
+use super::tui::TuiArgs;
+
+#[derive(Args)]
+pub struct ReportArgs {
+    /// The qperf.bin to analyse.
+    #[arg(value_name = "QPERF_BIN", required_unless_present = "folded")]
+    pub input: Option<PathBuf>,
+    /// Analyse a folded-stacks file instead of a qperf.bin.
+    #[arg(long, value_name = "FILE", conflicts_with = "input")]
+    pub folded: Option<PathBuf>,
+    #[command(flatten)]
+    pub symbols: SymbolArgs,
+    /// Output root: artifacts go to <DIR>/perf/<arch>/latest/.
+    #[arg(long, short = 'o', value_name = "DIR")]
+    pub out: PathBuf,
+    /// Architecture name for the output path (default: from the ELF).
+    #[arg(long)]
+    pub arch: Option<String>,
+    #[command(flatten)]
+    pub window: WindowArgs,
+    #[command(flatten)]
+    pub artifacts: ArtifactArgs,
+}
+
+#[derive(Args)]
+pub struct DiffArgs {
+    /// Baseline profile (folded file, or qperf.bin with --elf/--kallsyms).
+    pub baseline: PathBuf,
+    /// Comparison profile.
+    pub compare: PathBuf,
+    #[command(flatten)]
+    pub symbols: SymbolArgs,
+    /// Where diff.folded, diff.csv and flamegraph.diff.svg go.
+    #[arg(long, short = 'o', value_name = "DIR", default_value = "perfscope-diff")]
+    pub out: PathBuf,
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub top: usize,
+}
+
+#[derive(Args)]
+pub struct OpenArgs {
+    /// qperf.bin (needs --elf or --kallsyms), folded file, or a recorded session (.db).
+    pub input: PathBuf,
+    /// No terminal UI: load the input and write the artifact set to --out (as the export key does).
+    #[arg(long)]
+    pub no_tui: bool,
+    #[command(flatten)]
+    pub symbols: SymbolArgs,
+    /// A console log to show in the console pane (followed as it grows with --follow).
+    #[arg(long, value_name = "FILE")]
+    pub console: Option<PathBuf>,
+    /// Follow a qperf.bin that another QEMU is still writing (attach mode).
+    #[arg(long)]
+    pub follow: bool,
+    #[command(flatten)]
+    pub window: WindowArgs,
+    /// Where the export key writes: <DIR>/perf/<arch>/latest/.
+    #[arg(long, short = 'o', value_name = "DIR", default_value = "perfscope-out")]
+    pub out: PathBuf,
+    /// Architecture name for the export path (default: from the ELF).
+    #[arg(long)]
+    pub arch: Option<String>,
+    #[command(flatten)]
+    pub artifacts: ArtifactArgs,
+    #[command(flatten)]
+    pub tui: TuiArgs,
+}
+
+#[derive(Args)]
+pub struct SqlArgs {
+    /// The session file.
+    pub session: PathBuf,
+    /// One or more `;`-separated queries. Tables: meta, instances, frames, stacks,
+    /// stack_frames, samples, event_types, events, console, markers, symbols, lost; one
+    /// view per event type (e.g. sched_switch); field(type, raw, 'name') decodes a field.
+    pub query: String,
+    /// Print CSV (a header line, then rows) instead of perf-prof's tables.
+    #[arg(long)]
+    pub csv: bool,
+}
+
+/// `perfscope report`: the full artifact set of a qperf.bin, folded file or session.
+pub fn run_report(a: ReportArgs) -> anyhow::Result<()> {
+    let input = match (a.folded.clone(), a.input.clone()) {
+        (Some(path), _) => ReportInput::File(Input::Folded { path }),
+        (None, Some(path)) if is_session(&path) => ReportInput::Session(path),
+        (None, Some(path)) => ReportInput::File(a.symbols.input(path)?),
+        (None, None) => bail!("give a qperf.bin, a session file or --folded FILE"),
+    };
+    let mut o = ReportOptions::new(input, a.out.clone());
+    o.arch = a.arch.clone();
+    o.symbol_style = a.symbols.style();
+    o.kernel_filter = a.symbols.kernel_filter;
+    o.focus = a.window.focus.clone();
+    o.start_sec = a.window.start_sec;
+    o.stop_sec = a.window.stop_sec;
+    o.no_truncate = a.artifacts.no_truncate;
+    o.artifacts = a.artifacts.options()?;
+    o.artifacts.min_percent = a.artifacts.min_percent;
+    let set = report::run(&o)?;
+    print!("{}", report::summary(&set, 10));
+    Ok(())
+}
+
+/// `perfscope diff`: the top changed functions and a differential flamegraph.
+pub fn run_diff(a: DiffArgs) -> anyhow::Result<()> {
+    let o = diff::DiffOptions {
+        baseline: a.symbols.input(a.baseline.clone())?,
+        compare: a.symbols.input(a.compare.clone())?,
+        out_dir: a.out.clone(),
+        top: a.top,
+        open: OpenOptions {
+            style: a.symbols.style(),
+            kernel_filter: a.symbols.kernel_filter,
+        },
+    };
+    let outcome = diff::run(&o)?;
+    print!("{}", diff::summary(&outcome, o.top));
+    Ok(())
+}
+
+/// `perfscope open`: the terminal UI over a recorded (or followed) input; with `--no-tui`,
+/// its artifact set.
+pub fn run_open(a: OpenArgs) -> anyhow::Result<()> {
+    let focus = focus_of(a.window.focus.as_deref())?;
+    let export = ExportRequest {
+        out_dir: a.out.clone(),
+        arch: a.arch.clone(),
+        artifacts: a.artifacts.options()?,
+    };
+    if a.no_tui && !a.follow {
+        // A recorded input to its end: what `perfscope report` does, with the same flags.
+        let input = if is_session(&a.input) {
+            ReportInput::Session(a.input.clone())
+        } else {
+            ReportInput::File(a.symbols.input(a.input.clone())?)
+        };
+        let mut o = ReportOptions::new(input, a.out.clone());
+        o.arch = a.arch.clone();
+        o.symbol_style = a.symbols.style();
+        o.kernel_filter = a.symbols.kernel_filter;
+        o.focus = a.window.focus.clone();
+        o.start_sec = a.window.start_sec;
+        o.stop_sec = a.window.stop_sec;
+        o.no_truncate = a.artifacts.no_truncate;
+        o.artifacts = export.artifacts.clone();
+        o.artifacts.min_percent = a.artifacts.min_percent;
+        o.console = a.console.clone();
+        let set = report::run(&o)?;
+        print!("{}", report::summary(&set, 10));
+        return Ok(());
+    }
+    let markers = markers_from_secs(a.window.start_sec, a.window.stop_sec);
+    // With markers the views open on the marker window, as the report's main window.
+    let selection = Selection::window(markers.main_window()).with_focus(focus);
+    let options = OpenOptions {
+        style: a.symbols.style(),
+        kernel_filter: a.symbols.kernel_filter,
+    };
+    let feed: Box<dyn Feed> = if is_session(&a.input) {
+        Box::new(ReplayFeed::open(&a.input)?)
+    } else if a.follow {
+        // The file may not exist yet: it is a qperf.bin by definition here.
+        let Some(symbols) = a.symbols.source() else {
+            bail!("--follow needs the kernel ELF (--elf) or a kallsyms file (--kallsyms)");
+        };
+        Box::new(FollowFeed::new(
+            a.input.clone(),
+            symbols,
+            options,
+            a.console.clone(),
+            markers,
+        ))
+    } else {
+        let input = a.symbols.input(a.input.clone())?;
+        Box::new(FileFeed::new(input, options, a.console.clone(), markers))
+    };
+    if a.no_tui {
+        let outcome = headless::run(
+            feed,
+            Headless {
+                selection,
+                export: Some(export),
+                recording: None,
+                progress: None,
+            },
+            &mut [],
+        )?;
+        if let Some(set) = &outcome.exported {
+            print!("{}", report::summary(set, 10));
+        }
+        if let Some(e) = outcome.error {
+            bail!(e);
+        }
+        return Ok(());
+    }
+    let config = a.tui.config(export, selection)?;
+    run_tui(config, feed, &a.input.display().to_string())?;
+    Ok(())
+}
+
+/// `perfscope sql`: the queries' results on stdout, as tables or CSV.
+pub fn run_sql(a: SqlArgs) -> anyhow::Result<()> {
+    let format = if a.csv { SqlOutput::Csv } else { SqlOutput::Table };
+    store::run_sql(&a.session, &a.query, format, &mut std::io::stdout().lock())?;
+    Ok(())
+}
