@@ -201,15 +201,15 @@ pub(crate) mod testing {
         engine_of(list, SlicePolicy::BATCH).snapshot()
     }
 
-    /// `list` with `markers` cut and `selection` applied, as the views get it.
+    /// `list` with `markers` cut and `selection` applied, as the views get it (the window
+    /// known before the samples, so it cuts exactly, as `--start-sec`/`--stop-sec` do).
     pub fn snapshot_with(list: &SampleList, selection: Selection, markers: PhaseMarkers) -> Snapshot {
-        let mut engine = Engine::new(EngineOptions::batch(Selection::all()));
+        let mut engine = Engine::new(EngineOptions::batch(selection));
         let mut updates = vec![Update::Markers(markers)];
         updates.extend(updates_of(list));
         engine.apply(updates);
         engine.finish();
         engine.builder.wants = Wants::ALL;
-        engine.set_selection(selection);
         engine.snapshot()
     }
 }

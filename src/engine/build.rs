@@ -18,7 +18,7 @@ use crate::model::analysis::AnalysisRows;
 use crate::model::counts::SampleKey;
 use crate::model::selection::{SelectionMatcher, Verdict};
 use crate::model::window::WindowPosition;
-use crate::model::{FrameTable, InstanceId, Sample, Selection, StackId, TimeWindow, Timeline};
+use crate::model::{ConsoleLog, FrameTable, InstanceId, Sample, Selection, StackId, TimeWindow, Timeline};
 
 use super::snapshot::{AnalysisView, LiveMode, Snapshot};
 use super::state::ModelState;
@@ -64,6 +64,9 @@ pub struct SnapshotBuilder {
     next_buffer: usize,
     fresh: FreshLog,
     frames: Option<(usize, Arc<FrameTable>)>,
+    /// The console as last published, with what it held (lines, partial line's length): a
+    /// console that did not change is shared, not copied, at the next snapshot.
+    console: Option<((usize, usize), Arc<ConsoleLog>)>,
     generation: u64,
 }
 
@@ -80,6 +83,7 @@ impl SnapshotBuilder {
             next_buffer: 0,
             fresh: FreshLog::default(),
             frames: None,
+            console: None,
             generation: 0,
         }
     }
@@ -179,12 +183,25 @@ impl SnapshotBuilder {
             instances: view.instances,
             instance_labels: Arc::new(instance_labels(state)),
             analysis,
-            console: Arc::new(state.console.clone()),
+            console: self.console_of(state),
             selection,
             markers: state.markers,
             time_origin_ns: state.time_origin_ns,
             mode: self.mode,
             stats,
+        }
+    }
+
+    /// The console to publish: the previous one while nothing was added to it.
+    fn console_of(&mut self, state: &ModelState) -> Arc<ConsoleLog> {
+        let shape = (state.console.lines().len(), state.console.partial().len());
+        match &self.console {
+            Some((published, console)) if *published == shape => console.clone(),
+            _ => {
+                let console = Arc::new(state.console.clone());
+                self.console = Some((shape, console.clone()));
+                console
+            }
         }
     }
 

@@ -42,11 +42,13 @@ pub struct SlicePolicy {
 }
 
 impl SlicePolicy {
-    /// A recorded input read in one go: the cuts are known before the samples, so nothing
-    /// needs holding.
+    /// A recorded input read to its end headless (report, `--no-tui`): no live window,
+    /// no range picked on a timeline — only the cuts known before the samples (markers,
+    /// `--start-sec`/`--stop-sec`) select. One slice between two cuts is all it needs: no
+    /// grid, nothing to hold, nothing to merge as the run grows.
     pub const BATCH: SlicePolicy = SlicePolicy {
-        base_ns: 1_000_000,
-        max_history: 1024,
+        base_ns: 1 << 62,
+        max_history: 1,
         recent_ns: 0,
         max_recent: 1,
         hold_ns: 0,

@@ -217,36 +217,9 @@ impl StackTrie {
                 return c;
             }
         }
-        let id = self.insert_child_by_name(parent, frame, frames);
+        let id = self.push_child(parent, frame, frames);
         if let Some(index) = self.index.get_mut() {
             index.entry(hash).or_insert(id);
-        }
-        id
-    }
-
-    /// Add a new child where its name sorts among its siblings, so children stay in name
-    /// order (the merged order of flamegraphs) in a trie grown sample by sample too, and
-    /// views never sort them per draw.
-    fn insert_child_by_name(&mut self, parent: NodeId, frame: FrameId, frames: &FrameTable) -> NodeId {
-        let name = frames.name(frame);
-        let p = &self.nodes[parent.index()];
-        let last = p.last_child;
-        // Appending is the common case (a bulk-ordered start, names arriving in order).
-        if last == NONE || frames.name(self.nodes[last as usize].frame) <= name {
-            return self.push_child(parent, frame, frames);
-        }
-        let id = self.push_child_detached(parent, frame, frames);
-        let mut prev = NONE;
-        let mut cur = self.nodes[parent.index()].first_child;
-        while cur != NONE && frames.name(self.nodes[cur as usize].frame) <= name {
-            prev = cur;
-            cur = self.nodes[cur as usize].next_sibling;
-        }
-        self.nodes[id.index()].next_sibling = cur;
-        if prev == NONE {
-            self.nodes[parent.index()].first_child = id.0;
-        } else {
-            self.nodes[prev as usize].next_sibling = id.0;
         }
         id
     }
@@ -317,7 +290,8 @@ impl StackTrie {
         self.nodes.len() == 1
     }
 
-    /// Children in name order (the bulk build walks names in order; live inserts keep it).
+    /// Children in creation order: name order after a bulk build; a live insert appends
+    /// (keeping names in order there would cost a walk of the siblings per new node).
     pub fn children(&self, id: NodeId) -> Children<'_> {
         Children {
             trie: self,

@@ -187,7 +187,14 @@ fn sections_are_in_a_stable_order() {
     let (_, global) = &sections[0];
     assert_eq!(global[0], (Action::Quit, vec!["q".into(), "Ctrl-c".into()]));
     assert_eq!(global[1], (Action::Help, vec!["?".into(), "F1".into()]));
-    assert!(sections[5].1.is_empty(), "the table view has no own keys");
+    assert_eq!(
+        sections[5].1,
+        [
+            (Action::SortNext, vec!["s".into()]),
+            (Action::SortReverse, vec!["S".into()])
+        ],
+        "the table sorts by column"
+    );
     assert!(sections[7].1.is_empty(), "console has no own keys");
 
     let help = default_map().help_sections(KeyContext::Flamegraph);
@@ -200,6 +207,7 @@ fn sections_are_in_a_stable_order() {
             "hotspots",
             "call_tree",
             "histogram",
+            "table",
             "timeline",
             "instances"
         ]

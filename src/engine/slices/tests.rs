@@ -40,6 +40,8 @@ fn a_batch_store_bins_by_time_and_selects_by_slice_start() {
     // Samples at 0..=500 ms are before the cut at 500 ms + 7 ns.
     assert_eq!(weight_in(&store, TimeWindow::new(Some(500 * MS + 7), None)), 499);
     assert_eq!(weight_in(&store, TimeWindow::new(None, Some(500 * MS + 7))), 501);
+    // One slice each side of the cut: a batch read needs no finer grid.
+    assert_eq!(store.slices().len(), 2);
     // No slice straddles the cut.
     assert!(
         store
@@ -111,7 +113,7 @@ fn memory_is_bounded_by_distinct_stacks_times_slices() {
 
 #[test]
 fn analysis_rows_merge_per_slice_and_windows_select_them() {
-    let mut store = SliceStore::new(SlicePolicy::BATCH);
+    let mut store = SliceStore::new(SlicePolicy::live(10 * S));
     let key = LatencyKey {
         instance: 0,
         series: 0,
