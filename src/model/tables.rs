@@ -11,7 +11,7 @@ use rustc_hash::FxHashMap;
 use super::frames::{FrameId, FrameTable};
 use super::location::{Line, Location, LocationId, LocationTable};
 use super::sample::{Instance, InstanceId};
-use super::stack::{StackId, StackTable};
+use super::stack::{StackId, StackPaths, StackTable};
 
 /// What the profile is of and how it was sampled; carried into exports.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -57,7 +57,7 @@ pub struct TableDelta {
     /// Files learnt for frames interned earlier.
     pub frame_files: Vec<(FrameId, Box<str>)>,
     pub locations: Vec<Location>,
-    pub stacks: Vec<Box<[LocationId]>>,
+    pub stacks: StackPaths,
     pub instances: Vec<Instance>,
     /// The info, when it changed.
     pub info: Option<ProfileInfo>,
@@ -168,9 +168,7 @@ impl ProfileTables {
             locations: (mark.locations..self.locations.len())
                 .map(|i| self.locations.get(LocationId(i as u32)).clone())
                 .collect(),
-            stacks: (mark.stacks..self.stacks.len())
-                .map(|i| self.stacks.locations(StackId(i as u32)).into())
-                .collect(),
+            stacks: self.stacks.paths_from(mark.stacks),
             instances: self.instances[mark.instances..].to_vec(),
             info: (self.info != mark.info).then(|| self.info.clone()),
         };
@@ -211,10 +209,9 @@ impl ProfileTables {
             let id = self.locations.intern(location);
             check("location", before, id.index())?;
         }
-        for stack in &delta.stacks {
-            let before = self.stacks.len();
-            let id = self.stacks.intern(stack);
-            check("stack", before, id.index())?;
+        // The feed interned these: each is new here, so no lookup.
+        for stack in delta.stacks.iter() {
+            self.stacks.append(stack);
         }
         for instance in delta.instances {
             let before = self.instances.len();
