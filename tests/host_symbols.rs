@@ -301,6 +301,36 @@ fn c_child_resolves_by_dwarf_with_its_inline_chain() {
     assert_eq!(names(&s.resolve_user(pid, hot)), ["perfscope_hot_leaf"]);
 }
 
+#[test]
+fn an_idle_file_is_dropped_and_loaded_again_when_needed() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build_pie(dir.path(), "spin");
+    let funcs = functions(&exe);
+    let spin = Spin::start(&exe);
+    let mut s = HostSymbolizer::new(HostSymbolizerOptions {
+        file_idle: std::time::Duration::from_millis(100),
+        ..user_only()
+    })
+    .unwrap();
+    let at = |name: &str| spin.runtime_address(&exe, funcs[name].0);
+    assert_eq!(
+        names(&s.resolve_user(spin.pid(), at("perfscope_hot_leaf"))),
+        ["perfscope_hot_leaf"]
+    );
+    assert_eq!(names(&s.resolve_user(spin.pid(), at("main"))), ["main"]);
+    assert_eq!(s.counters().files_loaded, 1, "used while loaded: kept");
+    // Idle past the limit (and the once-a-second sweep): the next new address loads it anew.
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    assert_eq!(
+        names(&s.resolve_user(spin.pid(), at("perfscope_outer"))),
+        ["perfscope_outer"]
+    );
+    assert_eq!(s.counters().files_loaded, 2);
+    // An address resolved before is answered from the address cache, file or not.
+    assert_eq!(names(&s.resolve_user(spin.pid(), at("main"))), ["main"]);
+    assert_eq!(s.counters().files_loaded, 2);
+}
+
 /// Strip `exe` in place with `objcopy` options.
 fn objcopy(args: &[&str], exe: &Path) {
     let mut all: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();

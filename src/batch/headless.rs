@@ -162,14 +162,14 @@ pub struct ConsoleEcho {
 impl Sink for ConsoleEcho {
     fn applied(&mut self, engine: &Engine, _finished: bool) -> anyhow::Result<()> {
         use std::io::Write;
-        let lines = engine.state.console.lines();
-        if lines.len() > self.printed {
+        let console = &engine.state.console;
+        if console.len() > self.printed {
             let mut out = std::io::stdout().lock();
-            for line in &lines[self.printed..] {
+            for (_, line) in console.lines_from(self.printed) {
                 writeln!(out, "{}", line.text)?;
             }
             out.flush()?;
-            self.printed = lines.len();
+            self.printed = console.len();
         }
         Ok(())
     }

@@ -194,7 +194,7 @@ impl SnapshotBuilder {
 
     /// The console to publish: the previous one while nothing was added to it.
     fn console_of(&mut self, state: &ModelState) -> Arc<ConsoleLog> {
-        let shape = (state.console.lines().len(), state.console.partial().len());
+        let shape = (state.console.len(), state.console.partial().len());
         match &self.console {
             Some((published, console)) if *published == shape => console.clone(),
             _ => {

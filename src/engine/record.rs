@@ -113,15 +113,10 @@ impl RecordingSink {
     fn catch_up(&mut self, state: &ModelState) {
         if self.console_pending {
             self.console_pending = false;
-            for line in state
-                .console
-                .lines()
-                .get(self.console_lines..)
-                .unwrap_or_default()
-            {
+            for (_, line) in state.console.lines_from(self.console_lines) {
                 self.recorder.console_line(line.time_ns, &line.text);
             }
-            self.console_lines = state.console.lines().len();
+            self.console_lines = state.console.len();
         }
         let info = &state.tables.info;
         if !self.info_written && !info.source.is_empty() {

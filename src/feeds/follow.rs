@@ -249,7 +249,7 @@ mod tests {
         std::fs::write(&log, "starry:~# bench 700\nBENCH_START\n").unwrap();
         assert_eq!(step(&mut source, &mut engine), FeedStatus::Progress);
         assert_eq!(engine.state.stats.samples, 700);
-        assert_eq!(engine.state.console.lines()[1].text, "BENCH_START");
+        assert_eq!(engine.state.console.get(1).unwrap().text, "BENCH_START");
 
         f.write_all(&next[next.len() / 2..]).unwrap();
         for r in &records[701..] {

@@ -147,7 +147,8 @@ impl QemuFeed {
                 live_clock_offset_ns: i64::try_from(epoch_ns).ok(),
                 options: None,
             }),
-            console: ConsoleLog::new(),
+            // The artifact is the whole console.
+            console: ConsoleLog::keeping(usize::MAX),
             started: Instant::now(),
             exited_at: None,
             frequency_known: false,
@@ -246,7 +247,7 @@ impl QemuFeed {
             }
         }
         let mut console = Vec::new();
-        for line in self.console.lines() {
+        for (_, line) in self.console.lines_from(0) {
             console.extend_from_slice(line.text.as_bytes());
             console.push(b'\n');
         }

@@ -81,7 +81,7 @@ impl ReplayFeed {
         if markers != Default::default() {
             out.push(Update::Markers(markers));
         }
-        for line in session.console.lines() {
+        for (_, line) in session.console.lines_from(0) {
             let mut bytes = line.text.clone().into_bytes();
             bytes.push(b'\n');
             out.push(Update::Console {

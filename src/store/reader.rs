@@ -222,7 +222,8 @@ pub fn open_session(path: &Path) -> Result<RecordedSession, StoreError> {
     drop(rows);
     drop(stmt);
 
-    let mut console = ConsoleLog::new();
+    // Every recorded line: the session file is read whole (the engine keeps the newest).
+    let mut console = ConsoleLog::keeping(usize::MAX);
     for (time_ns, text) in collect(&conn, "SELECT time_ns, text FROM console ORDER BY id", |r| {
         Ok((u64_of(r.get(0)?), r.get::<_, String>(1)?))
     })

@@ -15,9 +15,12 @@
 //! - [`perf_map`]: JIT code named by `/tmp/perf-PID.map`.
 //! - [`vdso`]: the `[vdso]` image, read from this process.
 //! - [`address_cache`]: the bounded per-address cache.
+//! - [`file_cache`]: the loaded files, dropped when idle.
 //!
 //! Symbols are cached per file (device + inode), never per pid: a hundred processes
-//! mapping libc load it once, and a file replaced on disk (a new inode) is loaded anew.
+//! mapping libc load it once, and a file replaced on disk (a new inode) is loaded anew. A
+//! file no lookup needed for a minute is dropped, so a profile left running while builds
+//! make new binaries stays flat.
 //! Resolved addresses are cached per (file, file offset), so an address hot in many
 //! processes is resolved once.
 //!
@@ -28,6 +31,7 @@
 pub mod address_cache;
 pub mod comms;
 pub mod debug_file;
+pub mod file_cache;
 pub mod kernel;
 pub mod mapped_file;
 pub mod maps;
@@ -37,12 +41,14 @@ pub mod vdso;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use rustc_hash::FxHashMap;
 
 use address_cache::AddressCache;
 use comms::CommTable;
 pub use comms::RootFrame;
+use file_cache::FileCache;
 pub use kernel::KernelSymbolsError;
 use kernel::{KERNEL_MODULE, KernelSymbols};
 use mapped_file::MappedFile;
@@ -80,6 +86,10 @@ pub struct HostSymbolizerOptions {
     pub exited_processes_kept: usize,
     /// Resolved addresses kept (user and kernel each).
     pub address_cache_entries: usize,
+    /// A loaded file no lookup needed for this long is dropped.
+    pub file_idle: Duration,
+    /// Loaded files kept at most.
+    pub files_kept: usize,
 }
 
 impl Default for HostSymbolizerOptions {
@@ -91,6 +101,8 @@ impl Default for HostSymbolizerOptions {
             root_frame: RootFrame::None,
             exited_processes_kept: 256,
             address_cache_entries: 1 << 18,
+            file_idle: Duration::from_secs(60),
+            files_kept: 256,
         }
     }
 }
@@ -104,7 +116,7 @@ pub struct HostCounters {
     pub unresolved: u64,
     /// Lookups answered from the per-address cache.
     pub cache_hits: u64,
-    /// Mapped files whose symbols were loaded.
+    /// Mapped files whose symbols were loaded (again, after one was dropped as idle).
     pub files_loaded: u64,
     /// Mapped files that could not be read or parsed (their frames name the file).
     pub files_failed: u64,
@@ -129,8 +141,7 @@ pub struct HostSymbolizer {
     kernel_cache: AddressCache<u64, HostFrame>,
     processes: ProcessTable,
     comms: CommTable,
-    /// `None`: the file could not be loaded; not retried.
-    files: FxHashMap<FileKey, Option<MappedFile>>,
+    files: FileCache,
     user_cache: AddressCache<(FileKey, u64), CachedFrames>,
     /// `[unknown]` frames per module name, built once.
     unknown_frames: FxHashMap<Arc<str>, Arc<[HostFrame]>>,
@@ -152,7 +163,7 @@ impl HostSymbolizer {
             kernel_cache: AddressCache::new(options.address_cache_entries),
             processes: ProcessTable::new(options.exited_processes_kept),
             comms: CommTable::default(),
-            files: FxHashMap::default(),
+            files: FileCache::new(options.file_idle, options.files_kept),
             user_cache: AddressCache::new(options.address_cache_entries),
             unknown_frames: FxHashMap::default(),
             vdso: None,
@@ -252,18 +263,19 @@ impl HostSymbolizer {
         }
         let range = (mapping.start, mapping.end);
         let file = match &source {
-            Some(path) => self
-                .files
-                .entry(key)
-                .or_insert_with(|| {
-                    let opened = open_mapped_file(path, key, pid, range, &self.options.debug_root);
-                    match &opened {
+            Some(path) => {
+                let debug_root = &self.options.debug_root;
+                let (file, loaded) = self
+                    .files
+                    .get_or_load(key, || open_mapped_file(path, key, pid, range, debug_root));
+                if loaded {
+                    match file {
                         Some(_) => self.counters.files_loaded += 1,
                         None => self.counters.files_failed += 1,
                     }
-                    opened
-                })
-                .as_ref(),
+                }
+                file
+            }
             None => self
                 .vdso
                 .get_or_insert_with(Vdso::load_own)
@@ -349,10 +361,7 @@ impl HostSymbolizer {
             ) => *key,
             _ => return Vec::new(),
         };
-        match self.files.get(&key) {
-            Some(Some(file)) => file.sources(),
-            _ => Vec::new(),
-        }
+        self.files.get(&key).map(MappedFile::sources).unwrap_or_default()
     }
 }
 

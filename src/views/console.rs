@@ -28,7 +28,8 @@ const DEFAULT_PAGE: usize = 21;
 /// Scrollback of the console log.
 #[derive(Debug)]
 pub struct ConsoleView {
-    /// The first visible row (a line index; the partial line is row `lines.len()`).
+    /// The first visible row (a line number; the partial line is row `log.len()`; rows
+    /// before `log.first()` were dropped from the log).
     top: usize,
     /// Stick to the tail as lines arrive.
     follow: bool,
@@ -37,7 +38,7 @@ pub struct ConsoleView {
     /// Text rows of the last render.
     page: usize,
     pattern: Option<Regex>,
-    /// Indices of complete lines that match, ascending.
+    /// Numbers of complete lines that match, ascending.
     matches: Vec<usize>,
     /// Lines already searched (new lines are searched as they arrive).
     scanned: usize,
@@ -57,7 +58,10 @@ fn row_count(log: &ConsoleLog) -> usize {
 }
 
 fn row_text(log: &ConsoleLog, row: usize) -> &str {
-    log.lines().get(row).map_or(log.partial(), |l| l.text.as_str())
+    if row >= log.len() {
+        return log.partial();
+    }
+    log.get(row).map_or("", |l| l.text.as_str())
 }
 
 /// Draw `text` in `width` columns at (x, y): tabs expanded, byte ranges in `ranges` in
@@ -129,6 +133,12 @@ impl ConsoleView {
         rows.saturating_sub(self.page.max(1))
     }
 
+    /// Keep `top` on kept rows.
+    fn clamp_top(&mut self, log: &ConsoleLog) {
+        let rows = row_count(log);
+        self.top = self.top.max(log.first()).min(self.max_top(rows).max(log.first()));
+    }
+
     fn pause(&mut self, rows: usize) {
         if self.follow {
             self.follow = false;
@@ -152,17 +162,26 @@ impl ConsoleView {
         }
     }
 
-    /// Search lines that arrived since the last scan (all of them after a reset).
+    /// Search lines that arrived since the last scan (all of them after a reset); forget
+    /// matches on lines the log dropped.
     fn rescan(&mut self, log: &ConsoleLog) {
         if self.scanned > log.len() {
             self.matches.clear();
             self.scanned = 0;
             self.current = None;
         }
+        let gone = self.matches.partition_point(|&n| n < log.first());
+        if gone > 0 {
+            self.matches.drain(..gone);
+            self.current = self
+                .current
+                .and_then(|c| c.checked_sub(gone))
+                .filter(|_| !self.matches.is_empty());
+        }
         let Some(re) = &self.pattern else { return };
-        for (i, line) in log.lines().iter().enumerate().skip(self.scanned) {
+        for (n, line) in log.lines_from(self.scanned) {
             if re.is_match(&line.text) {
-                self.matches.push(i);
+                self.matches.push(n);
             }
         }
         self.scanned = log.len();
@@ -209,7 +228,14 @@ impl View for ConsoleView {
     fn render(&mut self, area: Rect, buf: &mut Buffer, ctx: &ViewContext) {
         let theme = ctx.theme;
         let log = ctx.snapshot.console.as_ref();
-        let title = format!(" console · {} lines ", log.len());
+        let title = match log.first() {
+            0 => format!(" console · {} lines ", log.len()),
+            first => format!(
+                " console · {} lines, the newest {} kept ",
+                log.len(),
+                log.len() - first
+            ),
+        };
         let inner = frame(area, buf, theme, ctx.focused, &title);
         if log.is_empty() {
             centered_hint(inner, buf, EMPTY_HINT, theme.dim);
@@ -226,7 +252,7 @@ impl View for ConsoleView {
         if self.follow {
             self.top = max;
         }
-        self.top = self.top.min(max);
+        self.clamp_top(log);
         let width = inner.width as usize;
         for (i, row) in (self.top..rows.min(self.top + self.page)).enumerate() {
             let text = row_text(log, row);
@@ -276,7 +302,7 @@ impl View for ConsoleView {
             Action::PageDown => self.scroll_by(page, rows),
             Action::Top if self.max_top(rows) > 0 => {
                 self.pause(rows);
-                self.top = 0;
+                self.top = ctx.snapshot.console.first();
             }
             Action::Bottom => {
                 self.follow = true;

@@ -233,3 +233,72 @@ fn an_empty_console_says_where_one_comes_from() {
     draw(&mut view, &snap, 10, 3);
     draw(&mut view, &snap, 0, 0);
 }
+
+#[test]
+fn a_long_console_shows_the_lines_kept_under_their_numbers() {
+    // A log keeping one chunk (1024 lines) besides the one being filled: of 3000 lines,
+    // 1024.. are kept.
+    let mut log = ConsoleLog::keeping(1);
+    for i in 0..3000 {
+        let text = if i % 500 == 0 {
+            format!("line {i}: panic")
+        } else {
+            format!("line {i}")
+        };
+        log.push_line(None, &text);
+    }
+    assert_eq!(log.first(), 1024);
+    let snap = snapshot_with(log);
+    let mut view = ConsoleView::new();
+    let buf = draw(&mut view, &snap, 80, 24);
+    assert!(
+        rows(&buf)[0].contains("console · 3000 lines, the newest 1976 kept"),
+        "{}",
+        rows(&buf)[0]
+    );
+    // Top goes to the oldest kept line, which is drawn with its own text.
+    press(&mut view, &snap, Action::Top);
+    assert_eq!(view.top, 1024);
+    let buf = draw(&mut view, &snap, 80, 24);
+    assert_eq!(rows(&buf)[1], format!("│line 1024{}│", " ".repeat(69)));
+    // Scrolling up past it stays there.
+    press(&mut view, &snap, Action::PageUp);
+    let buf = draw(&mut view, &snap, 80, 24);
+    assert_eq!(view.top, 1024);
+    assert_eq!(rows(&buf)[1], format!("│line 1024{}│", " ".repeat(69)));
+    // Only kept lines match: 1500, 2000, 2500 (0, 500 and 1000 were dropped).
+    search(&mut view, &snap, Some("panic"));
+    assert_eq!(view.hint().as_deref(), Some("match 1/3"));
+    press(&mut view, &snap, Action::PrevMatch);
+    assert_eq!(view.hint().as_deref(), Some("match 3/3"));
+}
+
+#[test]
+fn matches_on_dropped_lines_are_forgotten() {
+    let mut log = ConsoleLog::keeping(1);
+    for i in 0..1100 {
+        log.push_line(None, &format!("line {i}: panic"));
+    }
+    let snap = snapshot_with(log.clone());
+    let mut view = ConsoleView::new();
+    draw(&mut view, &snap, 80, 24);
+    search(&mut view, &snap, Some("panic"));
+    assert_eq!(view.hint().as_deref(), Some("match 1100/1100"));
+    // 1000 more lines: the first chunk (0..1024) leaves the log, and its matches the view.
+    for i in 1100..2100 {
+        log.push_line(None, &format!("line {i}: ok"));
+    }
+    assert_eq!(log.first(), 1024);
+    let snap = snapshot_with(log);
+    let theme = Theme::builtin_dark();
+    view.snapshot_changed(&ViewContext {
+        snapshot: &snap,
+        theme: &theme,
+        focused: false,
+    });
+    assert_eq!(view.hint().as_deref(), Some("match 76/76"));
+    press(&mut view, &snap, Action::NextMatch);
+    assert_eq!(view.hint().as_deref(), Some("match 1/76"));
+    let buf = draw(&mut view, &snap, 80, 24);
+    assert!(text(&buf).contains("line 1024: panic"));
+}

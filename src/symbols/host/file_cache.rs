@@ -1,0 +1,134 @@
+//! The mapped files whose symbols are loaded, dropped when idle.
+//!
+//! A profiler left running on a developer's machine sees every build's new binaries (new
+//! inodes), each parsed once and never used again: kept forever they are the one thing
+//! that grows without bound. A file no lookup has needed for `idle` is dropped (its
+//! resolved addresses stay in the address cache; a later miss loads it again), and at
+//! most `max_files` stay.
+
+use std::time::{Duration, Instant};
+
+use rustc_hash::FxHashMap;
+
+use super::mapped_file::MappedFile;
+use super::maps::FileKey;
+
+/// How often the cache looks for idle files.
+const SWEEP_EVERY: Duration = Duration::from_secs(1);
+
+struct Entry {
+    /// `None`: the file could not be loaded; not retried while it is kept.
+    file: Option<MappedFile>,
+    last_used: Instant,
+}
+
+pub struct FileCache {
+    files: FxHashMap<FileKey, Entry>,
+    idle: Duration,
+    max_files: usize,
+    last_sweep: Instant,
+}
+
+impl FileCache {
+    pub fn new(idle: Duration, max_files: usize) -> Self {
+        Self {
+            files: FxHashMap::default(),
+            idle,
+            max_files: max_files.max(1),
+            last_sweep: Instant::now(),
+        }
+    }
+
+    /// The file of `key`, loaded by `load` when not kept (`loaded` tells which happened).
+    pub fn get_or_load(
+        &mut self,
+        key: FileKey,
+        load: impl FnOnce() -> Option<MappedFile>,
+    ) -> (Option<&MappedFile>, bool) {
+        let now = Instant::now();
+        let kept = match self.files.get_mut(&key) {
+            Some(entry) => {
+                entry.last_used = now;
+                true
+            }
+            None => false,
+        };
+        // The entry just used is not idle, so no sweep drops it.
+        self.sweep(now, !kept);
+        let entry = self.files.entry(key).or_insert_with(|| Entry {
+            file: load(),
+            last_used: now,
+        });
+        (entry.file.as_ref(), !kept)
+    }
+
+    /// The file of `key` if it is kept (no load, no use noted).
+    pub fn get(&self, key: &FileKey) -> Option<&MappedFile> {
+        self.files.get(key)?.file.as_ref()
+    }
+
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// Drop the files idle too long, then, when `making_room` for a new one, the least
+    /// recently used beyond `max_files`.
+    fn sweep(&mut self, now: Instant, making_room: bool) {
+        let full = making_room && self.files.len() >= self.max_files;
+        if !full && now.duration_since(self.last_sweep) < SWEEP_EVERY {
+            return;
+        }
+        self.last_sweep = now;
+        let idle = self.idle;
+        self.files.retain(|_, e| now.duration_since(e.last_used) < idle);
+        if making_room && self.files.len() >= self.max_files {
+            let mut by_age: Vec<(Instant, FileKey)> =
+                self.files.iter().map(|(k, e)| (e.last_used, *k)).collect();
+            by_age.sort_unstable_by_key(|&(t, _)| t);
+            let excess = self.files.len() + 1 - self.max_files;
+            for (_, key) in by_age.into_iter().take(excess) {
+                self.files.remove(&key);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(inode: u64) -> FileKey {
+        FileKey { dev: 1, inode }
+    }
+
+    #[test]
+    fn idle_files_are_dropped_and_loaded_again() {
+        let mut cache = FileCache::new(Duration::from_millis(50), 100);
+        assert!(cache.get_or_load(key(1), || None).1);
+        assert!(!cache.get_or_load(key(1), || panic!("kept: no load")).1);
+        std::thread::sleep(SWEEP_EVERY + Duration::from_millis(60));
+        // The sweep runs on the next use: key 1 idled out and loads again.
+        assert!(cache.get_or_load(key(2), || None).1);
+        assert_eq!(cache.len(), 1);
+        assert!(cache.get_or_load(key(1), || None).1);
+    }
+
+    #[test]
+    fn at_most_max_files_stay_and_the_least_recently_used_leave() {
+        let mut cache = FileCache::new(Duration::from_secs(3600), 3);
+        for i in 1..=3 {
+            cache.get_or_load(key(i), || None);
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        cache.get_or_load(key(1), || None);
+        cache.get_or_load(key(4), || None);
+        assert_eq!(cache.len(), 3);
+        // Key 2 was the least recently used.
+        assert!(cache.get_or_load(key(2), || None).1);
+        assert!(!cache.get_or_load(key(1), || panic!("kept")).1);
+    }
+}
