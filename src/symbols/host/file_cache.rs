@@ -40,26 +40,25 @@ impl FileCache {
     }
 
     /// The file of `key`, loaded by `load` when not kept (`loaded` tells which happened).
+    /// The sweep runs first, so a file idle past the limit is loaded anew even when this
+    /// is the lookup that needs it: what is kept never depends on when sweeps happen.
     pub fn get_or_load(
         &mut self,
         key: FileKey,
         load: impl FnOnce() -> Option<MappedFile>,
     ) -> (Option<&MappedFile>, bool) {
         let now = Instant::now();
-        let kept = match self.files.get_mut(&key) {
-            Some(entry) => {
-                entry.last_used = now;
-                true
+        self.sweep(now, &key);
+        let mut loaded = false;
+        let entry = self.files.entry(key).or_insert_with(|| {
+            loaded = true;
+            Entry {
+                file: load(),
+                last_used: now,
             }
-            None => false,
-        };
-        // The entry just used is not idle, so no sweep drops it.
-        self.sweep(now, !kept);
-        let entry = self.files.entry(key).or_insert_with(|| Entry {
-            file: load(),
-            last_used: now,
         });
-        (entry.file.as_ref(), !kept)
+        entry.last_used = now;
+        (entry.file.as_ref(), loaded)
     }
 
     /// The file of `key` if it is kept (no load, no use noted).
@@ -75,24 +74,23 @@ impl FileCache {
         self.files.is_empty()
     }
 
-    /// Drop the files idle too long, then, when `making_room` for a new one, the least
-    /// recently used beyond `max_files`.
-    fn sweep(&mut self, now: Instant, making_room: bool) {
-        let full = making_room && self.files.len() >= self.max_files;
-        if !full && now.duration_since(self.last_sweep) < SWEEP_EVERY {
+    /// Drop the files idle too long (at most once a `SWEEP_EVERY`), then, when `key` is
+    /// not kept and the cache is full, the least recently used to make room for it.
+    fn sweep(&mut self, now: Instant, key: &FileKey) {
+        if now.duration_since(self.last_sweep) >= SWEEP_EVERY {
+            self.last_sweep = now;
+            let idle = self.idle;
+            self.files.retain(|_, e| now.duration_since(e.last_used) < idle);
+        }
+        if self.files.contains_key(key) || self.files.len() < self.max_files {
             return;
         }
-        self.last_sweep = now;
-        let idle = self.idle;
-        self.files.retain(|_, e| now.duration_since(e.last_used) < idle);
-        if making_room && self.files.len() >= self.max_files {
-            let mut by_age: Vec<(Instant, FileKey)> =
-                self.files.iter().map(|(k, e)| (e.last_used, *k)).collect();
-            by_age.sort_unstable_by_key(|&(t, _)| t);
-            let excess = self.files.len() + 1 - self.max_files;
-            for (_, key) in by_age.into_iter().take(excess) {
-                self.files.remove(&key);
-            }
+        let mut by_age: Vec<(Instant, FileKey)> =
+            self.files.iter().map(|(k, e)| (e.last_used, *k)).collect();
+        by_age.sort_unstable_by_key(|&(t, _)| t);
+        let excess = self.files.len() + 1 - self.max_files;
+        for (_, old) in by_age.into_iter().take(excess) {
+            self.files.remove(&old);
         }
     }
 }
@@ -114,6 +112,9 @@ mod tests {
         // The sweep runs on the next use: key 1 idled out and loads again.
         assert!(cache.get_or_load(key(2), || None).1);
         assert_eq!(cache.len(), 1);
+        assert!(cache.get_or_load(key(1), || None).1);
+        // The idle file is loaded anew even when its own lookup is the one that finds it.
+        std::thread::sleep(SWEEP_EVERY + Duration::from_millis(60));
         assert!(cache.get_or_load(key(1), || None).1);
     }
 
