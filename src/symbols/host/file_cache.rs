@@ -80,7 +80,11 @@ impl FileCache {
         if now.duration_since(self.last_sweep) >= SWEEP_EVERY {
             self.last_sweep = now;
             let idle = self.idle;
+            let before = self.files.len();
             self.files.retain(|_, e| now.duration_since(e.last_used) < idle);
+            if self.files.len() < before {
+                give_back_freed_memory();
+            }
         }
         if self.files.contains_key(key) || self.files.len() < self.max_files {
             return;
@@ -92,6 +96,18 @@ impl FileCache {
         for (_, old) in by_age.into_iter().take(excess) {
             self.files.remove(&old);
         }
+        give_back_freed_memory();
+    }
+}
+
+/// A dropped file's symbol and line tables are hundreds of small allocations, scattered
+/// among ones that live on: glibc keeps such freed memory in its arenas, so the process
+/// would stay at its peak (a build's big debug binaries) for good. Trimming returns it.
+fn give_back_freed_memory() {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: malloc_trim only walks and releases the allocator's own free memory.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }
 
