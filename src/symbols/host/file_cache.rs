@@ -89,8 +89,7 @@ impl FileCache {
         if self.files.contains_key(key) || self.files.len() < self.max_files {
             return;
         }
-        let mut by_age: Vec<(Instant, FileKey)> =
-            self.files.iter().map(|(k, e)| (e.last_used, *k)).collect();
+        let mut by_age: Vec<(Instant, FileKey)> = self.files.iter().map(|(k, e)| (e.last_used, *k)).collect();
         by_age.sort_unstable_by_key(|&(t, _)| t);
         let excess = self.files.len() + 1 - self.max_files;
         for (_, old) in by_age.into_iter().take(excess) {
