@@ -149,10 +149,9 @@ pub fn write_all(
     target: ArtifactTarget<'_>,
 ) -> Result<ArtifactSet, ExportError> {
     let layout = OutputLayout::new(target.out_dir, target.arch);
-    layout.remove_stale().map_err(|e| ExportError {
-        path: layout.work_dir.clone(),
-        source: e,
-    })?;
+    layout
+        .remove_stale()
+        .map_err(|e| ExportError::new(&layout.work_dir, e))?;
     let mut files: Vec<(String, PathBuf)> = vec![
         ("work_dir".into(), layout.work_dir.clone()),
         ("qperf_dir".into(), layout.qperf_dir.clone()),
@@ -386,10 +385,10 @@ fn copy_variant(
         pairs.push((format!("flamegraph_{name}"), from.svg, to.svg.clone()));
     }
     for (label, src, dst) in pairs {
-        std::fs::copy(&src, &dst).map_err(|source| ExportError {
-            path: dst.clone(),
-            source,
-        })?;
+        // Read and written anew (not `fs::copy`), so the copy goes through the same
+        // temporary-and-rename write as every artifact.
+        let bytes = std::fs::read(&src).map_err(|e| ExportError::new(&src, e))?;
+        write_file(&dst, &bytes)?;
         files.push((label, dst));
     }
     Ok(VariantInfo {

@@ -53,10 +53,7 @@ pub fn render(lines: &[String], options: &SvgOptions) -> std::io::Result<Vec<u8>
 
 /// Render and write an SVG.
 pub fn write(lines: &[String], options: &SvgOptions, path: &Path) -> Result<Vec<u8>, ExportError> {
-    let svg = render(lines, options).map_err(|source| ExportError {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let svg = render(lines, options).map_err(|e| ExportError::new(path, e))?;
     write_file(path, &svg)?;
     Ok(svg)
 }
