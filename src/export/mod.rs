@@ -11,6 +11,7 @@
 pub mod analysis;
 pub mod artifacts;
 pub mod categories;
+pub mod flamegraph_lines;
 pub mod folded;
 pub mod hotspots_csv;
 pub mod layout;
