@@ -219,7 +219,7 @@ mod tests {
         );
         assert_eq!(total(&s.lines), 100);
         assert_eq!(s.cuts.merged_frames, 3);
-        assert!(s.cuts.describe().unwrap().contains("3 frames below 5%"));
+        assert!(s.cuts.describe().unwrap().contains("3 frames narrower than 5%"));
     }
 
     #[test]
