@@ -252,6 +252,22 @@ fn folded_counts_that_overflow_are_refused_naming_the_line() {
     let err = stderr(&o);
     assert!(err.contains("line 3") && err.contains("total"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
+
+    // The largest total pprof holds is fine, however deep the stacks (no sum wraps).
+    std::fs::write(
+        work.path().join("edge.folded"),
+        "a;b;c;d 4611686018427387904\nx;b;b;b 4611686018427387903\n",
+    )
+    .unwrap();
+    let o = perfscope_in(work.path(), &["report", "--folded", "edge.folded", "--out", "e"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("9223372036854775807 samples"), "{out}");
+    let bytes = std::fs::read(qperf_dir(&work.path().join("e")).join("profile.pb.gz")).unwrap();
+    let profile = perfscope::export::pprof::decode(&bytes).unwrap();
+    let values: Vec<i64> = profile.sample.iter().map(|s| s.value[0]).collect();
+    assert!(values.iter().all(|&v| v > 0), "{values:?}");
+    assert_eq!(values.iter().map(|&v| v as i128).sum::<i128>(), i64::MAX as i128);
 }
 
 #[test]
