@@ -322,7 +322,8 @@ impl Feed for FileFeed {
                 if !ended {
                     return Ok(FeedStatus::Progress);
                 }
-                let Reading::Folded { reader, .. } = std::mem::replace(&mut self.reading, Reading::Done) else {
+                let Reading::Folded { reader, .. } = std::mem::replace(&mut self.reading, Reading::Done)
+                else {
                     unreachable!("matched above");
                 };
                 let skipped = reader.skipped_summary();

@@ -138,7 +138,10 @@ mod tests {
     #[test]
     fn a_total_past_the_limit_names_its_line() {
         let (_, e) = read_all(b"a;b 18446744073709551615\n");
-        assert!(matches!(e, Err(FoldedReadError::TotalTooLarge { line_number: 1 })));
+        assert!(matches!(
+            e,
+            Err(FoldedReadError::TotalTooLarge { line_number: 1 })
+        ));
         let (_, e) = read_all(b"a 9223372036854775807\n\nb 1\n");
         let e = e.unwrap_err();
         assert!(e.to_string().starts_with("line 3: "), "{e}");

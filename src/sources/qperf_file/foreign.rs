@@ -7,7 +7,10 @@
 const MAGICS: &[(&[u8], &str)] = &[
     (b"\x7fELF", "an ELF file"),
     (b"\x1f\x8b", "a gzip file"),
-    (b"SQLite format 3\0", "an SQLite file (a recorded session? open it as the input of `report`/`open`)"),
+    (
+        b"SQLite format 3\0",
+        "an SQLite file (a recorded session? open it as the input of `report`/`open`)",
+    ),
     (b"PERFILE2", "a perf.data file"),
     (b"PK\x03\x04", "a zip file"),
     (b"\xfd7zXZ\0", "an xz file"),
@@ -32,7 +35,11 @@ mod tests {
     #[test]
     fn known_formats_are_named_and_real_records_pass() {
         assert_eq!(foreign_format(b"\x7fELF\x02\x01\x01\0"), Some("an ELF file"));
-        assert!(foreign_format(b"SQLite format 3\0...").unwrap().starts_with("an SQLite file"));
+        assert!(
+            foreign_format(b"SQLite format 3\0...")
+                .unwrap()
+                .starts_with("an SQLite file")
+        );
         let mut bytes = Vec::new();
         let record = QperfRecord {
             elapsed_ns: Some(127),
