@@ -229,6 +229,26 @@ fn flamegraph_totals_are_the_real_totals_and_the_svg_is_bounded() {
     );
     assert!(svg.contains("<title>f510 "), "frames up to the limit are drawn");
     assert!(!svg.contains("<title>f600 "), "frames past the limit are not");
+    // The differential graph of two deep profiles is cut the same way.
+    let deeper: Vec<String> = (0..10_000).map(|i| format!("f{i}")).collect();
+    std::fs::write(
+        work.path().join("deep2.folded"),
+        format!("{} 9\n", deeper.join(";")),
+    )
+    .unwrap();
+    let o = perfscope_in(
+        work.path(),
+        &["diff", "deep.folded", "deep2.folded", "--out", "dd"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let path = work.path().join("dd/flamegraph.diff.svg");
+    let len = std::fs::metadata(&path).unwrap().len();
+    assert!(len < 2_000_000, "the deep differential SVG is {len} bytes");
+    let svg = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        svg.contains("stacks cut at depth 512"),
+        "the SVG must state its limit"
+    );
     // The folded file keeps everything.
     let folded = std::fs::read_to_string(qperf_dir(&work.path().join("d")).join("stack.folded")).unwrap();
     assert!(folded.contains(";f9999 5"));

@@ -163,6 +163,42 @@ pub fn svg_stacks(trie: &StackTrie, frames: &FrameTable, min_percent: f64) -> Sv
     SvgStacks { lines, cuts }
 }
 
+/// Differential lines (`a;b;c before after`) for an SVG, with stacks deeper than
+/// [`MAX_SVG_DEPTH`] ending in a `[deeper frames cut at depth D]` frame (their weights
+/// merged), and the samples of both profiles that were cut.
+pub fn differential_lines(stacks: &[crate::model::diff::DiffStack]) -> (Vec<String>, u64) {
+    let limit = MAX_SVG_DEPTH as usize;
+    let cut_label = format!("[deeper frames cut at depth {MAX_SVG_DEPTH}]");
+    let mut cut_samples = 0u64;
+    // Order kept (the stacks come sorted); cut stacks sharing a prefix merge into one line.
+    let mut merged: Vec<(Vec<String>, u64, u64)> = Vec::with_capacity(stacks.len());
+    let mut index: rustc_hash::FxHashMap<Vec<String>, usize> = Default::default();
+    for s in stacks {
+        if s.frames.len() <= limit {
+            merged.push((s.frames.clone(), s.weight_a, s.weight_b));
+            continue;
+        }
+        cut_samples = cut_samples.saturating_add(s.weight_a.saturating_add(s.weight_b));
+        let mut frames = s.frames[..limit].to_vec();
+        frames.push(cut_label.clone());
+        match index.get(&frames) {
+            Some(&i) => {
+                merged[i].1 = merged[i].1.saturating_add(s.weight_a);
+                merged[i].2 = merged[i].2.saturating_add(s.weight_b);
+            }
+            None => {
+                index.insert(frames.clone(), merged.len());
+                merged.push((frames, s.weight_a, s.weight_b));
+            }
+        }
+    }
+    let lines = merged
+        .into_iter()
+        .map(|(frames, a, b)| format!("{} {b}", crate::sources::folded::format_line(&frames, a)))
+        .collect();
+    (lines, cut_samples)
+}
+
 /// How many frames would be drawn with this minimum weight (bars count as one each).
 fn drawn_frames(trie: &StackTrie, min_total: u64) -> usize {
     let mut count = 0usize;

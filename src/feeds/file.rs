@@ -54,16 +54,33 @@ pub struct OpenOptions {
 }
 
 /// Guess what a file is: qperf.bin is binary, folded is text whose lines end in counts.
+/// The first stack line is read whole (up to [`MAX_SNIFFED_LINE`]): a 10,000-frame stack
+/// is far longer than any fixed head, and a cut line has no count to recognise.
 pub fn looks_folded(path: &Path) -> std::io::Result<bool> {
-    let mut head = vec![0u8; 4096];
-    let n = std::fs::File::open(path)?.read(&mut head)?;
-    head.truncate(n);
-    let Ok(text) = std::str::from_utf8(&head) else {
-        return Ok(false);
-    };
-    let first = text.lines().find(|l| !l.trim().is_empty() && !l.starts_with('#'));
-    Ok(first.is_some_and(|l| folded::parse_line(l).is_ok_and(|x| x.is_some())))
+    use std::io::BufRead;
+    let file = std::fs::File::open(path)?;
+    let mut input = BufReader::new(file.take(MAX_SNIFFED_LINE as u64 * 4));
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let n = (&mut input)
+            .take(MAX_SNIFFED_LINE as u64)
+            .read_until(b'\n', &mut line)?;
+        if n == 0 {
+            return Ok(false);
+        }
+        let Ok(text) = std::str::from_utf8(&line) else {
+            return Ok(false);
+        };
+        if text.trim().is_empty() || text.starts_with('#') {
+            continue;
+        }
+        return Ok(folded::parse_line(text).is_ok_and(|x| x.is_some()));
+    }
 }
+
+/// The longest first line [`looks_folded`] reads.
+const MAX_SNIFFED_LINE: usize = 4 << 20;
 
 /// Refuse a file that starts with another format's magic number before decoding it: the
 /// qperf format has none, so an ELF would decode as a few nonsense records.
