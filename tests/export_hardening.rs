@@ -3,8 +3,13 @@
 //! symbolic link, a session file is not replaced without `--force`, and hostile or thin
 //! profiles still give every artifact with honest totals.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::Duration;
+
+use common::tmux::TmuxSession;
 
 fn perfscope_in(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_perfscope"))
@@ -180,6 +185,31 @@ fn a_profile_with_no_frame_above_min_percent_still_writes_every_artifact() {
     // The root keeps the real total and what was cut is one bar that says so.
     assert!(svg.contains("<title>all (400 samples, 100%)</title>"), "{svg}");
     assert!(svg.contains("[400 frames below 0.3%]"), "{svg}");
+}
+
+#[test]
+fn the_tui_export_key_writes_a_profile_with_no_frame_above_min_percent() {
+    let work = tempfile::tempdir().unwrap();
+    let text: String = (1..=400).map(|i| format!("root{i};leaf 1\n")).collect();
+    std::fs::write(work.path().join("f.folded"), text).unwrap();
+    let command = format!(
+        "{} open f.folded --out o; echo perfscope-exit=$?; sleep 60",
+        env!("CARGO_BIN_EXE_perfscope")
+    );
+    let tmux = TmuxSession::start("perfscope-thin-export", 100, 30, work.path(), &command);
+    let wait = Duration::from_secs(20);
+    tmux.wait_for("the flamegraph", wait, |s| s.contains("Flamegraph"));
+    tmux.keys(&["e"]);
+    let screen = tmux.wait_for("the export message", wait, |s| {
+        s.contains("exported") || s.contains("failed") || s.contains("cannot")
+    });
+    assert!(screen.contains("exported"), "{screen}");
+    let svg = std::fs::read_to_string(qperf_dir(&work.path().join("o")).join("flamegraph.svg"))
+        .unwrap_or_else(|e| panic!("no SVG ({e}); screen:\n{screen}"));
+    assert!(svg.contains("[400 frames below 0.3%]"), "{svg}");
+    tmux.keys(&["q"]);
+    let screen = tmux.wait_for("perfscope to exit", wait, |s| s.contains("perfscope-exit="));
+    assert!(screen.contains("perfscope-exit=0"), "{screen}");
 }
 
 /// The total an SVG's root claims, from `<title>all (N samples, 100%)</title>`.
