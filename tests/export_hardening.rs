@@ -329,6 +329,18 @@ fn an_elf_given_as_qperf_bin_is_refused_up_front() {
     let err = stderr(&o);
     assert!(err.contains("is an ELF file, not a qperf.bin"), "{err}");
     assert!(!work.path().join("o").exists(), "nothing may be written for it");
+
+    // Following a file that is being written checks it the same way.
+    let o = perfscope_in(
+        work.path(),
+        &["open", &elf, "--elf", &elf, "--follow", "--no-tui", "--out", "f"],
+    );
+    assert!(!o.status.success(), "an ELF is not a sample file");
+    assert!(
+        stderr(&o).contains("is an ELF file, not a qperf.bin"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 /// A victim file outside the output and a symlink to it at `link`.

@@ -84,7 +84,7 @@ const MAX_SNIFFED_LINE: usize = 4 << 20;
 
 /// Refuse a file that starts with another format's magic number before decoding it: the
 /// qperf format has none, so an ELF would decode as a few nonsense records.
-fn refuse_foreign(path: &Path) -> anyhow::Result<()> {
+pub(crate) fn refuse_foreign(path: &Path) -> anyhow::Result<()> {
     let mut head = [0u8; 16];
     let mut file = std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     let mut n = 0;
