@@ -145,8 +145,15 @@ fn no_error_message_in_the_tree_repeats_its_cause() {
             if t.starts_with("#[source]") {
                 offenders.push(here());
             }
-            if t.contains("#[error(") && (t.contains("{source}") || t.contains("{source:")) {
-                offenders.push(here());
+            if t.contains("#[error(") {
+                // The whole attribute, which rustfmt may spread over several lines.
+                let end = (i..lines.len())
+                    .find(|&j| lines[j].trim_end().ends_with(")]"))
+                    .unwrap_or(i);
+                let attribute = lines[i..=end].join(" ");
+                if attribute.contains("{source}") || attribute.contains("{source:") {
+                    offenders.push(here());
+                }
             }
             // `#[from]` is fine only behind `#[error(transparent)]`, which prints nothing itself.
             if t.contains("#[from]") {
