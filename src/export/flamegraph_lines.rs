@@ -97,10 +97,6 @@ pub fn svg_stacks(trie: &StackTrie, frames: &FrameTable, min_percent: f64) -> Sv
     let thin_label = |n: usize| format!("[{n} frames below {}%]", percent_text(effective_percent));
     let cut_label = format!("[deeper frames cut at depth {MAX_SVG_DEPTH}]");
 
-    let escaped: Vec<String> = frames
-        .ids()
-        .map(|f| escape_frame(frames.name(f)).into_owned())
-        .collect();
     let mut lines = Vec::new();
     let mut prefix = String::new();
     enum Step {
@@ -152,7 +148,9 @@ pub fn svg_stacks(trie: &StackTrie, frames: &FrameTable, min_percent: f64) -> Sv
         if !prefix.is_empty() {
             prefix.push(';');
         }
-        prefix.push_str(&escaped[frame.index()]);
+        // Escaped here, not for the whole frame table: most frames of a huge profile are
+        // merged into bars and never named.
+        prefix.push_str(&escape_frame(frames.name(frame)));
         if node.self_weight > 0 {
             lines.push(format!("{prefix} {}", node.self_weight));
         }
