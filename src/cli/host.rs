@@ -38,6 +38,9 @@ pub struct HostArgs {
     /// Record samples, events and symbols into this SQLite session as they arrive.
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
+    /// Let --record replace an existing session file (without it an existing file is refused).
+    #[arg(long, requires = "record")]
+    pub force: bool,
     /// Stop after this many seconds.
     #[arg(long, value_name = "S")]
     pub duration: Option<f64>,

@@ -120,13 +120,14 @@ pub fn run(command: HostCommand) -> anyhow::Result<()> {
 
 /// `--record FILE.db`: the session file, created before anything starts (a bad path fails
 /// here, not after the run).
-fn recorder(run: &HostRunOptions, kind: &str) -> anyhow::Result<Option<Recorder>> {
+fn recorder(run: &HostRunOptions, force: bool, kind: &str) -> anyhow::Result<Option<Recorder>> {
     match &run.record {
         Some(path) => {
             let mut meta = SessionMeta::now(kind, &run.target.describe());
             meta.arch = Some(std::env::consts::ARCH.into());
             Ok(Some(
-                Recorder::create(path, &meta).with_context(|| format!("--record {}", path.display()))?,
+                Recorder::create_with(path, &meta, force)
+                    .with_context(|| format!("--record {}", path.display()))?,
             ))
         }
         None => Ok(None),
@@ -144,7 +145,7 @@ fn export_request(run: &HostRunOptions) -> ExportRequest {
 fn run_sampling(host: &HostArgs, sampling: &SamplingArgs, tui: &TuiArgs) -> anyhow::Result<()> {
     let run = run_options(host)?;
     let options: SamplingOptions = sampling.options().map_err(anyhow::Error::msg)?;
-    let recording = recorder(&run, "host")?;
+    let recording = recorder(&run, host.force, "host")?;
     let feed = HostSampleFeed::start(&run, &options)?;
     let export = export_request(&run);
     if host.no_tui {
@@ -181,7 +182,7 @@ fn run_sampling(host: &HostArgs, sampling: &SamplingArgs, tui: &TuiArgs) -> anyh
 
 fn run_trace_command(host: &HostArgs, trace: &TraceOptions, tui: &TuiArgs) -> anyhow::Result<()> {
     let run = run_options(host)?;
-    let recording = recorder(&run, "host-trace")?;
+    let recording = recorder(&run, host.force, "host-trace")?;
     let feed = HostTraceFeed::start(&run, trace)?;
     if host.no_tui {
         let started = Instant::now();

@@ -59,6 +59,9 @@ pub struct QemuArgs {
     /// session, replayed with `perfscope open FILE.db` and queried with `perfscope sql`.
     #[arg(long, value_name = "FILE.db")]
     pub record: Option<PathBuf>,
+    /// Let --record replace an existing session file (without it an existing file is refused).
+    #[arg(long, requires = "record")]
+    pub force: bool,
     /// Keep only kernel-text samples (firmware and user space are dropped and counted).
     #[arg(long)]
     pub kernel_filter: bool,
@@ -158,7 +161,10 @@ pub fn run_qemu(a: QemuArgs) -> anyhow::Result<()> {
         Some(path) => {
             let mut meta = SessionMeta::now("qemu", &a.kernel.display().to_string());
             meta.arch = Some(a.arch.name().to_string());
-            Some(Recorder::create(path, &meta).with_context(|| format!("--record {}", path.display()))?)
+            Some(
+                Recorder::create_with(path, &meta, a.force)
+                    .with_context(|| format!("--record {}", path.display()))?,
+            )
         }
         None => None,
     };

@@ -113,11 +113,21 @@ pub struct Recorder {
     event_types: Vec<bool>,
 }
 
-/// Remove a previous session (and its WAL files) at `path`; refuse anything else.
-fn replace_previous(path: &Path) -> Result<(), StoreError> {
+/// Remove a previous session (and its WAL files) at `path` when `replace` allows it; refuse
+/// anything else. A symbolic link is always refused: SQLite would write through it.
+fn replace_previous(path: &Path, replace: bool) -> Result<(), StoreError> {
+    let Ok(link_meta) = std::fs::symlink_metadata(path) else {
+        return Ok(());
+    };
+    if link_meta.file_type().is_symlink() {
+        return Err(StoreError::Symlink { path: path.into() });
+    }
     let Ok(meta) = std::fs::metadata(path) else {
         return Ok(());
     };
+    if !replace {
+        return Err(StoreError::Exists { path: path.into() });
+    }
     let is_session = meta.len() == 0
         || (schema::is_sqlite_file(path)?
             && Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
@@ -147,13 +157,20 @@ impl Recorder {
         Self::create_with_capacity(path, meta, CHANNEL_ROWS)
     }
 
+    /// As [`Recorder::create`], but an existing file at `path` is refused unless `replace`
+    /// (the command line's `--force`): a recording must not silently wipe an earlier one.
+    pub fn create_with(path: &Path, meta: &SessionMeta, replace: bool) -> Result<Recorder, StoreError> {
+        replace_previous(path, replace)?;
+        Self::create_with_capacity(path, meta, CHANNEL_ROWS)
+    }
+
     /// As [`Recorder::create`] with a channel of `capacity` rows.
     pub fn create_with_capacity(
         path: &Path,
         meta: &SessionMeta,
         capacity: usize,
     ) -> Result<Recorder, StoreError> {
-        replace_previous(path)?;
+        replace_previous(path, true)?;
         let conn = Connection::open(path).ctx(|| format!("cannot create {}", path.display()))?;
         schema::configure_writer(&conn)?;
         conn.execute_batch("BEGIN")
