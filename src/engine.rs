@@ -79,6 +79,11 @@ impl Engine {
         engine
     }
 
+    /// Whether a session file is being written (what the source still holds belongs in it).
+    pub fn is_recording(&self) -> bool {
+        self.recording.is_some()
+    }
+
     /// The source will send nothing more: bin what is held, close the recording.
     pub fn finish(&mut self) {
         self.state.stats.finished = true;
