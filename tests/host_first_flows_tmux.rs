@@ -107,3 +107,95 @@ fn quitting_after_a_resize_leaves_no_residue_on_the_normal_screen() {
         .collect();
     assert!(residue.is_empty(), "left on the normal screen:\n{screen}");
 }
+
+/// The longest run of blanks inside `line` (between its first and last text).
+fn widest_gap(line: &str) -> usize {
+    let inner = line.trim_matches('│').trim();
+    inner.split(|c: char| c != ' ').map(str::len).max().unwrap_or(0)
+}
+
+#[test]
+fn hotspots_mark_kernel_and_user_name_the_module_and_use_the_width() {
+    let (_dir, tmux) = start_top("perfscope-first-hotspots", 200, 30, "");
+    let screen = tmux.wait_for("hot_leaf and a kernel function", WAIT, |s| {
+        s.contains("hot_leaf") && s.contains("[k] ")
+    });
+    // perf top's marks and Shared Object: hot_leaf is user code in ./hot; kernel
+    // functions are in the kernel image or a module.
+    let row = |screen: &str, name: &str| -> String {
+        screen
+            .lines()
+            .find(|l| l.split_whitespace().any(|w| w == name))
+            .unwrap_or_else(|| panic!("no {name} row:\n{screen}"))
+            .to_string()
+    };
+    let leaf = row(&screen, "hot_leaf");
+    let words: Vec<&str> = leaf.trim_matches('│').split_whitespace().collect();
+    assert_eq!(words[..3], ["[.]", "hot_leaf", "hot"], "{screen}");
+    let header = screen
+        .lines()
+        .find(|l| l.contains("function"))
+        .unwrap_or_else(|| panic!("no header:\n{screen}"));
+    assert!(header.contains("shared object"), "{screen}");
+    let kernel = screen
+        .lines()
+        .find(|l| l.trim_start_matches('│').starts_with("[k] "))
+        .unwrap_or_else(|| panic!("no kernel row:\n{screen}"));
+    assert!(
+        kernel.contains("[kernel.kallsyms]") || kernel.contains(" ["),
+        "{kernel}"
+    );
+    // At 200 columns names and their numbers stay close (no 120 blank columns).
+    assert!(widest_gap(header) < 60, "{header}");
+    assert!(widest_gap(&leaf) < 60, "{leaf}");
+
+    // Sorted by total, the command-name root (`hot`, 100 %) does not come first.
+    tmux.keys(&["s"]);
+    let screen = tmux.wait_for("the total sort", WAIT, |s| s.contains("total▼"));
+    let first = screen
+        .lines()
+        .skip_while(|l| !l.contains("total▼"))
+        .nth(1)
+        .unwrap_or_default();
+    let first_name: Vec<&str> = first.trim_matches('│').split_whitespace().take(2).collect();
+    assert!(
+        !first_name.contains(&"hot"),
+        "the comm tops the total sort:\n{screen}"
+    );
+    tmux.keys(&["q"]);
+    tmux.wait_for("perfscope to exit", WAIT, |s| s.contains("perfscope-exit=0"));
+}
+
+#[test]
+fn slash_starts_a_new_pattern_and_esc_cancels_then_clears() {
+    let (_dir, tmux) = start_top("perfscope-first-filter", 80, 24, "");
+    tmux.wait_for("hot_leaf", WAIT, |s| s.contains("hot_leaf"));
+    tmux.keys(&["/"]);
+    tmux.literal("hot_leaf");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the hot_leaf filter", WAIT, |s| s.contains("filter: hot_leaf ·"));
+    // A new `/` starts empty: typing replaces the pattern instead of appending to it.
+    tmux.keys(&["/"]);
+    tmux.literal("outer");
+    tmux.wait_for("the new pattern typed", WAIT, |s| s.contains("/outer"));
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("the outer filter", WAIT, |s| s.contains("filter: outer ·"));
+    assert!(
+        screen.contains("outer_work") && !screen.contains("│[.] hot_leaf"),
+        "{screen}"
+    );
+    // Esc while typing cancels the edit: the applied filter stays.
+    tmux.keys(&["/"]);
+    tmux.literal("main");
+    tmux.wait_for("typing main", WAIT, |s| s.contains("/main"));
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("the edit cancelled", WAIT, |s| s.contains("filter: outer ·"));
+    // Esc with a filter applied clears it.
+    tmux.keys(&["Escape"]);
+    let screen = tmux.wait_for("the filter cleared", WAIT, |s| {
+        !s.contains("filter:") && s.contains("hot_leaf") && s.contains("outer_work")
+    });
+    assert!(screen.contains("Hotspots ─"), "{screen}");
+    tmux.keys(&["q"]);
+    tmux.wait_for("perfscope to exit", WAIT, |s| s.contains("perfscope-exit=0"));
+}

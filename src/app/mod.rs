@@ -105,6 +105,8 @@ pub struct App {
     input: Option<(InputPurpose, InputLine)>,
     /// The last search pattern, per view (so `n` works after Enter and switching back).
     search: Vec<Option<Regex>>,
+    /// The pattern applied when the search line opened: Esc goes back to it.
+    search_before_edit: Option<Regex>,
     pub message: Option<String>,
     pub selection: Selection,
     pub mode: LiveMode,
@@ -175,6 +177,7 @@ impl App {
             help: None,
             input: None,
             search: vec![None; ViewKind::ALL.len()],
+            search_before_edit: None,
             message: None,
             frozen: false,
             last_click: None,
@@ -198,6 +201,11 @@ impl App {
             focused: true,
         };
         f(self.views[self.active.index()].as_mut(), &ctx)
+    }
+
+    /// The instance split is what the main area shows.
+    fn instances_shown(&self) -> bool {
+        self.show_instances && self.active.splits_per_instance()
     }
 
     fn key_context(&self) -> KeyContext {
@@ -283,6 +291,15 @@ impl App {
                 InputOutcome::Cancelled => {
                     self.input = None;
                     self.message = None;
+                    if purpose == InputPurpose::Search {
+                        // The edit searched as it went: undo it.
+                        let before = self.search_before_edit.take();
+                        let text = before
+                            .as_ref()
+                            .map(|r| r.as_str().to_string())
+                            .unwrap_or_default();
+                        self.apply_search(&text, true);
+                    }
                 }
             }
             return;
@@ -350,13 +367,17 @@ impl App {
             Action::RefreshFaster => self.step_refresh(-1),
             Action::RefreshSlower => self.step_refresh(1),
             Action::Search => {
-                let current = self.search[self.active.index()]
-                    .as_ref()
-                    .map(|r| r.as_str().to_string())
-                    .unwrap_or_default();
-                self.input = Some((InputPurpose::Search, InputLine::new("/", &current)));
+                // A new pattern each time (as in less and vim): typing must not append to
+                // the last one. Esc while typing goes back to it.
+                self.search_before_edit = self.search[self.active.index()].clone();
+                self.input = Some((InputPurpose::Search, InputLine::new("/", "")));
             }
             Action::ClearSearch => self.apply_search("", true),
+            // Esc clears an applied filter/search before it means anything else to the view.
+            Action::Back if self.search[self.active.index()].is_some() && !self.instances_shown() => {
+                self.apply_search("", true);
+                self.message = Some("filter cleared".into());
+            }
             // In the console, Enter opens a line to type into the guest shell.
             Action::Activate if self.active == ViewKind::Console => {
                 self.input = Some((InputPurpose::Guest, InputLine::new("guest> ", "")));
