@@ -199,3 +199,34 @@ fn slash_starts_a_new_pattern_and_esc_cancels_then_clears() {
     tmux.keys(&["q"]);
     tmux.wait_for("perfscope to exit", WAIT, |s| s.contains("perfscope-exit=0"));
 }
+
+#[test]
+fn status_line_and_tabs_fit_80_columns_and_say_what_they_cut() {
+    let (_dir, tmux) = start_top("perfscope-first-status", 80, 24, "");
+    let screen = tmux.wait_for("a rate on the status line", WAIT, |s| {
+        s.lines().last().is_some_and(|l| l.contains(" samples/s"))
+    });
+    let status = screen.lines().last().unwrap_or_default();
+    // Whole fields, each labelled; nothing cut in the middle of a word.
+    assert!(status.contains(" live "), "{status}");
+    assert!(status.contains(" samples │ "), "{status}");
+    assert!(status.contains("│ window all"), "{status}");
+    assert!(!status.trim_end().ends_with('…'), "{status}");
+    // Sampling has no latency, tables or console to show: no tabs for them.
+    let tabs = screen.lines().next().unwrap_or_default();
+    assert!(tabs.contains("Hotspots") && tabs.contains("Timeline"), "{tabs}");
+    for empty in ["Latency", "Tables", "Console"] {
+        assert!(!tabs.contains(empty), "{tabs}");
+    }
+    tmux.keys(&["q"]);
+    tmux.wait_for("perfscope to exit", WAIT, |s| s.contains("perfscope-exit=0"));
+
+    // Too narrow for every tab: the line says how many are left out.
+    let (_dir, tmux) = start_top("perfscope-first-tabs-cut", 34, 12, "");
+    let screen = tmux.wait_for("the hotspots", WAIT, |s| s.contains("hot_leaf"));
+    let tabs = screen.lines().next().unwrap_or_default();
+    assert!(tabs.contains("Hotspots"), "{screen}");
+    assert!(tabs.trim_end().ends_with("…+2"), "{screen}");
+    tmux.keys(&["q"]);
+    tmux.wait_for("perfscope to exit", WAIT, |s| s.contains("perfscope-exit=0"));
+}

@@ -887,6 +887,7 @@ fn app_screen(
         selection: Selection::all(),
         mode: LiveMode::Accumulate,
         initial_view: view,
+        hidden_views: Vec::new(),
         export_on_finish: None,
         recording: None,
     };

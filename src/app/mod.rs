@@ -63,6 +63,8 @@ pub struct AppConfig {
     pub mode: LiveMode,
     /// The view shown first.
     pub initial_view: ViewKind,
+    /// Views always empty for this kind of session: no tab (their key still shows them).
+    pub hidden_views: Vec<ViewKind>,
     /// Write the artifact set when the source finishes or the app quits (`perfscope qemu`).
     pub export_on_finish: Option<ExportRequest>,
     /// `--record`: every update also goes to this session file.
@@ -122,6 +124,8 @@ pub struct App {
     pub last_export_result: Option<Result<std::path::PathBuf, String>>,
     pub dirty: bool,
     pub quit: bool,
+    /// A session file is written (`--record`): what was read is kept there.
+    recording: bool,
 }
 
 impl App {
@@ -132,6 +136,7 @@ impl App {
         source_name: &str,
         events: Sender<AppEvent>,
     ) -> anyhow::Result<App> {
+        let recording = config.recording.is_some();
         let model = spawn(
             feed,
             ModelOptions {
@@ -188,6 +193,7 @@ impl App {
             last_export_result: None,
             dirty: true,
             quit: false,
+            recording,
         };
         app.update_wants();
         Ok(app)
@@ -247,7 +253,13 @@ impl App {
                 self.dirty = true;
             }
             AppEvent::Model(ModelEvent::SourceFailed(e)) => {
-                self.message = Some(format!("source stopped: {e} (what was recorded is kept)"));
+                // Only a recording keeps data beyond this session; say so only then.
+                let kept = if self.recording {
+                    "the recording keeps what was read"
+                } else {
+                    "the views keep what was read; nothing is recorded"
+                };
+                self.message = Some(format!("source stopped: {e} ({kept})"));
                 self.dirty = true;
             }
             AppEvent::Terminate(_) => self.quit = true,
@@ -334,8 +346,8 @@ impl App {
         match action {
             Action::Quit => self.quit = true,
             Action::Help => self.help = Some(HelpOverlay::new()),
-            Action::NextView => self.switch_to(self.active.next()),
-            Action::PrevView => self.switch_to(self.active.prev()),
+            Action::NextView => self.switch_to(self.next_tab(1)),
+            Action::PrevView => self.switch_to(self.next_tab(-1)),
             Action::ToggleInstances => {
                 self.show_instances = !self.show_instances;
                 if self.show_instances && !self.active.splits_per_instance() {
@@ -578,22 +590,56 @@ impl App {
         }
     }
 
-    /// Tab titles with their x ranges, as drawn.
-    fn tab_spans(&self) -> Vec<(ViewKind, u16, u16)> {
-        let mut x = self.areas.tabs.x;
+    /// The views with a tab, in tab order: all but the hidden ones (the active view
+    /// keeps its tab even when hidden, so the screen says where one is).
+    fn tabbed_views(&self) -> Vec<ViewKind> {
         ViewKind::ALL
-            .iter()
-            .map(|k| {
-                let w = self.tab_label(*k).chars().count() as u16;
-                let span = (*k, x, x + w);
-                x += w;
-                span
-            })
+            .into_iter()
+            .filter(|k| *k == self.active || !self.config.hidden_views.contains(k))
             .collect()
+    }
+
+    /// The tab `step` places after (or before) the active one, wrapping around.
+    fn next_tab(&self, step: isize) -> ViewKind {
+        let tabs = self.tabbed_views();
+        let at = tabs.iter().position(|k| *k == self.active).unwrap_or(0) as isize;
+        tabs[(at + step).rem_euclid(tabs.len() as isize) as usize]
+    }
+
+    /// Tab titles with their x ranges, as drawn, and how many tabs did not fit (the
+    /// line then ends with `…+N`).
+    fn tab_spans(&self) -> (Vec<(ViewKind, u16, u16)>, usize) {
+        let tabs = self.tabbed_views();
+        let start = self.areas.tabs.x;
+        let end = start + self.areas.tabs.width;
+        let widths: Vec<u16> = tabs
+            .iter()
+            .map(|k| self.tab_label(*k).chars().count() as u16)
+            .collect();
+        let mut spans = Vec::new();
+        let mut x = start;
+        for (i, (kind, w)) in tabs.iter().zip(&widths).enumerate() {
+            let rest = tabs.len() - i - 1;
+            // Room for this tab and, unless it is the last, for the `…+N` mark after it.
+            let mark = if rest > 0 {
+                cut_mark(rest).chars().count() as u16
+            } else {
+                0
+            };
+            let fits_alone = x + w <= end;
+            let fits_with_rest = x + w + widths[i + 1..].iter().sum::<u16>() <= end;
+            if !fits_alone || (!fits_with_rest && x + w + mark > end) {
+                return (spans, tabs.len() - i);
+            }
+            spans.push((*kind, x, x + w));
+            x += w;
+        }
+        (spans, 0)
     }
 
     fn tab_at(&self, col: u16) -> Option<ViewKind> {
         self.tab_spans()
+            .0
             .into_iter()
             .find(|(_, a, b)| (*a..*b).contains(&col))
             .map(|(k, _, _)| k)
@@ -619,18 +665,22 @@ impl App {
             main: Rect::new(area.x, area.y + 1, area.width, area.height - 2),
             status: Rect::new(area.x, area.y + area.height - 1, area.width, 1),
         };
-        // Tabs.
-        for (kind, a, b) in self.tab_spans() {
-            if a >= area.x + area.width {
-                break;
-            }
+        // Tabs, and how many did not fit.
+        let (spans, cut) = self.tab_spans();
+        let mut tabs_end = area.x;
+        for (kind, a, b) in spans {
             let style = if kind == self.active {
                 theme.selected
             } else {
                 theme.dim
             };
             let text = self.tab_label(kind);
-            buf.set_stringn(a, area.y, &text, (b.min(area.x + area.width) - a) as usize, style);
+            buf.set_stringn(a, area.y, &text, (b - a) as usize, style);
+            tabs_end = b;
+        }
+        if cut > 0 {
+            let room = (area.x + area.width).saturating_sub(tabs_end) as usize;
+            buf.set_stringn(tabs_end, area.y, cut_mark(cut), room, theme.dim);
         }
         // The main view.
         let ctx = ViewContext {
@@ -737,6 +787,11 @@ impl App {
         }
         self.last_export_result
     }
+}
+
+/// The end of a tab line that does not fit: how many tabs are left out.
+fn cut_mark(left_out: usize) -> String {
+    format!(" …+{left_out}")
 }
 
 fn contains(r: Rect, col: u16, row: u16) -> bool {

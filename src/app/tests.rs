@@ -39,6 +39,7 @@ fn start(out: &Path) -> (App, Receiver<AppEvent>) {
         selection: Selection::all(),
         mode: LiveMode::Accumulate,
         initial_view: ViewKind::Flamegraph,
+        hidden_views: Vec::new(),
         export_on_finish: None,
         recording: None,
     };

@@ -176,6 +176,8 @@ fn run_sampling(host: &HostArgs, sampling: &SamplingArgs, tui: &TuiArgs) -> anyh
         // functions are not; the flamegraph is a key away.
         config.initial_view = ViewKind::Hotspots;
     }
+    // Sampling has no analyzer (latency, tables) and no guest console.
+    config.hidden_views = vec![ViewKind::Histogram, ViewKind::Table, ViewKind::Console];
     match run_tui(config, Box::new(feed), "host")? {
         Some(Ok(dir)) => println!("perfscope: artifacts in {}", dir.display()),
         Some(Err(e)) => bail!("writing the artifacts failed: {e}"),
@@ -223,6 +225,8 @@ fn run_trace_command(host: &HostArgs, trace: &TraceOptions, tui: &TuiArgs) -> an
             _ => ViewKind::Histogram,
         };
     }
+    // Tracing has no guest console.
+    config.hidden_views = vec![ViewKind::Console];
     run_tui(config, Box::new(feed), trace.analyzer.name()).context("the terminal UI failed")?;
     Ok(())
 }

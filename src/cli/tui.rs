@@ -83,6 +83,7 @@ impl TuiArgs {
                 ModeArg::Decay => LiveMode::Decay { factor: self.decay },
             },
             initial_view: self.view.unwrap_or(ViewKind::Flamegraph),
+            hidden_views: Vec::new(),
             export_on_finish: None,
             recording: None,
         })
