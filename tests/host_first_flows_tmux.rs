@@ -230,3 +230,19 @@ fn status_line_and_tabs_fit_80_columns_and_say_what_they_cut() {
     tmux.keys(&["q"]);
     tmux.wait_for("perfscope to exit", WAIT, |s| s.contains("perfscope-exit=0"));
 }
+
+#[test]
+fn i_twice_returns_to_the_view_it_came_from() {
+    let (_dir, tmux) = start_top("perfscope-first-instances", 80, 24, "");
+    tmux.wait_for("hot_leaf", WAIT, |s| s.contains("hot_leaf"));
+    tmux.keys(&["5"]);
+    tmux.wait_for("the timeline", WAIT, |s| s.contains("┌ timeline"));
+    // The timeline has no per-instance split: i opens it over the hotspots…
+    tmux.keys(&["i"]);
+    tmux.wait_for("the instance split", WAIT, |s| !s.contains("┌ timeline"));
+    // …and i again goes back to the timeline, not to the hotspots.
+    tmux.keys(&["i"]);
+    tmux.wait_for("the timeline again", WAIT, |s| s.contains("┌ timeline"));
+    tmux.keys(&["q"]);
+    tmux.wait_for("perfscope to exit", WAIT, |s| s.contains("perfscope-exit=0"));
+}

@@ -103,6 +103,9 @@ pub struct App {
     pub active: ViewKind,
     instances: InstancesView,
     pub show_instances: bool,
+    /// The view the instance split was opened from, when it had to switch away from it
+    /// (a view without a split): closing the split goes back there.
+    view_before_instances: Option<ViewKind>,
     help: Option<HelpOverlay>,
     input: Option<(InputPurpose, InputLine)>,
     /// The last search pattern, per view (so `n` works after Enter and switching back).
@@ -179,6 +182,7 @@ impl App {
             views,
             instances: InstancesView::new(),
             show_instances: false,
+            view_before_instances: None,
             help: None,
             input: None,
             search: vec![None; ViewKind::ALL.len()],
@@ -351,7 +355,13 @@ impl App {
             Action::ToggleInstances => {
                 self.show_instances = !self.show_instances;
                 if self.show_instances && !self.active.splits_per_instance() {
+                    let from = self.active;
                     self.switch_to(ViewKind::Hotspots);
+                    self.view_before_instances = Some(from);
+                } else if !self.show_instances
+                    && let Some(back) = self.view_before_instances.take()
+                {
+                    self.switch_to(back);
                 }
                 self.update_wants();
             }
@@ -470,6 +480,10 @@ impl App {
     }
 
     fn switch_to(&mut self, kind: ViewKind) {
+        if kind != self.active {
+            // Going elsewhere by hand: the split no longer returns anywhere.
+            self.view_before_instances = None;
+        }
         self.active = kind;
         if !kind.splits_per_instance() {
             self.show_instances = false;
