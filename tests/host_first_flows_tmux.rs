@@ -246,3 +246,39 @@ fn i_twice_returns_to_the_view_it_came_from() {
     tmux.keys(&["q"]);
     tmux.wait_for("perfscope to exit", WAIT, |s| s.contains("perfscope-exit=0"));
 }
+
+#[test]
+fn than_offenders_are_listed_in_the_tables_view() {
+    common::host::ensure_tracefs();
+    let dir = tempfile::tempdir().unwrap();
+    build_fixture(dir.path(), "reader", &["-static"]);
+    // Reads 100 µs apart: every read(0) is far over 1 ns, so each is an offender.
+    let tmux = TmuxSession::start(
+        "perfscope-first-offenders",
+        120,
+        30,
+        dir.path(),
+        &command_line("syscalls -m 1024 --than 1ns -- ./reader 100000 100"),
+    );
+    tmux.keys(&["8"]);
+    tmux.wait_for("the syscalls table", WAIT, |s| s.contains("│read(0) "));
+    tmux.keys(&["o"]);
+    let screen = tmux.wait_for("the offenders' event lines", WAIT, |s| {
+        s.contains("--than offenders: ") && s.contains("raw_syscalls:sys_exit: NR 0 = 1")
+    });
+    // perf-prof's lines: date, time, comm, tid, flags, [cpu], stamp:, event: fields.
+    let enter = screen
+        .lines()
+        .find(|l| l.contains("raw_syscalls:sys_enter: NR 0 ("))
+        .unwrap_or_else(|| panic!("no sys_enter line:\n{screen}"));
+    let words: Vec<&str> = enter.trim_matches('│').split_whitespace().collect();
+    assert_eq!(words[2], "reader", "{enter}");
+    assert!(words[5].starts_with('[') && words[5].ends_with(']'), "{enter}");
+    // o again: back to the table.
+    tmux.keys(&["o"]);
+    tmux.wait_for("the table again", WAIT, |s| {
+        s.contains("│read(0) ") && !s.contains("--than offenders: ")
+    });
+    tmux.keys(&["q"]);
+    tmux.wait_for("perfscope to exit", WAIT, |s| s.contains("perfscope-exit=0"));
+}

@@ -18,6 +18,7 @@ use crate::model::present::AnalysisTable;
 use crate::views::text::{display_width, skip_columns};
 use crate::views::{Effect, View, ViewContext};
 
+use super::offenders::OffendersPane;
 use super::widgets::bars::{centered_hint, frame};
 
 const EMPTY_HINT: &str =
@@ -93,6 +94,8 @@ pub struct TableView {
     /// Lines that fit below the frozen header at the last draw (for paging).
     body_rows: usize,
     body_area: Rect,
+    /// `o`: the `--than` offenders are listed instead of the table.
+    offenders: Option<OffendersPane>,
 }
 
 impl TableView {
@@ -169,6 +172,12 @@ impl View for TableView {
 
     fn render(&mut self, area: Rect, buf: &mut Buffer, ctx: &ViewContext) {
         let theme = ctx.theme;
+        if let Some(pane) = &mut self.offenders {
+            let empty = Default::default();
+            let offenders = ctx.snapshot.analysis.as_ref().map_or(&empty, |a| &*a.offenders);
+            pane.render(area, buf, offenders, theme, ctx.focused);
+            return;
+        }
         let inner = frame(area, buf, theme, ctx.focused, " analyzer tables ");
         let lines = self.lines(ctx.snapshot);
         if lines.is_empty() {
@@ -249,6 +258,22 @@ impl View for TableView {
     }
 
     fn handle(&mut self, action: Action, ctx: &ViewContext) -> Effect {
+        if action == Action::ToggleOffenders {
+            self.offenders = match self.offenders {
+                Some(_) => None,
+                None => Some(OffendersPane::default()),
+            };
+            return Effect::None;
+        }
+        if let Some(pane) = &mut self.offenders {
+            let lines = ctx
+                .snapshot
+                .analysis
+                .as_ref()
+                .map_or(0, |a| a.offenders.lines.len());
+            pane.handle(action, lines);
+            return Effect::None;
+        }
         if let Some(table) = table_of(ctx.snapshot) {
             match action {
                 Action::SortNext if !table.columns.is_empty() => {
@@ -323,6 +348,9 @@ impl View for TableView {
         }
         if let Some(r) = &self.filter {
             parts.push(format!("filter /{}/", r.as_str()));
+        }
+        if self.offenders.is_some() {
+            parts.push("--than offenders".into());
         }
         (!parts.is_empty()).then(|| parts.join(" · "))
     }
