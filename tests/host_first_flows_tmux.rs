@@ -282,3 +282,29 @@ fn than_offenders_are_listed_in_the_tables_view() {
     tmux.keys(&["q"]);
     tmux.wait_for("perfscope to exit", WAIT, |s| s.contains("perfscope-exit=0"));
 }
+
+#[test]
+fn a_profile_file_has_no_tabs_for_views_it_cannot_fill() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("p.folded"), "main;work;leaf 30\nmain;idle 10\n").unwrap();
+    let tmux = TmuxSession::start(
+        "perfscope-first-file-tabs",
+        80,
+        24,
+        dir.path(),
+        &command_line("open p.folded"),
+    );
+    let screen = tmux.wait_for("the flamegraph", WAIT, |s| s.contains("leaf"));
+    let tabs = screen.lines().next().unwrap_or_default();
+    assert!(tabs.contains("Flamegraph") && tabs.contains("Hotspots"), "{tabs}");
+    for empty in ["Latency", "Tables", "Console"] {
+        assert!(!tabs.contains(empty), "{tabs}");
+    }
+    // Its key still shows a hidden view, and its tab while it is shown.
+    tmux.keys(&["8"]);
+    tmux.wait_for("the tables view", WAIT, |s| {
+        s.lines().next().is_some_and(|l| l.contains("Tables"))
+    });
+    tmux.keys(&["q"]);
+    tmux.wait_for("perfscope to exit", WAIT, |s| s.contains("perfscope-exit=0"));
+}
