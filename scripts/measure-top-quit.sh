@@ -2,6 +2,7 @@
 # How long `perfscope top` takes to quit: start it system-wide in a detached 80×24 tmux,
 # wait for samples on screen, press q and time until the shell prints the exit status.
 # Usage: scripts/measure-top-quit.sh [BINARY] [RUNS]   (root: perf_event system-wide)
+#        TOP_ARGS='-e sched:sched_switch' scripts/measure-top-quit.sh   (a tracing top)
 set -euo pipefail
 bin=${1:-target/debug/perfscope}
 runs=${2:-5}
@@ -10,9 +11,9 @@ session=perfscope-quit-$$
 trap 'tmux kill-session -t $session 2>/dev/null || true' EXIT
 for run in $(seq "$runs"); do
   tmux kill-session -t "$session" 2>/dev/null || true
-  tmux new-session -d -s "$session" -x 80 -y 24 "$bin top 2>/dev/null; echo perfscope-exit=\$?; sleep 30"
+  tmux new-session -d -s "$session" -x 80 -y 24 "$bin top ${TOP_ARGS:-} 2>/dev/null; echo perfscope-exit=\$?; sleep 30"
   for _ in $(seq 200); do
-    tmux capture-pane -p -t "$session" | grep -q samples && break
+    tmux capture-pane -p -t "$session" | grep -Eq 'samples|events' && break
     sleep 0.05
   done
   sleep 1
