@@ -172,6 +172,13 @@ fn run_sampling(host: &HostArgs, sampling: &SamplingArgs, tui: &TuiArgs) -> anyh
     }
     let mut config = tui.config(export, Selection::all())?;
     config.recording = recording;
+    if tui.view.is_none() {
+        // As perf top: a system-wide flamegraph is unreadable in 80×24, the hottest
+        // functions are not; the flamegraph is a key away.
+        config.initial_view = ViewKind::Hotspots;
+    }
+    // Sampling has no analyzer (latency, tables) and no guest console.
+    config.hidden_views = vec![ViewKind::Histogram, ViewKind::Table, ViewKind::Console];
     match run_tui(config, Box::new(feed), "host")? {
         Some(Ok(dir)) => println!("perfscope: artifacts in {}", dir.display()),
         Some(Err(e)) => bail!("writing the artifacts failed: {e}"),
@@ -212,13 +219,15 @@ fn run_trace_command(host: &HostArgs, trace: &TraceOptions, tui: &TuiArgs) -> an
     }
     let mut config = tui.config(export_request(&run), Selection::all())?;
     config.recording = recording;
-    if matches!(tui.view, ViewKind::Flamegraph) {
+    if tui.view.is_none() {
         // An analyzer has no stacks to draw: its distributions are what there is to see.
         config.initial_view = match trace.analyzer {
             AnalyzerKind::Top | AnalyzerKind::MultiTracePair => ViewKind::Table,
             _ => ViewKind::Histogram,
         };
     }
+    // Tracing has no guest console.
+    config.hidden_views = vec![ViewKind::Console];
     run_tui(config, Box::new(feed), trace.analyzer.name()).context("the terminal UI failed")?;
     Ok(())
 }

@@ -193,7 +193,7 @@ pub fn run_qemu(a: QemuArgs) -> anyhow::Result<()> {
     let mut config = a.tui.config(export.clone(), Selection::all().with_focus(focus))?;
     config.export_on_finish = Some(export);
     config.recording = recording;
-    if matches!(a.tui.view, ViewKind::Flamegraph) {
+    if a.tui.view.is_none() {
         // Booting is what there is to see first; 2 shows the flamegraph.
         config.initial_view = ViewKind::Console;
     }

@@ -41,7 +41,7 @@ pub use counts::{SampleKey, StackCounts};
 pub use diff::{FunctionDelta, ProfileDiff};
 pub use facts::{InputInfo, KernelFilterFacts, SourceFacts, WindowInfo};
 pub use focus::Focus;
-pub use frames::{FrameId, FrameTable};
+pub use frames::{FrameId, FrameKind, FrameOrigin, FrameTable};
 pub use histogram::LatencyHistogram;
 pub use hotspots::{Hotspot, HotspotSort, Hotspots};
 pub use location::{Line, Location, LocationId, LocationTable};

@@ -21,6 +21,7 @@ use super::error::{SqliteContext, StoreError};
 use super::layout_json::layout_to_json;
 use super::schema;
 use super::writer::{self, EventTypeRow, Row, WriterTotals};
+use crate::model::FrameOrigin;
 use crate::model::{Instance, SampleMeta};
 use crate::trace::event::{EventIndex, EventLayout, TraceEvent};
 
@@ -255,10 +256,11 @@ impl Recorder {
         r
     }
 
-    /// Intern a frame: a function `name` in `module` (a host DSO, `[kernel]`); `file` is
-    /// its source file when known (kept from the first sighting).
-    pub fn frame(&mut self, name: &str, module: Option<&str>, file: Option<&str>) -> FrameRef {
-        let key = (Box::<str>::from(name), module.map(Box::<str>::from));
+    /// Intern a frame: a function `name` from `origin` (kernel or user, its DSO or
+    /// `[kernel.kallsyms]`); `file` is its source file when known (kept from the first
+    /// sighting).
+    pub fn frame(&mut self, name: &str, origin: &FrameOrigin, file: Option<&str>) -> FrameRef {
+        let key = (Box::<str>::from(name), origin.module.clone());
         if let Some(&r) = self.frames.get(&key) {
             return r;
         }
@@ -269,6 +271,7 @@ impl Recorder {
             name: key.0.clone(),
             module: key.1.clone(),
             file: file.map(Into::into),
+            kind: origin.kind.name(),
         });
         self.frames.insert(key, r);
         r
@@ -301,7 +304,7 @@ impl Recorder {
     pub fn named_stack<S: AsRef<str>>(&mut self, root_first: &[S]) -> StackRef {
         let frames: Vec<FrameRef> = root_first
             .iter()
-            .map(|n| self.frame(n.as_ref(), None, None))
+            .map(|n| self.frame(n.as_ref(), &FrameOrigin::default(), None))
             .collect();
         self.stack(&frames)
     }

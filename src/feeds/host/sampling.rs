@@ -14,7 +14,9 @@ use anyhow::Context;
 use rustc_hash::FxHashMap;
 
 use crate::feeds::interned::FeedTables;
-use crate::model::{Callchain, Instance, Line, Location, LocationId, ProfileInfo, Sample, SampleMeta};
+use crate::model::{
+    Callchain, FrameKind, FrameOrigin, Instance, Line, Location, LocationId, ProfileInfo, Sample, SampleMeta,
+};
 use crate::sources::clock::monotonic_ns;
 use crate::sources::perf_event::attr::{EventAttr, EventKind, Wakeup};
 use crate::sources::perf_event::reader::{PerfEvents, RingOptions};
@@ -356,7 +358,8 @@ impl SampleResolver {
         // is one location, and pprof gets no mapping that would lump every module together.
         let loc = if in_kernel {
             let frame = self.symbols.resolve_kernel(address);
-            let id = tables.frames.intern(&frame_name(&frame), None);
+            let origin = FrameOrigin::new(FrameKind::Kernel, Some(&frame.module));
+            let id = tables.frames.intern_from(&frame_name(&frame), None, origin);
             let loc = tables.locations.intern(Location {
                 address: 0,
                 lines: Box::new([Line { frame: id, line: 0 }]),
@@ -369,7 +372,11 @@ impl SampleResolver {
             let lines: Vec<Line> = resolved
                 .iter()
                 .map(|f| Line {
-                    frame: tables.frames.intern(&frame_name(f), None),
+                    frame: tables.frames.intern_from(
+                        &frame_name(f),
+                        None,
+                        FrameOrigin::new(FrameKind::User, Some(&f.module)),
+                    ),
                     line: 0,
                 })
                 .collect();
@@ -393,7 +400,9 @@ impl SampleResolver {
         }
         let text = self.symbols.root_frame_text(pid, tid, None)?;
         let tables = &mut self.tables.tables;
-        let frame = tables.frames.intern(&text, None);
+        let frame = tables
+            .frames
+            .intern_from(&text, None, FrameOrigin::new(FrameKind::Pseudo, None));
         let loc = tables.locations.intern(Location {
             address: 0,
             lines: Box::new([Line { frame, line: 0 }]),
