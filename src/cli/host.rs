@@ -56,12 +56,15 @@ impl HostArgs {
     pub fn run_options(&self) -> Result<HostRunOptions, String> {
         let duration = match self.duration {
             None => None,
-            Some(s) if s.is_finite() && s > 0.0 => Some(Duration::from_secs_f64(s)),
-            Some(s) => {
-                return Err(format!(
-                    "--duration must be a positive number of seconds (got {s})"
-                ));
-            }
+            Some(s) => match crate::model::units::duration_from_seconds(s) {
+                Ok(d) if !d.is_zero() => Some(d),
+                _ => {
+                    return Err(format!(
+                        "--duration must be a positive number of seconds, at most {} (got {s})",
+                        u64::MAX
+                    ));
+                }
+            },
         };
         if let Some(pages) = self.mmap_pages
             && !pages.is_power_of_two()

@@ -10,6 +10,8 @@ use std::io::Write;
 
 use rusqlite::types::ValueRef;
 
+use crate::model::text::{Repeat, spaces};
+
 /// One result value as perf-prof prints it.
 pub fn perf_prof_cell(value: ValueRef<'_>) -> String {
     match value {
@@ -31,7 +33,7 @@ fn width(s: &str) -> usize {
 }
 
 fn pad(out: &mut dyn Write, s: &str, w: usize) -> std::io::Result<()> {
-    write!(out, "{s}{:1$}", "", w.saturating_sub(width(s)))
+    write!(out, "{s}{}", spaces(w.saturating_sub(width(s))))
 }
 
 impl PerfProfTable {
@@ -50,7 +52,7 @@ impl PerfProfTable {
             if i > 0 {
                 write!(out, "-+-")?;
             }
-            write!(out, "{:-<1$}", "", *w)?;
+            write!(out, "{}", Repeat('-', *w))?;
         }
         writeln!(out)?;
         Ok(Self { widths })

@@ -8,6 +8,7 @@ use crate::analyzers::latency::LatencyStats;
 use crate::analyzers::multi_trace::DelayTable;
 use crate::analyzers::syscall_label;
 use crate::analyzers::syscalls::SyscallTable;
+use crate::model::text::{left_aligned, right_aligned};
 
 /// Task names are at most 15 characters (`TASK_COMM_LEN` 16 with the NUL); the column is 16.
 const COMM_WIDTH: usize = 16;
@@ -136,15 +137,23 @@ pub fn delay_table(
     out.push_str(&wall.prefix());
     out.push('\n');
     if let Some((header, width)) = key {
-        let _ = write!(out, "{header:<width$} ");
+        let _ = write!(out, "{} ", left_aligned(header, width));
         if comm {
             let _ = write!(out, "{:<COMM_WIDTH$} ", "comm");
         }
     }
     let _ = write!(
         out,
-        "{:>start_width$} => {:<end_width$} {:>8} {:>16} {:>12} {:>12} {:>12} {:>12} {:>12}",
-        "start", "end", "calls", "total(us)", "min(us)", "p50(us)", "p95(us)", "p99(us)", "max(us)"
+        "{} => {} {:>8} {:>16} {:>12} {:>12} {:>12} {:>12} {:>12}",
+        right_aligned("start", start_width),
+        left_aligned("end", end_width),
+        "calls",
+        "total(us)",
+        "min(us)",
+        "p50(us)",
+        "p95(us)",
+        "p99(us)",
+        "max(us)"
     );
     if than {
         out.push_str("    than(reqs)");
@@ -180,7 +189,7 @@ pub fn delay_table(
         };
         let stats = &row.stats;
         if let (Some((_, width)), Some(instance)) = (key, row.instance) {
-            let _ = write!(out, "{instance:<width$} ");
+            let _ = write!(out, "{} ", left_aligned(instance, width));
             if comm {
                 let name = u32::try_from(instance)
                     .ok()
@@ -191,9 +200,9 @@ pub fn delay_table(
         }
         let _ = write!(
             out,
-            "{:>start_width$} => {:<end_width$} {:>8} {:>16} {:>12} {:>12} {:>12} {:>12} {:>12}",
-            pair.start,
-            pair.end,
+            "{} => {} {:>8} {:>16} {:>12} {:>12} {:>12} {:>12} {:>12}",
+            right_aligned(&pair.start, start_width),
+            left_aligned(&pair.end, end_width),
             stats.calls(),
             us(stats.total_ns()),
             us(stats.histogram.min().unwrap_or(0)),

@@ -5,6 +5,7 @@ use std::fmt::Write;
 
 use super::{UNKNOWN_COMM, WallClock};
 use crate::analyzers::top::TopTable;
+use crate::model::text::{left_aligned, right_aligned};
 
 /// What the top printer needs beyond the table.
 pub struct TopText<'a> {
@@ -33,10 +34,10 @@ pub fn top_table(table: &TopTable, wall: &WallClock, text: &TopText<'_>) -> Stri
     let key_width = table.key_header.as_deref().map(|h| h.len().max(8));
     let widths: Vec<usize> = table.column_headers.iter().map(|h| h.len().max(12)).collect();
     if let (Some(header), Some(width)) = (table.key_header.as_deref(), key_width) {
-        let _ = write!(out, "{header:>width$} ");
+        let _ = write!(out, "{} ", right_aligned(header, width));
     }
     for (header, width) in table.column_headers.iter().zip(&widths) {
-        let _ = write!(out, "{header:>width$} ");
+        let _ = write!(out, "{} ", right_aligned(header, *width));
     }
     if let Some(comm) = &table.comm_header {
         out.push_str(comm);
@@ -47,15 +48,15 @@ pub fn top_table(table: &TopTable, wall: &WallClock, text: &TopText<'_>) -> Stri
             match text.printkey {
                 Some(printkey) => {
                     let cell = printkey(row.key);
-                    let _ = write!(out, "{cell:<width$} ");
+                    let _ = write!(out, "{} ", left_aligned(cell, width));
                 }
                 None => {
-                    let _ = write!(out, "{:>width$} ", row.key);
+                    let _ = write!(out, "{} ", right_aligned(row.key, width));
                 }
             }
         }
         for (value, width) in row.values.iter().zip(&widths) {
-            let _ = write!(out, "{value:>width$} ");
+            let _ = write!(out, "{} ", right_aligned(value, *width));
         }
         if table.comm_header.is_some() {
             let name = match &row.comm {

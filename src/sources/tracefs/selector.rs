@@ -50,8 +50,10 @@ impl fmt::Display for SelectorError {
         let column = caret_column(&self.text, self.position);
         write!(
             f,
-            "bad event selector: {}\n  {}\n  {:column$}^",
-            self.message, self.text, ""
+            "bad event selector: {}\n  {}\n  {}^",
+            self.message,
+            self.text,
+            crate::model::text::spaces(column)
         )?;
         if let Some(hint) = &self.hint {
             write!(f, "\n{hint}")?;

