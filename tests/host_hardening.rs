@@ -113,3 +113,43 @@ fn a_duration_too_long_for_a_clock_is_a_usage_error() {
         );
     }
 }
+
+/// Run `top -e selector` to its error; returns (stderr, seconds it took).
+fn rejected(selector: &str) -> (String, f64) {
+    let dir = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let out = perfscope(
+        dir.path(),
+        &["top", "-e", selector, "--no-tui", "--duration", "1"],
+    );
+    let took = started.elapsed().as_secs_f64();
+    assert_no_panic(&out, "an unknown event");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    (stderr_of(&out), took)
+}
+
+#[test]
+fn an_unknown_event_name_is_rejected_at_once_and_quoted_once() {
+    let _serial = serial();
+    ensure_tracefs();
+    // The whole run, a debug binary's start included, well under a second (it was 19 s
+    // for 100k characters); the check itself is timed in the commit message.
+    let limit = Duration::from_secs(1).as_secs_f64();
+    let name: String = std::iter::repeat_n('a', 100_000).collect();
+    let (stderr, took) = rejected(&format!("sched:{name}"));
+    assert!(took < limit, "{took:.2} s to reject a 100k-character name");
+    assert_eq!(stderr.matches(&name).count(), 1, "the name is quoted once");
+    assert!(
+        stderr.contains("255"),
+        "says the kernel's limit: {}",
+        &stderr[..300]
+    );
+    let system: String = std::iter::repeat_n('s', 300).collect();
+    let (stderr, _) = rejected(&format!("{system}:sched_switch"));
+    assert!(stderr.contains("255"), "{stderr}");
+    // Under the limit, unknown: named, with its caret, as fast.
+    let name: String = std::iter::repeat_n('b', 255).collect();
+    let (stderr, took) = rejected(&format!("sched:{name}"));
+    assert!(took < limit, "{took:.2} s to reject a 255-character name");
+    assert!(stderr.contains("unknown event 'sched:bbb"), "{stderr}");
+}
