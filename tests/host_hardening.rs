@@ -153,3 +153,110 @@ fn an_unknown_event_name_is_rejected_at_once_and_quoted_once() {
     assert!(took < limit, "{took:.2} s to reject a 255-character name");
     assert!(stderr.contains("unknown event 'sched:bbb"), "{stderr}");
 }
+
+/// perf_event_open refuses to sample this tracepoint to everyone, root included (its
+/// samples would raise it again): the event a root user meets the refusal with.
+const UNSAMPLEABLE: &str = "irq_vectors:irq_work_exit";
+
+fn is_root() -> bool {
+    // SAFETY: no arguments, cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+#[test]
+fn root_refused_an_event_is_told_why_and_the_others_still_run() {
+    let _serial = serial();
+    ensure_tracefs();
+    assert!(is_root(), "the host tests run as root");
+    assert!(
+        std::path::Path::new("/sys/kernel/tracing/events/irq_vectors/irq_work_exit").is_dir(),
+        "this test needs the x86 tracepoint {UNSAMPLEABLE}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = perfscope(
+        dir.path(),
+        &["top", "-e", UNSAMPLEABLE, "--no-tui", "--duration", "1"],
+    );
+    let stderr = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(1), "nothing could be opened: {stderr}");
+    assert!(
+        !stderr.contains("run as root"),
+        "root is told to run as root: {stderr}"
+    );
+    assert!(
+        stderr.contains("refused every event") && stderr.contains("does not apply"),
+        "{stderr}"
+    );
+
+    // Among others: skipped with one warning, the rest runs.
+    let selector = format!("{UNSAMPLEABLE},irq_vectors:irq_work_entry,sched:sched_switch");
+    let out = perfscope(
+        dir.path(),
+        &["top", "-e", &selector, "--no-tui", "--duration", "1"],
+    );
+    let stderr = stderr_of(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stderr.matches("skipped").count(), 1, "one warning: {stderr}");
+    assert!(
+        stderr.contains("skipped 1 event") && stderr.contains(UNSAMPLEABLE),
+        "{stderr}"
+    );
+    assert_eq!(stderr.matches("irq_work_entry").count(), 0, "it opened: {stderr}");
+}
+
+/// `setpriv` to nobody: the refusals a user meets at kernel.perf_event_paranoid 2.
+#[test]
+fn a_user_is_pointed_at_what_works_at_their_paranoid_level() {
+    let _serial = serial();
+    let paranoid: i32 = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(
+        paranoid, 2,
+        "this test pins the messages of paranoid 2 (Debian's default)"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    let as_nobody = |args: &[&str]| {
+        std::process::Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(env!("CARGO_BIN_EXE_perfscope"))
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .expect("setpriv (util-linux) runs perfscope as nobody")
+    };
+    // System-wide: not at paranoid 2; the message says what does work.
+    let out = as_nobody(&["top", "--no-tui", "--duration", "1", "-o", "o"]);
+    let stderr = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("CPU-wide") && stderr.contains("--user-only") && stderr.contains("-p PID"),
+        "{stderr}"
+    );
+    // A workload of one's own with kernel samples: told to add --user-only.
+    let out = as_nobody(&["top", "--no-tui", "--duration", "1", "-o", "o", "--", "true"]);
+    let stderr = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("kernel samples") && stderr.contains("--user-only"),
+        "{stderr}"
+    );
+    // And what it says works, works.
+    let out = as_nobody(&[
+        "top",
+        "--no-tui",
+        "--user-only",
+        "--duration",
+        "1",
+        "-o",
+        "o",
+        "--",
+        "sh",
+        "-c",
+        "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done",
+    ]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+}

@@ -1,0 +1,115 @@
+//! Which resolved tracepoints a session really opens. A wildcard (`-e '*:*'`) or a list
+//! can name events the kernel refuses — one that cannot be sampled
+//! (`irq_vectors:irq_work_exit`), one a policy forbids, one gone since tracefs listed it.
+//! Each event is tried once on the session's first target; the refused ones are left out
+//! with one warning that lists them (grouped by reason, each reason said once). Only a
+//! stage left with nothing is an error, and that error is the kernel's own explanation.
+//! Failures that are not about the event (too many open files, a thread gone) stop the
+//! session as before: they would hit every event alike.
+
+use crate::sources::perf_event::PerfEventError;
+use crate::sources::perf_event::attr::EventAttr;
+use crate::sources::perf_event::fd::PerfEventFd;
+use crate::sources::perf_event::targets::Target;
+use crate::sources::tracefs::ResolvedEvent;
+
+/// The events kept per stage, and the ones left out with the reason.
+pub struct EventPlan {
+    pub stages: Vec<Vec<ResolvedEvent>>,
+    /// (`sys:name`, the kernel's refusal), in selector order.
+    pub skipped: Vec<(String, PerfEventError)>,
+}
+
+/// Try every event of `stages` on `probe` (built by `attr_of`); keep what opens.
+pub fn plan_events(
+    stages: Vec<Vec<ResolvedEvent>>,
+    probe: Target,
+    ring_bytes: usize,
+    attr_of: impl Fn(&ResolvedEvent) -> EventAttr,
+) -> anyhow::Result<EventPlan> {
+    let mut skipped = Vec::new();
+    let mut kept_stages = Vec::with_capacity(stages.len());
+    for (stage_index, stage) in stages.into_iter().enumerate() {
+        let mut kept = Vec::with_capacity(stage.len());
+        let mut first_refusal = None;
+        for event in stage {
+            match PerfEventFd::open(&attr_of(&event), probe, ring_bytes) {
+                Ok(_probe_fd) => kept.push(event),
+                Err(err) if refuses_the_event(&err) => {
+                    let name = event.layout.full_name();
+                    if first_refusal.is_none() {
+                        first_refusal = Some(format!("{name}: {err}"));
+                    }
+                    skipped.push((name, err));
+                }
+                // A thread that exited is skipped by the real open; any other failure is
+                // about the session, not the event.
+                Err(PerfEventError::NoSuchThread { .. }) => kept.push(event),
+                Err(err) => return Err(err.into()),
+            }
+        }
+        if kept.is_empty() {
+            let stage = if stage_index == 0 {
+                String::new()
+            } else {
+                format!(" of -e #{}", stage_index + 1)
+            };
+            anyhow::bail!(
+                "the kernel refused every event{stage}: {}",
+                first_refusal.unwrap_or_else(|| "no events".into())
+            );
+        }
+        kept_stages.push(kept);
+    }
+    Ok(EventPlan {
+        stages: kept_stages,
+        skipped,
+    })
+}
+
+/// A refusal of this event in particular (another event may well open).
+fn refuses_the_event(err: &PerfEventError) -> bool {
+    matches!(
+        err,
+        PerfEventError::PermissionDenied { .. }
+            | PerfEventError::NoSuchEvent { .. }
+            | PerfEventError::InvalidAttr { .. }
+            | PerfEventError::Open { .. }
+    )
+}
+
+impl EventPlan {
+    /// The one warning about the skipped events (`None` when all opened): the names
+    /// grouped by reason, e.g. `perfscope: skipped 2 events the kernel refused:
+    /// irq_vectors:irq_work_exit, x:y — permission denied: …`.
+    pub fn warning(&self) -> Option<String> {
+        if self.skipped.is_empty() {
+            return None;
+        }
+        // The reason without the `perf_event_open(id) on CPU n: ` prefix, which differs per event.
+        let reason = |err: &PerfEventError| {
+            let text = err.to_string();
+            match text.split_once(": ") {
+                Some((_, why)) if text.starts_with("perf_event_open(") => why.to_string(),
+                _ => text,
+            }
+        };
+        let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
+        for (name, err) in &self.skipped {
+            let why = reason(err);
+            match groups.iter_mut().find(|(w, _)| *w == why) {
+                Some((_, names)) => names.push(name),
+                None => groups.push((why, vec![name])),
+            }
+        }
+        let count = self.skipped.len();
+        let mut text = format!(
+            "perfscope: skipped {count} event{} the kernel refused (the others are open):",
+            if count == 1 { "" } else { "s" }
+        );
+        for (why, names) in groups {
+            text.push_str(&format!("\n  {} — {why}", names.join(", ")));
+        }
+        Some(text)
+    }
+}
