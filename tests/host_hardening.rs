@@ -260,3 +260,27 @@ fn a_user_is_pointed_at_what_works_at_their_paranoid_level() {
     ]);
     assert!(out.status.success(), "{}", stderr_of(&out));
 }
+
+/// `top -- timeout 3 ./busy`: the busy grandchild is what is profiled, by default.
+#[test]
+fn a_workload_is_followed_into_its_children_by_default() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    common::host::build_fixture(dir.path(), "hot", &[]);
+    let run = |extra: &[&str]| {
+        let mut args = vec!["top", "--no-tui", "--duration", "4", "-o", "out"];
+        args.extend_from_slice(extra);
+        args.extend(["--", "timeout", "3", "./hot", "1.5"]);
+        let (stdout, _) = common::host::perfscope_ok(dir.path(), &args);
+        let spots = common::host::hotspots(&common::host::artifact(&stdout, dir.path(), "hotspots_csv"));
+        spots
+            .iter()
+            .find(|h| h.name == "hot_leaf")
+            .map_or(0, |h| h.self_samples)
+    };
+    // 1.5 s of CPU at 997 Hz: ~1,500 samples; a shared 2-core machine gets a good part.
+    let followed = run(&[]);
+    assert!(followed > 100, "only {followed} hot_leaf samples under timeout");
+    let alone = run(&["--no-inherit"]);
+    assert_eq!(alone, 0, "--no-inherit watches timeout alone");
+}
