@@ -284,3 +284,54 @@ fn a_workload_is_followed_into_its_children_by_default() {
     let alone = run(&["--no-inherit"]);
     assert_eq!(alone, 0, "--no-inherit watches timeout alone");
 }
+
+/// The CPU keys (`key=_cpu`) of the rows `top -e SELECTOR` printed.
+fn cpu_keys(stdout: &str) -> Vec<u32> {
+    let mut keys: Vec<u32> = stdout
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("_CPU"))
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next()?.parse().ok())
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys
+}
+
+#[test]
+fn cpus_in_a_selector_opens_the_event_on_those_cpus_only() {
+    let _serial = serial();
+    ensure_tracefs();
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    assert_eq!(
+        online.trim(),
+        "0-1",
+        "this test is written for the 2-CPU test machine"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let top = |selector: &str| {
+        perfscope(
+            dir.path(),
+            &["top", "-e", selector, "--no-tui", "--duration", "1"],
+        )
+    };
+    let out = top("sched:sched_switch//cpus=1/key=_cpu/");
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert_eq!(
+        cpu_keys(&String::from_utf8_lossy(&out.stdout)),
+        [1],
+        "only CPU 1 recorded"
+    );
+    // And the other CPU alone.
+    let out = top("sched:sched_switch//cpus=0/key=_cpu/");
+    assert_eq!(cpu_keys(&String::from_utf8_lossy(&out.stdout)), [0]);
+    for missing in ["cpus=4294967295", "cpus=2", "cpus=1-7"] {
+        let out = top(&format!("sched:sched_switch//{missing}/"));
+        let stderr = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(1), "{missing}: {stderr}");
+        assert!(
+            stderr.contains("does not exist") && stderr.contains("online: 0-1"),
+            "{missing}: {stderr}"
+        );
+    }
+}

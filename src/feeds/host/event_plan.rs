@@ -10,7 +10,7 @@
 use crate::sources::perf_event::PerfEventError;
 use crate::sources::perf_event::attr::EventAttr;
 use crate::sources::perf_event::fd::PerfEventFd;
-use crate::sources::perf_event::targets::Target;
+use crate::sources::perf_event::targets::{Target, online_cpus};
 use crate::sources::tracefs::ResolvedEvent;
 
 /// The events kept per stage, and the ones left out with the reason.
@@ -112,4 +112,46 @@ impl EventPlan {
         }
         Some(text)
     }
+}
+
+/// The CPUs each event (flattened, in open order) is opened on: `None` = every target, or
+/// a selector's `cpus=` list, checked against the machine — a CPU that is not online is
+/// an error naming it and the online ones, as is a list that meets none of the session's
+/// CPUs, or `cpus=` on threads opened on any CPU (`-p`/`-t` without `--inherit`).
+pub fn event_cpus(
+    stages: &[Vec<ResolvedEvent>],
+    targets: &[Target],
+) -> anyhow::Result<Vec<Option<Vec<u32>>>> {
+    let events: Vec<&ResolvedEvent> = stages.iter().flatten().collect();
+    if events.iter().all(|e| e.spec.cpus.is_none()) {
+        return Ok(vec![None; events.len()]);
+    }
+    let online_text = std::fs::read_to_string("/sys/devices/system/cpu/online")
+        .map(|t| t.trim().to_string())
+        .unwrap_or_default();
+    let online = online_cpus()?;
+    let session: Vec<u32> = targets.iter().filter_map(Target::cpu).collect();
+    events
+        .iter()
+        .map(|event| {
+            let Some(cpus) = &event.spec.cpus else {
+                return Ok(None);
+            };
+            let name = event.layout.full_name();
+            if let Some(missing) = cpus.iter().find(|c| !online.contains(c)) {
+                anyhow::bail!(
+                    "{name}: cpus= names CPU {missing}, which does not exist or is offline (online: {online_text})"
+                );
+            }
+            if targets.iter().any(|t| t.cpu().is_none()) {
+                anyhow::bail!(
+                    "{name}: cpus= needs events opened per CPU; threads (-p/-t) are opened on any CPU: add --inherit, or watch CPUs"
+                );
+            }
+            if !cpus.iter().any(|c| session.contains(c)) {
+                anyhow::bail!("{name}: cpus= and the CPUs this session watches (-C) have no CPU in common");
+            }
+            Ok(Some(cpus.clone()))
+        })
+        .collect()
 }

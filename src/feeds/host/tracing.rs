@@ -30,7 +30,7 @@ use crate::symbols::host::kernel::KernelSymbols;
 use crate::trace::event::{EventIndex, OwnedTraceEvent};
 use crate::trace::expr::Filter;
 
-use super::event_plan::plan_events;
+use super::event_plan::{event_cpus, plan_events};
 use super::options::HostRunOptions;
 use super::targets::{SessionTargets, open_targets};
 
@@ -183,7 +183,16 @@ impl TraceSession {
             })
             .collect();
         let ring_targets: Vec<Target> = targets.targets.clone();
-        let events = PerfEvents::open(&attrs, &ring_targets, RingOptions { data_pages: pages })?;
+        let cpus = event_cpus(&stages, &ring_targets)?;
+        let events = PerfEvents::open_where(
+            &attrs,
+            &ring_targets,
+            RingOptions { data_pages: pages },
+            |event, target| match (&cpus[event], target.cpu()) {
+                (Some(cpus), Some(cpu)) => cpus.contains(&cpu),
+                _ => true,
+            },
+        )?;
         let mut filters = Vec::new();
         for (index, event) in stages.iter().flatten().enumerate() {
             let mut user_filter = None;
