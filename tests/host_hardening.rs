@@ -335,3 +335,57 @@ fn cpus_in_a_selector_opens_the_event_on_those_cpus_only() {
         );
     }
 }
+
+/// A terminal command hidden in a name: OSC 2 sets the window title.
+const TITLE_ESCAPE: &str = "\u{1b}]2;PWNED\u{7}";
+
+/// The hot fixture under a name that is a terminal command (its comm is that name).
+fn evil_workload(dir: &std::path::Path) -> String {
+    let hot = common::host::build_fixture(dir, "hot", &[]);
+    let evil = dir.join(TITLE_ESCAPE);
+    std::os::unix::fs::symlink(&hot, &evil).unwrap();
+    format!("./{TITLE_ESCAPE}")
+}
+
+#[test]
+fn escape_codes_in_aliases_and_thread_names_print_as_text() {
+    let _serial = serial();
+    ensure_tracefs();
+    let dir = tempfile::tempdir().unwrap();
+    let evil = evil_workload(dir.path());
+    let selector = format!("sched:sched_stat_runtime//top-by=runtime/alias=\u{1b}[32mrt/");
+    let out = perfscope(
+        dir.path(),
+        &["top", "-e", &selector, "--no-tui", "--", &evil, "1"],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !stdout.contains('\u{1b}') && !stdout.contains('\u{7}'),
+        "raw escape in:\n{stdout:?}"
+    );
+    assert!(stdout.contains("\\e]2;PWNED\\x07"), "the comm as text:\n{stdout}");
+    assert!(
+        stdout.contains("\\e[32MRT"),
+        "the alias as text (the header upper-cased):\n{stdout}"
+    );
+
+    let selector = "sched:sched_wakeup//alias=\u{1b}[31mwake/";
+    let out = perfscope(
+        dir.path(),
+        &[
+            "multi-trace",
+            "-e",
+            selector,
+            "-e",
+            "sched:sched_switch",
+            "--no-tui",
+            "--duration",
+            "1",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.contains('\u{1b}'), "raw escape in:\n{stdout:?}");
+    assert!(stdout.contains("\\e[31mwake"), "{stdout}");
+}
