@@ -389,3 +389,41 @@ fn escape_codes_in_aliases_and_thread_names_print_as_text() {
     assert!(!stdout.contains('\u{1b}'), "raw escape in:\n{stdout:?}");
     assert!(stdout.contains("\\e[31mwake"), "{stdout}");
 }
+
+/// The TUI draws a name that is a terminal command as text: the raw bytes perfscope
+/// writes to the terminal (tmux pipe-pane) never hold the escape, the screen shows it
+/// spelled out.
+#[test]
+fn the_tui_draws_an_escape_code_in_a_thread_name_as_text() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let evil = evil_workload(dir.path());
+    let script = dir.path().join("run.sh");
+    // Through a script: tmux's own command line would mangle the control characters.
+    std::fs::write(
+        &script,
+        format!(
+            "exec '{}' top --view flamegraph --root comm -- '{evil}' 30\n",
+            env!("CARGO_BIN_EXE_perfscope")
+        ),
+    )
+    .unwrap();
+    let tmux = common::tmux::TmuxSession::start("escape", 120, 30, dir.path(), "sh run.sh");
+    let raw = dir.path().join("raw.out");
+    let piped = std::process::Command::new("tmux")
+        .args(["pipe-pane", "-o", "-t", &tmux.name])
+        .arg(format!("cat >> '{}'", raw.display()))
+        .status()
+        .unwrap();
+    assert!(piped.success(), "tmux pipe-pane");
+    tmux.wait_for("the comm spelled out", Duration::from_secs(20), |s| {
+        s.contains("\\e]2;PWNED\\x07")
+    });
+    tmux.keys(&["q"]);
+    std::thread::sleep(Duration::from_millis(500));
+    let bytes = std::fs::read(&raw).unwrap();
+    let has = |needle: &[u8]| bytes.windows(needle.len()).any(|w| w == needle);
+    assert!(has(b"\\e]2;PWNED"), "the pipe saw the drawn text");
+    assert!(!has(b"\x1b]2;PWNED"), "the escape reached the terminal raw");
+    assert!(!has(b"]2;PWNED\x07"), "the bell reached the terminal raw");
+}
