@@ -353,11 +353,8 @@ fn escape_codes_in_aliases_and_thread_names_print_as_text() {
     ensure_tracefs();
     let dir = tempfile::tempdir().unwrap();
     let evil = evil_workload(dir.path());
-    let selector = format!("sched:sched_stat_runtime//top-by=runtime/alias=\u{1b}[32mrt/");
-    let out = perfscope(
-        dir.path(),
-        &["top", "-e", &selector, "--no-tui", "--", &evil, "1"],
-    );
+    let selector = "sched:sched_stat_runtime//top-by=runtime/alias=\u{1b}[32mrt/";
+    let out = perfscope(dir.path(), &["top", "-e", selector, "--no-tui", "--", &evil, "1"]);
     assert!(out.status.success(), "{}", stderr_of(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
