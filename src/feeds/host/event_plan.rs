@@ -18,6 +18,11 @@ pub struct EventPlan {
     pub stages: Vec<Vec<ResolvedEvent>>,
     /// (`sys:name`, the kernel's refusal), in selector order.
     pub skipped: Vec<(String, PerfEventError)>,
+    /// The probes, kept open until the session's own events are: the first perf event on
+    /// a tracepoint registers it with the kernel and the last one closed unregisters it,
+    /// each a wait for RCU (tens of ms) — closing a probe at once would pay that twice
+    /// per event, minutes for `-e '*:*'`.
+    pub probes: Vec<PerfEventFd>,
 }
 
 /// Try every event of `stages` on `probe` (built by `attr_of`); keep what opens.
@@ -28,13 +33,17 @@ pub fn plan_events(
     attr_of: impl Fn(&ResolvedEvent) -> EventAttr,
 ) -> anyhow::Result<EventPlan> {
     let mut skipped = Vec::new();
+    let mut probes = Vec::new();
     let mut kept_stages = Vec::with_capacity(stages.len());
     for (stage_index, stage) in stages.into_iter().enumerate() {
         let mut kept = Vec::with_capacity(stage.len());
         let mut first_refusal = None;
         for event in stage {
             match PerfEventFd::open(&attr_of(&event), probe, ring_bytes) {
-                Ok(_probe_fd) => kept.push(event),
+                Ok(probe_fd) => {
+                    probes.push(probe_fd);
+                    kept.push(event);
+                }
                 Err(err) if refuses_the_event(&err) => {
                     let name = event.layout.full_name();
                     if first_refusal.is_none() {
@@ -64,6 +73,7 @@ pub fn plan_events(
     Ok(EventPlan {
         stages: kept_stages,
         skipped,
+        probes,
     })
 }
 

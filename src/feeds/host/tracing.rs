@@ -30,7 +30,7 @@ use crate::symbols::host::kernel::KernelSymbols;
 use crate::trace::event::{EventIndex, OwnedTraceEvent};
 use crate::trace::expr::Filter;
 
-use super::event_plan::{event_cpus, plan_events};
+use super::event_plan::{EventPlan, event_cpus, plan_events};
 use super::options::HostRunOptions;
 use super::targets::{SessionTargets, open_targets};
 
@@ -166,7 +166,11 @@ impl TraceSession {
         if let Some(warning) = plan.warning() {
             eprintln!("{warning}");
         }
-        let stages = plan.stages;
+        let EventPlan {
+            stages,
+            probes: _open_until_the_events_are,
+            ..
+        } = plan;
         let attrs: Vec<EventAttr> = stages
             .iter()
             .flatten()
