@@ -102,6 +102,21 @@ fn a_caret_past_the_fmt_width_limit_points_at_the_error() {
 #[test]
 fn a_duration_too_long_for_a_clock_is_a_usage_error() {
     let dir = tempfile::tempdir().unwrap();
+    let out = perfscope(
+        dir.path(),
+        &[
+            "qemu",
+            "--no-tui",
+            "--arch",
+            "riscv64",
+            "--kernel",
+            "/nonexistent",
+            "--timeout",
+            "1e20",
+        ],
+    );
+    assert_no_panic(&out, "qemu --timeout 1e20");
+    assert!(stderr_of(&out).contains("--timeout"), "{}", stderr_of(&out));
     for duration in ["1e20", "1e300"] {
         let out = perfscope(dir.path(), &["top", "--no-tui", "--duration", duration]);
         assert_no_panic(&out, "--duration {duration}");
@@ -202,6 +217,24 @@ fn root_refused_an_event_is_told_why_and_the_others_still_run() {
         "{stderr}"
     );
     assert_eq!(stderr.matches("irq_work_entry").count(), 0, "it opened: {stderr}");
+
+    // A wildcard over a system that holds it: the rest of the system is opened.
+    let out = perfscope(
+        dir.path(),
+        &["top", "-e", "irq_vectors:*", "--no-tui", "--duration", "1"],
+    );
+    let stderr = stderr_of(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stderr.matches("skipped").count(), 1, "one warning: {stderr}");
+    assert!(
+        stderr.contains("skipped 1 event") && stderr.contains(UNSAMPLEABLE),
+        "{stderr}"
+    );
+    let header = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        header.contains("IRQ_WORK_ENTRY"),
+        "the other events have their columns:\n{header}"
+    );
 }
 
 /// `setpriv` to nobody: the refusals a user meets at kernel.perf_event_paranoid 2.
