@@ -457,3 +457,57 @@ fn the_tui_draws_an_escape_code_in_a_thread_name_as_text() {
     assert!(!has(b"\x1b]2;PWNED"), "the escape reached the terminal raw");
     assert!(!has(b"]2;PWNED\x07"), "the bell reached the terminal raw");
 }
+
+/// Followed children run on both CPUs, so their samples land on both CPU rings: the
+/// session hands them over in time order across the rings (a child's mmap, read from one
+/// ring, reaches the symbolizer before its samples from the other).
+#[test]
+fn followed_children_on_two_cpus_drain_in_time_order() {
+    use perfscope::feeds::host::options::{HostRunOptions, HostTarget, RingOptions, SamplingOptions};
+    use perfscope::feeds::host::sampling::{RawItem, SampleSession};
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let hot = common::host::build_fixture(dir.path(), "hot", &[]);
+    let run = HostRunOptions {
+        target: HostTarget {
+            workload: vec![
+                "sh".into(),
+                "-c".into(),
+                format!("{0} 1 & {0} 1; wait", hot.display()),
+            ],
+            inherit: true,
+            ..HostTarget::default()
+        },
+        ring: RingOptions::default(),
+        record: None,
+        duration: None,
+        out: dir.path().join("out"),
+    };
+    let sampling = SamplingOptions {
+        freq_hz: 997,
+        callchain: false,
+        user_only: false,
+        kernel_only: false,
+        exclude_self: false,
+        root: perfscope::symbols::host::RootFrame::Comm,
+    };
+    let mut session = SampleSession::open(&run, &sampling).expect("sampling (run as root)");
+    let mut items = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    // Long polls: each drain then finds both rings holding samples.
+    while session.pump(Duration::from_millis(300), &mut items).unwrap() {
+        assert!(Instant::now() < deadline, "the workload did not end");
+    }
+    let samples: Vec<(u64, u32)> = items
+        .iter()
+        .filter_map(|i| match i {
+            RawItem::Sample(s) => Some((s.time_ns, s.cpu)),
+            _ => None,
+        })
+        .collect();
+    let cpus: std::collections::BTreeSet<u32> = samples.iter().map(|s| s.1).collect();
+    assert!(samples.len() > 500, "{} samples", samples.len());
+    assert_eq!(cpus.len(), 2, "two busy children use both CPUs");
+    let backwards = samples.windows(2).filter(|w| w[1].0 < w[0].0).count();
+    assert_eq!(backwards, 0, "{backwards} samples older than the one before them");
+}
