@@ -115,10 +115,8 @@ pub struct QemuArgs {
 }
 
 fn seconds(flag: &str, s: f64) -> anyhow::Result<Duration> {
-    if !s.is_finite() || s < 0.0 {
-        bail!("{flag} must be a non-negative number of seconds (got {s})");
-    }
-    Ok(Duration::from_secs_f64(s))
+    crate::model::units::duration_from_seconds(s)
+        .map_err(|why| anyhow::anyhow!("{flag} must be a non-negative number of seconds: {why}"))
 }
 
 /// Run `perfscope qemu`.

@@ -30,6 +30,7 @@ pub mod sample_list;
 pub mod selection;
 pub mod stack;
 pub mod tables;
+pub mod text;
 pub mod threads;
 pub mod timeline;
 pub mod trie;

@@ -67,7 +67,10 @@ impl HostSampleFeed {
             .spawn(move || {
                 let reason = loop {
                     if stop_flag.load(Ordering::Relaxed) || deadline.is_some_and(|d| Instant::now() >= d) {
-                        session.stop();
+                        // What the rings and the time-order merge still hold is part of the run.
+                        let mut items = Vec::new();
+                        session.finish(&mut items);
+                        let _ = raw_tx.send((items, session.counters, None));
                         break None;
                     }
                     let mut items = Vec::new();

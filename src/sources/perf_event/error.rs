@@ -6,13 +6,12 @@ use std::io;
 /// driving perf events.
 #[derive(Debug, thiserror::Error)]
 pub enum PerfEventError {
-    #[error(
-        "perf_event_open({event}) on {target}: permission denied (kernel.perf_event_paranoid is {paranoid}): run as root, or `sysctl kernel.perf_event_paranoid=-1` (CPU-wide and kernel events need it)"
-    )]
+    /// `why` comes from [`super::refusal::explain`]: who asked, what, at which paranoid level.
+    #[error("perf_event_open({event}) on {target}: permission denied: {why}")]
     PermissionDenied {
         event: String,
         target: String,
-        paranoid: String,
+        why: String,
     },
     #[error(
         "perf_event_open({event}) on {target}: no such event (ENOENT): check the tracepoint exists under /sys/kernel/tracing/events (mount tracefs) or pick another event"

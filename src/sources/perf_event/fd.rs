@@ -169,9 +169,11 @@ fn open_error(event: &EventAttr, target: Target, source: io::Error) -> PerfEvent
         Some(libc::EACCES | libc::EPERM) => PerfEventError::PermissionDenied {
             event: name,
             target: target_text,
-            paranoid: std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
-                .map(|s| s.trim().to_string())
-                .unwrap_or_else(|_| "unreadable".into()),
+            why: super::refusal::explain_current(super::refusal::Request {
+                target,
+                tracepoint: matches!(event.kind, EventKind::Tracepoint { .. }),
+                kernel: !event.exclude_kernel,
+            }),
         },
         Some(libc::ENOENT) => PerfEventError::NoSuchEvent {
             event: name,
@@ -211,6 +213,12 @@ mod tests {
             perm.contains("perf_event_paranoid") && perm.contains("root"),
             "{perm}"
         );
+        if unsafe { libc::geteuid() } == 0 {
+            assert!(
+                !perm.contains("run as root"),
+                "root is not told to be root: {perm}"
+            );
+        }
         let inval =
             open_error(&event, Target::Cpu(1), io::Error::from_raw_os_error(libc::EINVAL)).to_string();
         assert!(
