@@ -12,6 +12,7 @@
 use std::path::Path;
 
 use perfscope::batch::report::{ReportInput, ReportOptions, run as report};
+use perfscope::model::frames::{FrameKind, FrameOrigin};
 use perfscope::model::{Callchain, Instance, InstanceKind, SampleMeta};
 use perfscope::sources::tracefs::parse_format;
 use perfscope::store::{Recorder, SessionMeta, open_session};
@@ -133,12 +134,14 @@ fn record_seed_session() -> Vec<u8> {
             })
         })
         .collect();
-    let main = recorder.frame("main", Some("/usr/bin/busy"), Some("busy.c"));
-    let work = recorder.frame("work", Some("/usr/bin/busy"), None);
-    let kernel = recorder.frame("do_syscall_64", Some("[kernel.kallsyms]"), None);
+    let user = FrameOrigin::new(FrameKind::User, Some("/usr/bin/busy"));
+    let kernel = FrameOrigin::new(FrameKind::Kernel, Some("[kernel.kallsyms]"));
+    let main = recorder.frame("main", &user, Some("busy.c"));
+    let work = recorder.frame("work", &user, None);
+    let syscall = recorder.frame("do_syscall_64", &kernel, None);
     let stacks = [
         recorder.stack(&[main, work]),
-        recorder.stack(&[main, kernel]),
+        recorder.stack(&[main, syscall]),
         recorder.named_stack(&["swapper", "cpu_idle"]),
     ];
     let meta = SampleMeta {
