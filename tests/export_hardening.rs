@@ -205,7 +205,11 @@ fn the_tui_export_key_writes_a_profile_with_no_frame_above_min_percent() {
     );
     let tmux = TmuxSession::start("perfscope-thin-export", 100, 30, work.path(), &command);
     let wait = Duration::from_secs(20);
-    tmux.wait_for("the flamegraph", wait, |s| s.contains("Flamegraph"));
+    // Export what is on screen once the file is read whole (an `e` pressed while it loads
+    // exports the part read so far).
+    tmux.wait_for("the whole file on the flamegraph", wait, |s| {
+        s.contains("Flamegraph") && s.contains("400 samples") && s.contains("done")
+    });
     tmux.keys(&["e"]);
     let screen = tmux.wait_for("the export message", wait, |s| {
         s.contains("exported") || s.contains("failed") || s.contains("cannot")
