@@ -57,6 +57,21 @@ impl EngineOptions {
     }
 }
 
+impl EngineOptions {
+    /// A run to the end without a terminal (report, `--no-tui`): a live source (`live`)
+    /// holds its newest samples for the markers still to come; a recorded one needs no hold.
+    pub fn headless(selection: Selection, live: bool) -> Self {
+        Self {
+            policy: if live {
+                SlicePolicy::live_headless()
+            } else {
+                SlicePolicy::BATCH
+            },
+            ..Self::batch(selection)
+        }
+    }
+}
+
 /// The model of one session and everything that reads or writes it.
 pub struct Engine {
     pub state: ModelState,

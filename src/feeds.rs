@@ -29,6 +29,14 @@ pub trait Feed: Send {
     /// handed over by the following polls, until `Finished`.
     fn stop(&mut self) {}
 
+    /// The source finds its markers while it runs (QEMU's console): a marker may arrive
+    /// after the samples of its time, so a headless engine holds the newest samples raw.
+    /// Inputs whose markers are known up front (files, `--start-sec`) and sources without
+    /// markers (host sampling: one slice keeps its memory flat) say `false`.
+    fn is_live(&self) -> bool {
+        false
+    }
+
     /// Work done and to do (bytes of a file being decoded), when the feed knows.
     fn progress(&self) -> Option<(u64, u64)> {
         None

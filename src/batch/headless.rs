@@ -80,7 +80,7 @@ pub fn run(
     let stop = stop_on_signals()?;
     let mut engine = Engine::new(EngineOptions {
         recording: options.recording,
-        ..EngineOptions::batch(options.selection)
+        ..EngineOptions::headless(options.selection, feed.is_live())
     });
     let mut progress: Option<Progress> = None;
     let mut stopping: Option<Instant> = None;

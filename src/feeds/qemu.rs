@@ -334,6 +334,10 @@ impl Feed for QemuFeed {
         })
     }
 
+    fn is_live(&self) -> bool {
+        true
+    }
+
     fn send_input(&mut self, bytes: &[u8]) {
         self.session.send_input(bytes);
     }
