@@ -102,6 +102,7 @@ impl Engine {
         if let Some(sink) = self.recording.take()
             && let Some(warning) = sink.finish(&self.state)
         {
+            self.state.provenance.recording_incomplete = Some(warning.clone());
             self.state.provenance.warnings.push(warning);
         }
         self.builder.invalidate();

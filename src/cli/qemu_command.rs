@@ -19,6 +19,7 @@ use crate::sources::qemu::plugin_args::{CallchainMode, SampleMode};
 use crate::store::{Recorder, SessionMeta};
 use crate::views::ViewKind;
 
+use super::exit::Outcome;
 use super::recorded::{ArtifactArgs, StyleArg, focus_of};
 use super::tui::TuiArgs;
 
@@ -119,7 +120,7 @@ fn seconds(flag: &str, s: f64) -> anyhow::Result<Duration> {
 }
 
 /// Run `perfscope qemu`.
-pub fn run_qemu(a: QemuArgs) -> anyhow::Result<()> {
+pub fn run_qemu(a: QemuArgs) -> anyhow::Result<Outcome> {
     let focus = focus_of(a.focus.as_deref())?;
     let options = QemuRunOptions {
         arch: a.arch,
@@ -177,12 +178,9 @@ pub fn run_qemu(a: QemuArgs) -> anyhow::Result<()> {
             &mut [&mut echo],
         )?;
         if let Some(set) = &outcome.exported {
-            print!("{}", report::summary(set, 10));
+            report::print_summary(set, 10);
         }
-        if let Some(e) = outcome.error {
-            bail!(e);
-        }
-        return Ok(());
+        return Outcome::of_headless(&outcome);
     }
     let mut config = a.tui.config(export.clone(), Selection::all().with_focus(focus))?;
     config.export_on_finish = Some(export);
@@ -196,5 +194,5 @@ pub fn run_qemu(a: QemuArgs) -> anyhow::Result<()> {
         Some(Err(e)) => bail!("writing the artifacts to {} failed: {e}", work_dir.display()),
         None => println!("perfscope qemu: no artifacts written"),
     }
-    Ok(())
+    Ok(Outcome::Clean)
 }

@@ -29,6 +29,8 @@ pub struct Provenance {
     pub warnings: Vec<String>,
     /// Extra files of the run for the artifact directory (`qemu.time.txt`, …).
     pub extra_files: Vec<(String, Vec<u8>)>,
+    /// `--record` did not store everything: what it missed (also in `warnings`).
+    pub recording_incomplete: Option<String>,
 }
 
 /// Counters for the status line.

@@ -197,11 +197,28 @@ impl QemuFeed {
         closed
     }
 
-    /// QEMU is gone and the records are in: the run's facts.
-    fn finish(&mut self, out: &mut Vec<Update>) {
+    /// QEMU is gone and the records are in: the run's facts. `Err` when QEMU ended on
+    /// its own with a failure before the plugin sent anything (it failed to start).
+    fn finish(&mut self, out: &mut Vec<Update>) -> anyhow::Result<()> {
         // The socket is a rendezvous, not an artifact: do not leave it in the qperf directory.
         let _ = std::fs::remove_file(&self.stream_socket);
         let report = self.session.report();
+        // Nobody asked QEMU to stop and it did not exit 0: it failed or was killed.
+        let died = (report.window.stop_method.is_none() && report.exit_status != 0)
+            .then(|| qemu_death(report.exit_status));
+        if let Some(died) = &died
+            && self.ingest.records() == 0
+        {
+            let stderr = report.qemu_stderr.trim();
+            anyhow::bail!(
+                "{died} before the plugin sent a sample{}",
+                if stderr.is_empty() {
+                    String::new()
+                } else {
+                    format!("; QEMU said: {stderr}")
+                }
+            );
+        }
         out.push(Update::Markers(self.session.markers()));
         // The session's warnings travel in the window facts (report.json window.warnings).
         out.push(Update::Window(report.window.clone()));
@@ -232,7 +249,13 @@ impl QemuFeed {
                 out.push(Update::Facts(
                     self.ingest.facts(file_report.version.map(|v| v.as_u8())),
                 ));
-                out.push(Update::Input(input_info(&self.qperf_bin, &file_report)));
+                let mut input = input_info(&self.qperf_bin, &file_report);
+                if let Some(died) = &died {
+                    // The run was cut short: what was read is not the whole workload.
+                    input.clean = false;
+                    input.end = format!("{}; {died} before perfscope stopped it", input.end);
+                }
+                out.push(Update::Input(input));
             }
             Err(e) => {
                 out.push(Update::Warning(format!(
@@ -270,12 +293,19 @@ impl QemuFeed {
                 bytes: csv.clone().into_bytes(),
             });
         }
-        if report.exit_status != 0 && report.window.stop_method.is_none() {
-            out.push(Update::Warning(format!(
-                "QEMU exited with status {}",
-                report.exit_status
-            )));
+        if let Some(died) = died {
+            out.push(Update::Warning(died));
         }
+        Ok(())
+    }
+}
+
+/// "QEMU exited with status 1", "QEMU was killed by signal 9" (the session reports a
+/// signal as 128 + its number, as a shell does).
+fn qemu_death(status: i32) -> String {
+    match status {
+        129..=192 => format!("QEMU was killed by signal {}", status - 128),
+        _ => format!("QEMU exited with status {status}"),
     }
 }
 
@@ -322,8 +352,8 @@ impl Feed for QemuFeed {
             // The plugin flushes at exit and closes the stream; give it a moment.
             if closed || at.elapsed() > Duration::from_secs(3) {
                 self.take_records(out);
-                self.finish(out);
                 self.done = true;
+                self.finish(out)?;
                 return Ok(FeedStatus::Finished);
             }
         }

@@ -1,0 +1,186 @@
+//! The exit-code table (README "Exit codes", `src/cli/exit.rs`) on the real binary:
+//! 0 clean, 1 error, 2 usage, 3 finished but incomplete — for recorded inputs and for a
+//! real QEMU that fails to start or is killed mid-run.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use common::guest::build_test_guest;
+use common::plugin::build_plugin;
+use common::profile::read_json;
+
+fn perfscope(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_perfscope"))
+        .args(args)
+        .output()
+        .expect("cannot run perfscope")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn code(o: &Output) -> Option<i32> {
+    o.status.code()
+}
+
+#[test]
+fn a_clean_report_exits_0_with_results_on_stdout_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let folded = dir.path().join("x.folded");
+    std::fs::write(&folded, "a;b 3\na;c 2\n").unwrap();
+    let out = dir.path().join("out");
+    let o = perfscope(&[
+        "report",
+        "--folded",
+        folded.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), Some(0), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).contains("5 samples, result ok"),
+        "{}",
+        text(&o.stdout)
+    );
+    assert_eq!(text(&o.stderr), "", "nothing to warn about");
+}
+
+#[test]
+fn an_unreadable_input_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = perfscope(&[
+        "report",
+        "--folded",
+        "/nonexistent/x.folded",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), Some(1), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).starts_with("perfscope: "), "{}", text(&o.stderr));
+}
+
+#[test]
+fn a_wrong_command_line_exits_2() {
+    let o = perfscope(&["report", "--no-such-flag"]);
+    assert_eq!(code(&o), Some(2), "{}", text(&o.stderr));
+    let o = perfscope(&["qemu", "--freq", "fast", "--kernel", "k"]);
+    assert_eq!(code(&o), Some(2), "{}", text(&o.stderr));
+    // The table is in --help.
+    let o = perfscope(&["--help"]);
+    assert_eq!(code(&o), Some(0));
+    assert!(text(&o.stdout).contains("Exit codes: 0 clean, 1 error, 2 usage, 3 finished but incomplete"));
+}
+
+#[test]
+fn corrupt_input_exits_3_with_result_incomplete_and_the_warning_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let folded = dir.path().join("x.folded");
+    std::fs::write(&folded, "a;b 3\nbroken line\na;c 2\n").unwrap();
+    let out = dir.path().join("out");
+    let o = perfscope(&[
+        "report",
+        "--folded",
+        folded.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), Some(3), "{}", text(&o.stderr));
+    let report = read_json(&out.join("perf/unknown/latest/report.json"));
+    assert_eq!(report["result"], "incomplete");
+    assert!(
+        text(&o.stdout).contains("result incomplete"),
+        "{}",
+        text(&o.stdout)
+    );
+    assert!(
+        !text(&o.stdout).contains("warning"),
+        "warnings are not results: {}",
+        text(&o.stdout)
+    );
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("warning: ") && err.contains("malformed line"),
+        "{err}"
+    );
+    assert!(err.contains("perfscope: incomplete: "), "{err}");
+}
+
+fn qemu_args<'a>(
+    out: &'a Path,
+    guest: &'a common::guest::TestGuest,
+    plugin: &'a Path,
+    qemu: &'a Path,
+) -> Vec<&'a str> {
+    vec![
+        "qemu",
+        "--no-tui",
+        "--arch",
+        "riscv64",
+        "--kernel",
+        guest.bin.to_str().unwrap(),
+        "--elf",
+        guest.elf.to_str().unwrap(),
+        "--plugin",
+        plugin.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--qemu",
+        qemu.to_str().unwrap(),
+        "--timeout",
+        "60",
+    ]
+}
+
+#[test]
+fn qemu_that_fails_to_start_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let guest = build_test_guest();
+    let plugin = build_plugin();
+    let out = dir.path().join("out");
+    let o = perfscope(&qemu_args(&out, &guest, &plugin, Path::new("/bin/false")));
+    assert_eq!(
+        code(&o),
+        Some(1),
+        "stdout:\n{}\nstderr:\n{}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+    assert!(
+        text(&o.stderr).contains("QEMU exited with status 1 before the plugin sent a sample"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
+#[test]
+fn qemu_killed_mid_run_exits_3_and_its_report_is_not_ok() {
+    let dir = tempfile::tempdir().unwrap();
+    let guest = build_test_guest();
+    let plugin = build_plugin();
+    // A QEMU that something else (the OOM killer, a user) SIGKILLs after 3 s.
+    let wrapper = dir.path().join("qemu-killed.sh");
+    std::fs::write(
+        &wrapper,
+        "#!/bin/sh\n( sleep 3; kill -KILL $$ ) &\nexec qemu-system-riscv64 \"$@\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = dir.path().join("out");
+    let mut args = qemu_args(&out, &guest, &plugin, &wrapper);
+    args.extend(["--freq", "1000"]);
+    let o = perfscope(&args);
+    let err = text(&o.stderr);
+    assert_eq!(code(&o), Some(3), "stdout:\n{}\nstderr:\n{err}", text(&o.stdout));
+    assert!(err.contains("QEMU was killed by signal 9"), "{err}");
+    let report = read_json(&out.join("perf/riscv64/latest/report.json"));
+    assert_eq!(report["result"], "incomplete");
+    assert_eq!(report["input"]["clean"], false);
+    assert!(
+        report["hotspots"]["total_samples"].as_u64().unwrap() > 0,
+        "what was read is kept"
+    );
+}
