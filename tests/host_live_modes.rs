@@ -68,6 +68,7 @@ fn start(dir: &Path) -> (App, Receiver<AppEvent>) {
         mode: LiveMode::Accumulate,
         initial_view: ViewKind::Histogram,
         export_on_finish: None,
+        select_workload_on_stop: false,
         recording: None,
     };
     let (tx, rx) = channel();

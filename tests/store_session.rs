@@ -888,6 +888,7 @@ fn app_screen(
         mode: LiveMode::Accumulate,
         initial_view: view,
         export_on_finish: None,
+        select_workload_on_stop: false,
         recording: None,
     };
     let (tx, rx) = std::sync::mpsc::channel::<AppEvent>();

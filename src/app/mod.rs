@@ -27,7 +27,7 @@ use crate::engine::thread::{Command, ModelEvent, ModelHandle, ModelOptions, spaw
 use crate::engine::{EngineOptions, LiveMode, SlicePolicy, Snapshot};
 use crate::feeds::Feed;
 use crate::model::aggregate::Wants;
-use crate::model::{Focus, Selection};
+use crate::model::{Focus, Selection, TimeWindow};
 use crate::store::Recorder;
 use crate::views::calltree::CallTreeView;
 use crate::views::console::ConsoleView;
@@ -67,6 +67,9 @@ pub struct AppConfig {
     pub export_on_finish: Option<ExportRequest>,
     /// `--record`: every update also goes to this session file.
     pub recording: Option<Recorder>,
+    /// When the stop marker arrives, select the workload window (start → stop marker) once,
+    /// unless a window was picked already (`perfscope qemu`).
+    pub select_workload_on_stop: bool,
 }
 
 impl AppConfig {
@@ -120,6 +123,8 @@ pub struct App {
     pub last_export_result: Option<Result<std::path::PathBuf, String>>,
     pub dirty: bool,
     pub quit: bool,
+    /// The workload window was selected for the stop marker (done once).
+    workload_selected: bool,
 }
 
 impl App {
@@ -185,6 +190,7 @@ impl App {
             last_export_result: None,
             dirty: true,
             quit: false,
+            workload_selected: false,
         };
         app.update_wants();
         Ok(app)
@@ -258,6 +264,30 @@ impl App {
         }
         self.instances.snapshot_changed(&ctx);
         self.dirty = true;
+        self.select_workload_once();
+    }
+
+    /// The stop marker has arrived: look at the workload (start → stop) from now on, as
+    /// the artifacts do — unless the user picked a window of their own.
+    fn select_workload_once(&mut self) {
+        let markers = self.snapshot.markers;
+        if !self.config.select_workload_on_stop || self.workload_selected || markers.stop_ns.is_none() {
+            return;
+        }
+        self.workload_selected = true;
+        if self.selection.window != TimeWindow::ALL {
+            return;
+        }
+        self.selection.window = markers.main_window();
+        self.model.send(Command::Select(self.selection.clone()));
+        let clear = self
+            .config
+            .keymap
+            .keys_for(KeyContext::Timeline, Action::ClearWindow)
+            .join("/");
+        self.message = Some(format!(
+            "stop marker: the workload window is selected ({clear} on the timeline: the whole run)"
+        ));
     }
 
     fn key(&mut self, key: &KeyEvent) {

@@ -40,6 +40,7 @@ fn start(out: &Path) -> (App, Receiver<AppEvent>) {
         mode: LiveMode::Accumulate,
         initial_view: ViewKind::Flamegraph,
         export_on_finish: None,
+        select_workload_on_stop: false,
         recording: None,
     };
     let mut app = App::new(config, Box::new(source), "assets", tx).unwrap();

@@ -9,7 +9,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 
 use crate::app::launch::run_tui;
-use crate::batch::headless::{self, ConsoleEcho, Headless};
+use crate::batch::headless::{self, ConsoleEcho, Headless, WaitingNotice};
 use crate::batch::report;
 use crate::engine::export::ExportRequest;
 use crate::feeds::qemu_setup::{QemuRunOptions, start_qemu};
@@ -47,12 +47,15 @@ pub struct QemuArgs {
     /// Boot x86_64 through OVMF (found in $TGOS_OVMF_DIR or /usr/share/OVMF).
     #[arg(long)]
     pub uefi: bool,
-    /// Samples per second per vCPU.
-    #[arg(long, value_name = "HZ", default_value_t = 99)]
+    /// Samples per second per vCPU. 1 kHz gives a sub-second workload enough samples to
+    /// read (99 Hz left ~70 for 0.7 s).
+    #[arg(long, value_name = "HZ", default_value_t = 1000)]
     pub freq: u32,
     #[arg(long, value_enum, default_value_t = SampleMode::Tb, ignore_case = true)]
     pub mode: SampleMode,
-    #[arg(long, visible_alias = "perf-callchain", value_enum, default_value_t = CallchainMode::Leaf, ignore_case = true)]
+    /// Call stacks: `fp` walks the guest's frame pointers (build the kernel with them),
+    /// `leaf` records only the sampled address (a flat profile).
+    #[arg(long, visible_alias = "perf-callchain", value_enum, default_value_t = CallchainMode::Fp, ignore_case = true)]
     pub callchain: CallchainMode,
     #[arg(long, value_name = "N", default_value_t = 128)]
     pub max_depth: u32,
@@ -65,7 +68,9 @@ pub struct QemuArgs {
     pub kernel_filter: bool,
     #[arg(long, value_enum, default_value_t = StyleArg::Full, ignore_case = true)]
     pub symbol_style: StyleArg,
-    /// Text of the guest shell prompt the init command waits for.
+    /// Text of the guest shell prompt the init command waits for [default: either StarryOS
+    /// prompt, 'root@starry:' or 'starry:~# ']. While it waits, the status line (stderr with
+    /// --no-tui) says so.
     #[arg(long, value_name = "S")]
     pub shell_prefix: Option<String>,
     /// Typed into the guest shell once the prompt is up.
@@ -167,6 +172,7 @@ pub fn run_qemu(a: QemuArgs) -> anyhow::Result<Outcome> {
     let work_dir = export.out_dir.join("perf").join(a.arch.name()).join("latest");
     if a.no_tui {
         let mut echo = ConsoleEcho::default();
+        let mut waiting = WaitingNotice::default();
         let outcome = headless::run(
             Box::new(feed),
             Headless {
@@ -175,7 +181,7 @@ pub fn run_qemu(a: QemuArgs) -> anyhow::Result<Outcome> {
                 recording,
                 progress: None,
             },
-            &mut [&mut echo],
+            &mut [&mut echo, &mut waiting],
         )?;
         if let Some(set) = &outcome.exported {
             report::print_summary(set, 10);
@@ -185,6 +191,8 @@ pub fn run_qemu(a: QemuArgs) -> anyhow::Result<Outcome> {
     let mut config = a.tui.config(export.clone(), Selection::all().with_focus(focus))?;
     config.export_on_finish = Some(export);
     config.recording = recording;
+    // What the artifacts show is the workload: the views switch to it when it is over.
+    config.select_workload_on_stop = a.stop_marker.is_some();
     if matches!(a.tui.view, ViewKind::Flamegraph) {
         // Booting is what there is to see first; 2 shows the flamegraph.
         config.initial_view = ViewKind::Console;

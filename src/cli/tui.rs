@@ -83,6 +83,7 @@ impl TuiArgs {
             },
             initial_view: self.view,
             export_on_finish: None,
+            select_workload_on_stop: false,
             recording: None,
         })
     }

@@ -50,6 +50,8 @@ pub struct SourceStats {
     pub dropped: u64,
     /// No more data will come (a file fully read, QEMU exited).
     pub finished: bool,
+    /// What the source waits for before the run goes on (the guest's shell prompt).
+    pub waiting: Option<crate::feeds::Waiting>,
     pub warnings: Vec<String>,
 }
 

@@ -21,7 +21,7 @@ use crate::sources::qperf_file::{
 use super::file::{OpenOptions, SymbolSource, input_info};
 use super::ingest::QperfIngest;
 use super::interned::FeedTables;
-use super::{Feed, FeedStatus, SessionStart, Update};
+use super::{Feed, FeedStatus, SessionStart, Update, Waiting};
 
 /// If the plugin has not connected to the stream by then, tail its qperf.bin instead
 /// (a plugin build without the stream argument).
@@ -115,6 +115,8 @@ pub struct QemuFeed {
     frequency_known: bool,
     /// The console as the guest printed it (profile.stdout).
     console: ConsoleLog,
+    /// The whole seconds of waiting for the prompt last told (`None`: not waiting).
+    waiting_told: Option<u64>,
     done: bool,
 }
 
@@ -152,6 +154,7 @@ impl QemuFeed {
             started: Instant::now(),
             exited_at: None,
             frequency_known: false,
+            waiting_told: None,
             done: false,
         })
     }
@@ -195,6 +198,22 @@ impl QemuFeed {
             .collect();
         self.tables.hand_over(samples, out);
         closed
+    }
+
+    /// What the session waits for, once a second while it waits and once when it stops.
+    fn tell_waiting(&mut self, out: &mut Vec<Update>) {
+        match self.session.waiting_for_prompt() {
+            Some((what, elapsed)) if self.waiting_told != Some(elapsed.as_secs()) => {
+                self.waiting_told = Some(elapsed.as_secs());
+                out.push(Update::Waiting(Some(Waiting {
+                    what,
+                    elapsed,
+                    hint: "set --shell-prefix".into(),
+                })));
+            }
+            None if self.waiting_told.take().is_some() => out.push(Update::Waiting(None)),
+            _ => {}
+        }
     }
 
     /// QEMU is gone and the records are in: the run's facts. `Err` when QEMU ended on
@@ -332,6 +351,7 @@ impl Feed for QemuFeed {
         if update.markers_changed {
             out.push(Update::Markers(self.session.markers()));
         }
+        self.tell_waiting(out);
         if let Records::Stream(reader, _) = &self.records
             && !reader.connected.load(Ordering::Relaxed)
             && (self.started.elapsed() > STREAM_CONNECT_GRACE || update.exited)

@@ -10,6 +10,7 @@ use anyhow::{Context, bail};
 use super::file::{OpenOptions, SymbolSource};
 use crate::export::layout::OutputLayout;
 use crate::sources::clock::monotonic_ns;
+use crate::sources::qemu::console::STARRY_PROMPTS;
 use crate::sources::qemu::host_perf::DEFAULT_EVENTS;
 use crate::sources::qemu::machine::{QemuLaunch, find_ovmf};
 use crate::sources::qemu::plugin_args::{CallchainMode, PluginOptions, SampleMode, kernel_text_of};
@@ -169,7 +170,10 @@ pub fn start_qemu(o: &QemuRunOptions) -> anyhow::Result<QemuFeed> {
     let session = SessionOptions {
         launch,
         epoch_ns,
-        shell_prefix: o.shell_prefix.clone().unwrap_or_else(|| "root@starry:".into()),
+        shell_prompts: match &o.shell_prefix {
+            Some(prefix) => vec![prefix.clone()],
+            None => STARRY_PROMPTS.iter().map(|p| p.to_string()).collect(),
+        },
         init_cmd: o.init_cmd.as_ref().map(|c| c.trim().to_string()),
         start_marker: o.start_marker.clone(),
         stop_marker: o.stop_marker.clone(),

@@ -65,6 +65,10 @@ pub fn status_parts(snapshot: &Snapshot, info: &StatusInfo, theme: &Theme) -> Ve
         "done".to_string()
     };
     parts.push((format!(" {state} "), theme.status_accent));
+    if let Some(waiting) = stats.waiting.as_ref().filter(|_| !stats.finished) {
+        // Nothing moves until it comes: the first thing to read.
+        parts.push((waiting.text(), theme.warning.patch(theme.status)));
+    }
     let count = if let Some(analysis) = snapshot.analysis.as_ref().filter(|_| stats.samples == 0) {
         // An analyzer session: its input is events, not stack samples; the selection's
         // share when a window, a reset or a mode narrows what the views count.
