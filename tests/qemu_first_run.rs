@@ -18,7 +18,11 @@ use common::tmux::TmuxSession;
 const WAIT: Duration = Duration::from_secs(60);
 
 fn headless(guest: &TestGuest, plugin: &Path, out: &Path, extra: &[&str]) -> Output {
+    // The sockets' private directory goes under $XDG_RUNTIME_DIR: one of the test's own.
+    let runtime = out.with_extension("run");
+    std::fs::create_dir_all(&runtime).unwrap();
     Command::new(env!("CARGO_BIN_EXE_perfscope"))
+        .env("XDG_RUNTIME_DIR", &runtime)
         .args(["qemu", "--no-tui", "--arch", "riscv64", "--kernel"])
         .arg(&guest.bin)
         .arg("--elf")
@@ -76,6 +80,20 @@ fn the_test_kernels_prompt_needs_no_flag_and_the_defaults_give_call_stacks_at_1_
             .lines()
             .any(|l| l.contains("run_bench;") && l.contains("mix_leaf")),
         "{folded}"
+    );
+    // Issue 11: no socket is left among the artifacts (qmp.sock was), and the private
+    // runtime directory they lived in is gone.
+    let qperf_dir = out.join("perf/riscv64/latest/qperf");
+    let sockets: Vec<_> = std::fs::read_dir(&qperf_dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".sock"))
+        .collect();
+    assert!(sockets.is_empty(), "{sockets:?} left in {}", qperf_dir.display());
+    let runtime: Vec<_> = std::fs::read_dir(out.with_extension("run")).unwrap().collect();
+    assert!(
+        runtime.is_empty(),
+        "the runtime directory is removed: {runtime:?}"
     );
     assert_eq!(
         report["plugin_summary"]["frequency_hz"], "1000",

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 
 use crate::model::{ConsoleLog, InputInfo, Sample};
+use crate::sources::qemu::runtime_dir::RuntimeDir;
 use crate::sources::qemu::{QemuSession, SessionOptions};
 use crate::sources::qperf_file::{
     PluginSummary, QperfRecord, QperfTail, StreamDecoder, read_file, sidecar_path,
@@ -36,6 +37,8 @@ pub struct QemuSourceOptions {
     pub qperf_bin: PathBuf,
     /// The socket the plugin streams to (we listen).
     pub stream_socket: PathBuf,
+    /// Where the sockets are (QMP's too); removed when the feed is dropped.
+    pub runtime_dir: RuntimeDir,
     /// A label for the status line ("qemu riscv64").
     pub label: String,
 }
@@ -115,6 +118,8 @@ pub struct QemuFeed {
     frequency_known: bool,
     /// The console as the guest printed it (profile.stdout).
     console: ConsoleLog,
+    /// Dropped after `session` (fields drop in order): QEMU is gone before its sockets.
+    _runtime_dir: RuntimeDir,
     /// The whole seconds of waiting for the prompt last told (`None`: not waiting).
     waiting_told: Option<u64>,
     done: bool,
@@ -154,6 +159,7 @@ impl QemuFeed {
             started: Instant::now(),
             exited_at: None,
             frequency_known: false,
+            _runtime_dir: options.runtime_dir,
             waiting_told: None,
             done: false,
         })
@@ -219,7 +225,7 @@ impl QemuFeed {
     /// QEMU is gone and the records are in: the run's facts. `Err` when QEMU ended on
     /// its own with a failure before the plugin sent anything (it failed to start).
     fn finish(&mut self, out: &mut Vec<Update>) -> anyhow::Result<()> {
-        // The socket is a rendezvous, not an artifact: do not leave it in the qperf directory.
+        // The socket is a rendezvous, not an artifact (its directory goes with the feed).
         let _ = std::fs::remove_file(&self.stream_socket);
         let report = self.session.report();
         // Nobody asked QEMU to stop and it did not exit 0: it failed or was killed.

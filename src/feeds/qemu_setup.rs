@@ -14,6 +14,7 @@ use crate::sources::qemu::console::STARRY_PROMPTS;
 use crate::sources::qemu::host_perf::DEFAULT_EVENTS;
 use crate::sources::qemu::machine::{QemuLaunch, find_ovmf};
 use crate::sources::qemu::plugin_args::{CallchainMode, PluginOptions, SampleMode, kernel_text_of};
+use crate::sources::qemu::runtime_dir::RuntimeDir;
 use crate::sources::qemu::{Arch, SessionOptions};
 use crate::symbols::SymbolStyle;
 
@@ -133,9 +134,14 @@ pub fn start_qemu(o: &QemuRunOptions) -> anyhow::Result<QemuFeed> {
     ] {
         let _ = std::fs::remove_file(stale);
     }
-    let stream_socket = layout.qperf_dir.join("stream.sock");
-    let qmp_socket = layout.qperf_dir.join("qmp.sock");
-    let _ = std::fs::remove_file(&qmp_socket);
+    // The sockets live in a private directory removed at the end, not among the artifacts;
+    // a previous run's may still be in the artifact directory.
+    let runtime_dir = RuntimeDir::create()?;
+    for stale in ["stream.sock", "qmp.sock"] {
+        let _ = std::fs::remove_file(layout.qperf_dir.join(stale));
+    }
+    let stream_socket = runtime_dir.join("stream.sock");
+    let qmp_socket = runtime_dir.join("qmp.sock");
     let epoch_ns = monotonic_ns();
     let plugin_arg = PluginOptions {
         library: plugin,
@@ -194,6 +200,7 @@ pub fn start_qemu(o: &QemuRunOptions) -> anyhow::Result<QemuFeed> {
         },
         qperf_bin,
         stream_socket,
+        runtime_dir,
         label: format!("qemu {}", o.arch.name()),
     })
 }
