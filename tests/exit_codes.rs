@@ -184,3 +184,68 @@ fn qemu_killed_mid_run_exits_3_and_its_report_is_not_ok() {
         "what was read is kept"
     );
 }
+
+/// Issue 11 point 17: symbols that do not match the samples are not `result ok`.
+#[test]
+fn an_elf_that_does_not_match_the_samples_exits_3_and_says_why() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let bin = root.join("assets/tinyk-riscv64.qperf.bin");
+    let dir = tempfile::tempdir().unwrap();
+    // With the plugin's summary beside it (arch = riscv64): the ELF's arch is wrong.
+    let out = dir.path().join("arch");
+    let o = perfscope(&[
+        "open",
+        bin.to_str().unwrap(),
+        "--elf",
+        "/bin/ls",
+        "--no-tui",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let err = text(&o.stderr);
+    assert_eq!(code(&o), Some(3), "{err}");
+    assert!(
+        err.contains("/bin/ls is an x86_64 ELF but the samples were recorded on riscv64"),
+        "{err}"
+    );
+    assert!(err.contains("(100%) are not in /bin/ls"), "{err}");
+    let latest = std::fs::read_dir(out.join("perf"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("latest");
+    let report = read_json(&latest.join("report.json"));
+    assert_eq!(report["result"], "incomplete");
+    let md = std::fs::read_to_string(latest.join("report.md")).unwrap();
+    assert!(md.contains("recorded on riscv64"), "report.md says it too");
+    // Without the summary (a bare qperf.bin): the unresolved share alone says it.
+    let bare = dir.path().join("bare.qperf.bin");
+    std::fs::copy(&bin, &bare).unwrap();
+    let o = perfscope(&[
+        "report",
+        bare.to_str().unwrap(),
+        "--elf",
+        "/bin/ls",
+        "--out",
+        dir.path().join("bare").to_str().unwrap(),
+    ]);
+    let err = text(&o.stderr);
+    assert_eq!(code(&o), Some(3), "{err}");
+    assert!(
+        err.contains("(100%) are not in /bin/ls: it does not match the samples"),
+        "{err}"
+    );
+    // The right ELF: clean.
+    let o = perfscope(&[
+        "open",
+        bin.to_str().unwrap(),
+        "--elf",
+        root.join("assets/tinyk-riscv64.elf").to_str().unwrap(),
+        "--no-tui",
+        "--out",
+        dir.path().join("ok").to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), Some(0), "{}", text(&o.stderr));
+}

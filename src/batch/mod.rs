@@ -6,4 +6,5 @@ pub mod diff;
 pub mod headless;
 pub mod progress;
 pub mod report;
+pub mod symbol_verdict;
 pub mod trace_text;
