@@ -249,3 +249,55 @@ fn an_elf_that_does_not_match_the_samples_exits_3_and_says_why() {
     ]);
     assert_eq!(code(&o), Some(0), "{}", text(&o.stderr));
 }
+
+/// A tmpfs of `size` mounted for the test (needs root, as the host tests do); unmounted on
+/// drop.
+struct TinyFs(tempfile::TempDir);
+
+impl TinyFs {
+    fn mount(size: &str) -> TinyFs {
+        let dir = tempfile::tempdir().unwrap();
+        let o = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "mounting a small tmpfs needs root: {}",
+            text(&o.stderr)
+        );
+        TinyFs(dir)
+    }
+}
+
+impl Drop for TinyFs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.0.path()).status();
+    }
+}
+
+/// `top --record` onto a filesystem that fills up: the run's artifacts are written, the
+/// session is not whole — exit 3 with the reason (main exited 0).
+#[test]
+fn a_recording_that_cannot_store_its_rows_exits_3() {
+    let full = TinyFs::mount("200k");
+    let out = tempfile::tempdir().unwrap();
+    let db = full.0.path().join("s.db");
+    let o = perfscope(&[
+        "top",
+        "--no-tui",
+        "--duration",
+        "2",
+        "--record",
+        db.to_str().unwrap(),
+        "--out",
+        out.path().to_str().unwrap(),
+    ]);
+    let err = text(&o.stderr);
+    assert_eq!(code(&o), Some(3), "{err}");
+    assert!(
+        err.contains("perfscope: incomplete: session ") && err.contains("disk is full"),
+        "{err}"
+    );
+}

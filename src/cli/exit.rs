@@ -134,4 +134,32 @@ mod tests {
         );
         assert_eq!((ERROR, USAGE), (1, 2));
     }
+
+    /// Records the kernel ring (or the plugin) lost make a finished run incomplete; a
+    /// feed's failure is an error.
+    #[test]
+    fn lost_records_give_3_and_a_failed_source_1() {
+        use crate::engine::{Engine, EngineOptions};
+        use crate::feeds::Update;
+        use crate::model::Selection;
+        let run = |lost: u64, error: Option<String>| {
+            let mut engine = Engine::new(EngineOptions::batch(Selection::all()));
+            engine.apply(vec![Update::Lost {
+                total: lost,
+                time_ns: None,
+            }]);
+            engine.finish();
+            headless::Outcome {
+                engine,
+                exported: None,
+                error,
+                interrupted: false,
+            }
+        };
+        assert_eq!(Outcome::of_headless(&run(0, None)).unwrap(), Outcome::Clean);
+        let lost = Outcome::of_headless(&run(12, None)).unwrap();
+        assert_eq!(lost.code(), INCOMPLETE);
+        assert!(format!("{lost:?}").contains("lost 12 records"), "{lost:?}");
+        assert!(Outcome::of_headless(&run(0, Some("QEMU exited".into()))).is_err());
+    }
 }
