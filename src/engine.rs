@@ -18,6 +18,7 @@ pub mod record;
 pub mod slices;
 pub mod snapshot;
 pub mod state;
+pub mod symbol_verdict;
 pub mod thread;
 
 use std::time::Duration;
@@ -99,6 +100,13 @@ impl Engine {
         self.state.stats.finished = true;
         self.state.stats.samples_per_sec = 0.0;
         self.state.store.seal();
+        if self.state.provenance.facts.symbols_mismatch.is_none()
+            && let Some(why) = symbol_verdict::symbols_mismatch(&self.state)
+        {
+            self.state.provenance.facts.symbols_mismatch = Some(why.clone());
+            self.state.stats.symbols_mismatch = Some(why.clone());
+            self.state.provenance.warnings.push(why);
+        }
         if let Some(sink) = self.recording.take()
             && let Some(warning) = sink.finish(&self.state)
         {

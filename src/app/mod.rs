@@ -125,6 +125,8 @@ pub struct App {
     pub quit: bool,
     /// The workload window was selected for the stop marker (done once).
     workload_selected: bool,
+    /// The symbols' mismatch was put on the status line (once).
+    symbols_mismatch_told: bool,
 }
 
 impl App {
@@ -191,6 +193,7 @@ impl App {
             dirty: true,
             quit: false,
             workload_selected: false,
+            symbols_mismatch_told: false,
         };
         app.update_wants();
         Ok(app)
@@ -265,6 +268,13 @@ impl App {
         self.instances.snapshot_changed(&ctx);
         self.dirty = true;
         self.select_workload_once();
+        if let Some(why) = &self.snapshot.stats.symbols_mismatch
+            && !self.symbols_mismatch_told
+        {
+            // Hex frames everywhere: say why before the user wonders.
+            self.symbols_mismatch_told = true;
+            self.message = Some(format!("symbols: {why}"));
+        }
     }
 
     /// The stop marker has arrived: look at the workload (start → stop) from now on, as

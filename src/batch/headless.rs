@@ -136,10 +136,6 @@ pub fn run(
     }
     drop(progress);
     engine.finish();
-    if let Some(why) = super::symbol_verdict::symbols_mismatch(&engine.state) {
-        engine.state.provenance.facts.symbols_mismatch = Some(why.clone());
-        engine.state.provenance.warnings.push(why);
-    }
     for sink in sinks.iter_mut() {
         sink.applied(&engine, true)?;
     }

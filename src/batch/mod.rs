@@ -6,5 +6,4 @@ pub mod diff;
 pub mod headless;
 pub mod progress;
 pub mod report;
-pub mod symbol_verdict;
 pub mod trace_text;

@@ -52,6 +52,8 @@ pub struct SourceStats {
     pub finished: bool,
     /// What the source waits for before the run goes on (the guest's shell prompt).
     pub waiting: Option<crate::feeds::Waiting>,
+    /// The symbols do not match the samples (said once the session is finished).
+    pub symbols_mismatch: Option<String>,
     pub warnings: Vec<String>,
 }
 

@@ -1,10 +1,10 @@
 //! Do the symbols match the samples? `open x.qperf.bin --elf /bin/ls` used to end with
-//! `result ok` and a flamegraph of hex addresses. At the end of a headless run this looks
-//! at what the resolver saw — the share of addresses no symbol covers, and the ELF's
+//! `result ok` and a flamegraph of hex addresses. When a session finishes (headless or in
+//! the TUI) the engine looks at what the resolver saw — the share of addresses no symbol covers, and the ELF's
 //! architecture against the one the plugin's summary recorded — and gives a verdict the
 //! reports carry (`result: incomplete`, a warning) and the exit code follows (3).
 
-use crate::engine::ModelState;
+use super::ModelState;
 
 /// At least this share of unresolved frames means the ELF is not the one the samples were
 /// taken from (a matching kernel ELF leaves a few percent: firmware, user space).
