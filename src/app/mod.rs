@@ -290,6 +290,11 @@ impl App {
         }
         self.selection.window = markers.main_window();
         self.model.send(Command::Select(self.selection.clone()));
+        if self.message.is_some() {
+            // The automatic export's message (where the files went) matters more; the
+            // status line's window label shows the selection anyway.
+            return;
+        }
         let clear = self
             .config
             .keymap
