@@ -137,9 +137,11 @@ pub struct TraceSummary {
 
 pub fn trace_summary(stderr: &str, analyzer: &str) -> TraceSummary {
     let prefix = format!("perfscope {analyzer}: read ");
+    // The last line, but for the exit code's reasons (exit 3 says "perfscope: incomplete:
+    // … lost …" after it when the ring lost events).
     let line = stderr
         .lines()
-        .last()
+        .rfind(|l| !l.starts_with("perfscope: incomplete: "))
         .filter(|l| l.starts_with(&prefix))
         .unwrap_or_else(|| panic!("the last stderr line is not `{prefix}…`:\n{stderr}"));
     let words: Vec<&str> = line[prefix.len()..].split_whitespace().collect();
