@@ -14,6 +14,7 @@
 pub mod apply;
 pub mod build;
 pub mod export;
+pub mod offenders;
 pub mod record;
 pub mod slices;
 pub mod snapshot;
@@ -93,6 +94,11 @@ impl Engine {
         engine.set_mode(options.mode);
         engine.set_selection(options.selection);
         engine
+    }
+
+    /// Whether a session file is being written (what the source still holds belongs in it).
+    pub fn is_recording(&self) -> bool {
+        self.recording.is_some()
     }
 
     /// The source will send nothing more: bin what is held, close the recording.

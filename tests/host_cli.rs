@@ -175,9 +175,8 @@ fn syscalls_inherit_follows_the_workload_into_its_children() {
     reader(dir.path());
     let run = |inherit: bool| {
         let mut args = vec!["syscalls", "--no-tui", "-m", "1024"];
-        if inherit {
-            args.push("--inherit");
-        }
+        // A workload's children are followed by default (issue 11.18): --no-inherit opts out.
+        args.push(if inherit { "--inherit" } else { "--no-inherit" });
         args.extend(["--", "sh", "-c", "./reader 2000; true"]);
         let (stdout, stderr) = perfscope_ok(dir.path(), &args);
         assert_eq!(trace_summary(&stderr, "syscalls").lost, 0, "{stderr}");

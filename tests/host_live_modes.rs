@@ -67,6 +67,7 @@ fn start(dir: &Path) -> (App, Receiver<AppEvent>) {
         selection: Selection::all(),
         mode: LiveMode::Accumulate,
         initial_view: ViewKind::Histogram,
+        hidden_views: Vec::new(),
         export_on_finish: None,
         select_workload_on_stop: false,
         recording: None,

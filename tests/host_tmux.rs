@@ -90,15 +90,15 @@ fn top_shows_the_hot_function_and_its_caller_live() {
     tmux.wait_for("the first samples", WAIT, |s| s.contains("samples"));
     tmux.keys(&["1"]);
     let screen = tmux.wait_for("hot_leaf in the hotspots", WAIT, |s| {
-        s.contains("Hotspots ─") && s.contains("│hot_leaf ")
+        s.contains("Hotspots ─") && s.contains("│[.] hot_leaf ")
     });
-    // The hottest row is the first one under the header.
+    // The hottest row is the first one under the header (user code: perf top's `[.]`).
     let first_row = screen
         .lines()
         .skip_while(|l| !l.contains("self▼"))
         .nth(1)
         .unwrap_or_default();
-    assert!(first_row.starts_with("│hot_leaf "), "{screen}");
+    assert!(first_row.starts_with("│[.] hot_leaf "), "{screen}");
 
     tmux.keys(&["2"]);
     // The hotspots pane names outer_work too: wait until the flamegraph has replaced it.

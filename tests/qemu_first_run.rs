@@ -172,7 +172,7 @@ fn the_tui_says_what_it_waits_for_and_selects_the_workload_when_it_is_over() {
         s.contains(" done ")
             && s.lines().any(|l| {
                 l.contains("s–")
-                    && l.split("win ")
+                    && l.split("window ")
                         .nth(1)
                         .is_some_and(|w| w.starts_with(|c: char| c.is_ascii_digit()))
             })
@@ -182,11 +182,11 @@ fn the_tui_says_what_it_waits_for_and_selects_the_workload_when_it_is_over() {
     assert!(screen2.contains("run_bench"), "{screen2}");
     let status = screen2
         .lines()
-        .find(|l| l.contains("win "))
+        .find(|l| l.contains("window "))
         .unwrap_or_default()
         .to_string();
     assert!(
-        status.contains("win ") && !status.contains("win all") && status.contains('–'),
+        status.contains("window ") && !status.contains("window all") && status.contains('–'),
         "the status names the workload window: {status}\n(first screen:\n{screen})"
     );
     tmux.keys(&["q"]);

@@ -887,6 +887,7 @@ fn app_screen(
         selection: Selection::all(),
         mode: LiveMode::Accumulate,
         initial_view: view,
+        hidden_views: Vec::new(),
         export_on_finish: None,
         select_workload_on_stop: false,
         recording: None,
@@ -948,4 +949,52 @@ fn the_tui_shows_a_replayed_session_as_it_shows_the_recording() {
             replay.last().unwrap()
         );
     }
+}
+
+/// Frames keep where they run (kernel / user / a command-name root) and their module
+/// through a session file; a session written before frames had a kind still opens.
+#[test]
+fn frame_kinds_and_modules_round_trip_and_old_sessions_open() {
+    use perfscope::model::{FrameKind, FrameOrigin, ProfileInfo, Sample};
+    let mut profile = SampleList::new(ProfileInfo::default());
+    let origins = [
+        ("hot", FrameKind::Pseudo, None),
+        ("hot_leaf", FrameKind::User, Some("hot")),
+        ("do_syscall_64", FrameKind::Kernel, Some("[kernel.kallsyms]")),
+    ];
+    for (name, kind, module) in origins {
+        profile
+            .frames
+            .intern_from(name, None, FrameOrigin::new(kind, module));
+    }
+    let instance = profile.instance(Instance::unknown());
+    let stack = profile.intern_named_stack(&["hot", "hot_leaf", "do_syscall_64"]);
+    profile.push_sample(Sample {
+        time_ns: Some(1),
+        instance,
+        weight: 3,
+        stack,
+        meta: SampleMeta::default(),
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("kinds.db");
+    record_profile(&db, &profile);
+
+    let session = open_session(&db).unwrap();
+    let frames = &session.profile.frames;
+    for (name, kind, module) in origins {
+        let id = frames.get(name).unwrap();
+        assert_eq!((frames.kind(id), frames.module(id)), (kind, module), "{name}");
+    }
+
+    // As written before the column existed: no kind, the module as it was.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch("ALTER TABLE frames DROP COLUMN kind").unwrap();
+    drop(conn);
+    let session = open_session(&db).unwrap();
+    let frames = &session.profile.frames;
+    let leaf = frames.get("hot_leaf").unwrap();
+    assert_eq!(frames.kind(leaf), FrameKind::Unknown);
+    assert_eq!(frames.module(leaf), Some("hot"));
+    assert_eq!(session.profile.samples().len(), 1);
 }

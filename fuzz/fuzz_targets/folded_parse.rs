@@ -1,17 +1,5 @@
-//! Untrusted text through the folded parser: it must not panic, and every line it accepts
-//! must survive a write/parse round trip unchanged.
+//! libFuzzer entry for the `folded_parse` target (the body lives in src/targets/folded_parse.rs, shared with
+//! the stable smoke runner).
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
-use perfscope::sources::folded::{format_line, parse, parse_line};
-
-fuzz_target!(|data: &[u8]| {
-    let text = String::from_utf8_lossy(data);
-    let parsed = parse(&text);
-    assert!(parsed.skipped.len() <= parsed.skipped_count);
-    for line in &parsed.lines {
-        let written = format_line(&line.frames, line.count);
-        let back = parse_line(&written).expect("a written line parses").expect("not blank");
-        assert_eq!(&back, line);
-    }
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| perfscope_fuzz::targets::folded_parse::run(data));

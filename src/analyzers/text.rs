@@ -62,7 +62,8 @@ pub fn analysis_text(
     style: TextStyle,
     events_total: Option<u64>,
 ) -> String {
-    let comm_of = |tid: u32| names.name(tid);
+    // A thread names itself (prctl, the file it execs): what the terminal gets is its text.
+    let comm_of = |tid: u32| names.name(tid).map(|n| escape_controls(&n).into_owned());
     match (&info.schema, rows) {
         (AnalysisSchema::Syscalls(schema), AnalysisRows::Latency(rows)) => syscall_table(
             &crate::analyzers::syscalls::syscall_table(schema, rows),
@@ -85,7 +86,12 @@ pub fn analysis_text(
                 table.events_total = total;
             }
             let printkey = schema.printkey.as_ref().map(|p| p.0.clone());
-            let printkey_fn = |key: u64| printkey.as_ref().map(|p| p(key)).unwrap_or_default();
+            let printkey_fn = |key: u64| {
+                printkey
+                    .as_ref()
+                    .map(|p| escape_controls(&p(key)).into_owned())
+                    .unwrap_or_default()
+            };
             let printkey_ref: &dyn Fn(u64) -> String = &printkey_fn;
             top_table(
                 &table,
@@ -114,6 +120,8 @@ pub fn multi_trace_text(
         MultiTraceTable::Pair(pair) => pair_lines(pair, wall),
     }
 }
+
+use crate::model::text::escape_controls;
 
 /// perf-prof's name for a pid the comm cache does not know.
 pub const UNKNOWN_COMM: &str = crate::model::threads::UNKNOWN_THREAD;

@@ -63,6 +63,8 @@ pub struct AppConfig {
     pub mode: LiveMode,
     /// The view shown first.
     pub initial_view: ViewKind,
+    /// Views always empty for this kind of session: no tab (their key still shows them).
+    pub hidden_views: Vec<ViewKind>,
     /// Write the artifact set when the source finishes or the app quits (`perfscope qemu`).
     pub export_on_finish: Option<ExportRequest>,
     /// `--record`: every update also goes to this session file.
@@ -104,10 +106,15 @@ pub struct App {
     pub active: ViewKind,
     instances: InstancesView,
     pub show_instances: bool,
+    /// The view the instance split was opened from, when it had to switch away from it
+    /// (a view without a split): closing the split goes back there.
+    view_before_instances: Option<ViewKind>,
     help: Option<HelpOverlay>,
     input: Option<(InputPurpose, InputLine)>,
     /// The last search pattern, per view (so `n` works after Enter and switching back).
     search: Vec<Option<Regex>>,
+    /// The pattern applied when the search line opened: Esc goes back to it.
+    search_before_edit: Option<Regex>,
     pub message: Option<String>,
     pub selection: Selection,
     pub mode: LiveMode,
@@ -127,6 +134,8 @@ pub struct App {
     workload_selected: bool,
     /// The symbols' mismatch was put on the status line (once).
     symbols_mismatch_told: bool,
+    /// A session file is written (`--record`): what was read is kept there.
+    recording: bool,
 }
 
 impl App {
@@ -137,6 +146,7 @@ impl App {
         source_name: &str,
         events: Sender<AppEvent>,
     ) -> anyhow::Result<App> {
+        let recording = config.recording.is_some();
         let model = spawn(
             feed,
             ModelOptions {
@@ -179,9 +189,11 @@ impl App {
             views,
             instances: InstancesView::new(),
             show_instances: false,
+            view_before_instances: None,
             help: None,
             input: None,
             search: vec![None; ViewKind::ALL.len()],
+            search_before_edit: None,
             message: None,
             frozen: false,
             last_click: None,
@@ -194,6 +206,7 @@ impl App {
             quit: false,
             workload_selected: false,
             symbols_mismatch_told: false,
+            recording,
         };
         app.update_wants();
         Ok(app)
@@ -207,6 +220,11 @@ impl App {
             focused: true,
         };
         f(self.views[self.active.index()].as_mut(), &ctx)
+    }
+
+    /// The instance split is what the main area shows.
+    fn instances_shown(&self) -> bool {
+        self.show_instances && self.active.splits_per_instance()
     }
 
     fn key_context(&self) -> KeyContext {
@@ -248,7 +266,13 @@ impl App {
                 self.dirty = true;
             }
             AppEvent::Model(ModelEvent::SourceFailed(e)) => {
-                self.message = Some(format!("source stopped: {e} (what was recorded is kept)"));
+                // Only a recording keeps data beyond this session; say so only then.
+                let kept = if self.recording {
+                    "the recording keeps what was read"
+                } else {
+                    "the views keep what was read; nothing is recorded"
+                };
+                self.message = Some(format!("source stopped: {e} ({kept})"));
                 self.dirty = true;
             }
             AppEvent::Terminate(_) => self.quit = true,
@@ -328,6 +352,15 @@ impl App {
                 InputOutcome::Cancelled => {
                     self.input = None;
                     self.message = None;
+                    if purpose == InputPurpose::Search {
+                        // The edit searched as it went: undo it.
+                        let before = self.search_before_edit.take();
+                        let text = before
+                            .as_ref()
+                            .map(|r| r.as_str().to_string())
+                            .unwrap_or_default();
+                        self.apply_search(&text, true);
+                    }
                 }
             }
             return;
@@ -362,12 +395,18 @@ impl App {
         match action {
             Action::Quit => self.quit = true,
             Action::Help => self.help = Some(HelpOverlay::new()),
-            Action::NextView => self.switch_to(self.active.next()),
-            Action::PrevView => self.switch_to(self.active.prev()),
+            Action::NextView => self.switch_to(self.next_tab(1)),
+            Action::PrevView => self.switch_to(self.next_tab(-1)),
             Action::ToggleInstances => {
                 self.show_instances = !self.show_instances;
                 if self.show_instances && !self.active.splits_per_instance() {
+                    let from = self.active;
                     self.switch_to(ViewKind::Hotspots);
+                    self.view_before_instances = Some(from);
+                } else if !self.show_instances
+                    && let Some(back) = self.view_before_instances.take()
+                {
+                    self.switch_to(back);
                 }
                 self.update_wants();
             }
@@ -395,13 +434,17 @@ impl App {
             Action::RefreshFaster => self.step_refresh(-1),
             Action::RefreshSlower => self.step_refresh(1),
             Action::Search => {
-                let current = self.search[self.active.index()]
-                    .as_ref()
-                    .map(|r| r.as_str().to_string())
-                    .unwrap_or_default();
-                self.input = Some((InputPurpose::Search, InputLine::new("/", &current)));
+                // A new pattern each time (as in less and vim): typing must not append to
+                // the last one. Esc while typing goes back to it.
+                self.search_before_edit = self.search[self.active.index()].clone();
+                self.input = Some((InputPurpose::Search, InputLine::new("/", "")));
             }
             Action::ClearSearch => self.apply_search("", true),
+            // Esc clears an applied filter/search before it means anything else to the view.
+            Action::Back if self.search[self.active.index()].is_some() && !self.instances_shown() => {
+                self.apply_search("", true);
+                self.message = Some("filter cleared".into());
+            }
             // In the console, Enter opens a line to type into the guest shell.
             Action::Activate if self.active == ViewKind::Console => {
                 self.input = Some((InputPurpose::Guest, InputLine::new("guest> ", "")));
@@ -482,6 +525,10 @@ impl App {
     }
 
     fn switch_to(&mut self, kind: ViewKind) {
+        if kind != self.active {
+            // Going elsewhere by hand: the split no longer returns anywhere.
+            self.view_before_instances = None;
+        }
         self.active = kind;
         if !kind.splits_per_instance() {
             self.show_instances = false;
@@ -602,22 +649,56 @@ impl App {
         }
     }
 
-    /// Tab titles with their x ranges, as drawn.
-    fn tab_spans(&self) -> Vec<(ViewKind, u16, u16)> {
-        let mut x = self.areas.tabs.x;
+    /// The views with a tab, in tab order: all but the hidden ones (the active view
+    /// keeps its tab even when hidden, so the screen says where one is).
+    fn tabbed_views(&self) -> Vec<ViewKind> {
         ViewKind::ALL
-            .iter()
-            .map(|k| {
-                let w = self.tab_label(*k).chars().count() as u16;
-                let span = (*k, x, x + w);
-                x += w;
-                span
-            })
+            .into_iter()
+            .filter(|k| *k == self.active || !self.config.hidden_views.contains(k))
             .collect()
+    }
+
+    /// The tab `step` places after (or before) the active one, wrapping around.
+    fn next_tab(&self, step: isize) -> ViewKind {
+        let tabs = self.tabbed_views();
+        let at = tabs.iter().position(|k| *k == self.active).unwrap_or(0) as isize;
+        tabs[(at + step).rem_euclid(tabs.len() as isize) as usize]
+    }
+
+    /// Tab titles with their x ranges, as drawn, and how many tabs did not fit (the
+    /// line then ends with `…+N`).
+    fn tab_spans(&self) -> (Vec<(ViewKind, u16, u16)>, usize) {
+        let tabs = self.tabbed_views();
+        let start = self.areas.tabs.x;
+        let end = start + self.areas.tabs.width;
+        let widths: Vec<u16> = tabs
+            .iter()
+            .map(|k| self.tab_label(*k).chars().count() as u16)
+            .collect();
+        let mut spans = Vec::new();
+        let mut x = start;
+        for (i, (kind, w)) in tabs.iter().zip(&widths).enumerate() {
+            let rest = tabs.len() - i - 1;
+            // Room for this tab and, unless it is the last, for the `…+N` mark after it.
+            let mark = if rest > 0 {
+                cut_mark(rest).chars().count() as u16
+            } else {
+                0
+            };
+            let fits_alone = x + w <= end;
+            let fits_with_rest = x + w + widths[i + 1..].iter().sum::<u16>() <= end;
+            if !fits_alone || (!fits_with_rest && x + w + mark > end) {
+                return (spans, tabs.len() - i);
+            }
+            spans.push((*kind, x, x + w));
+            x += w;
+        }
+        (spans, 0)
     }
 
     fn tab_at(&self, col: u16) -> Option<ViewKind> {
         self.tab_spans()
+            .0
             .into_iter()
             .find(|(_, a, b)| (*a..*b).contains(&col))
             .map(|(k, _, _)| k)
@@ -643,18 +724,22 @@ impl App {
             main: Rect::new(area.x, area.y + 1, area.width, area.height - 2),
             status: Rect::new(area.x, area.y + area.height - 1, area.width, 1),
         };
-        // Tabs.
-        for (kind, a, b) in self.tab_spans() {
-            if a >= area.x + area.width {
-                break;
-            }
+        // Tabs, and how many did not fit.
+        let (spans, cut) = self.tab_spans();
+        let mut tabs_end = area.x;
+        for (kind, a, b) in spans {
             let style = if kind == self.active {
                 theme.selected
             } else {
                 theme.dim
             };
             let text = self.tab_label(kind);
-            buf.set_stringn(a, area.y, &text, (b.min(area.x + area.width) - a) as usize, style);
+            buf.set_stringn(a, area.y, &text, (b - a) as usize, style);
+            tabs_end = b;
+        }
+        if cut > 0 {
+            let room = (area.x + area.width).saturating_sub(tabs_end) as usize;
+            buf.set_stringn(tabs_end, area.y, cut_mark(cut), room, theme.dim);
         }
         // The main view.
         let ctx = ViewContext {
@@ -761,6 +846,11 @@ impl App {
         }
         self.last_export_result
     }
+}
+
+/// The end of a tab line that does not fit: how many tabs are left out.
+fn cut_mark(left_out: usize) -> String {
+    format!(" …+{left_out}")
 }
 
 fn contains(r: Rect, col: u16, row: u16) -> bool {

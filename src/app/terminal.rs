@@ -5,10 +5,11 @@ use std::io::{self, Stdout};
 
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
+use ratatui::crossterm::cursor::MoveTo;
 use ratatui::crossterm::event::{DisableMouseCapture, EnableMouseCapture};
 use ratatui::crossterm::execute;
 use ratatui::crossterm::terminal::{
-    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+    Clear, ClearType, EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
 
 /// Owns the terminal state; dropping it restores the terminal.
@@ -23,8 +24,12 @@ pub fn restore_terminal(mouse: bool) {
     if mouse {
         let _ = execute!(io::stdout(), DisableMouseCapture);
     }
+    // Clear first: a terminal that does not keep the normal screen apart (or one resized
+    // meanwhile) would otherwise show the last frame after we leave.
     let _ = execute!(
         io::stdout(),
+        Clear(ClearType::All),
+        MoveTo(0, 0),
         LeaveAlternateScreen,
         ratatui::crossterm::cursor::Show
     );

@@ -39,6 +39,7 @@ fn start(out: &Path) -> (App, Receiver<AppEvent>) {
         selection: Selection::all(),
         mode: LiveMode::Accumulate,
         initial_view: ViewKind::Flamegraph,
+        hidden_views: Vec::new(),
         export_on_finish: None,
         select_workload_on_stop: false,
         recording: None,
@@ -280,4 +281,22 @@ fn live_modes_freeze_and_reset_reach_the_model() {
     );
     press(&mut app, "-");
     assert_eq!(app.refresh, Duration::from_millis(250));
+}
+
+/// A source that stops with an error: the message says what is kept only as it is —
+/// nothing is recorded without `--record`.
+#[test]
+fn a_failed_source_claims_no_recording_there_is_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut app, _rx) = start(dir.path());
+    app.handle(AppEvent::Model(ModelEvent::SourceFailed(
+        "the rings broke".into(),
+    )));
+    let message = app.message.clone().unwrap_or_default();
+    assert!(
+        message.starts_with("source stopped: the rings broke"),
+        "{message}"
+    );
+    assert!(!message.contains("recorded is kept"), "{message}");
+    assert!(message.contains("nothing is recorded"), "{message}");
 }

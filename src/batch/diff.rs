@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use crate::engine::Snapshot;
+use crate::export::flamegraph_lines::{self, MAX_SVG_DEPTH};
 use crate::export::svg::{self, SvgOptions};
 use crate::export::write_file;
 use crate::feeds::file::{FileFeed, Input, OpenOptions};
@@ -56,17 +57,25 @@ pub fn run(options: &DiffOptions) -> anyhow::Result<DiffOutcome> {
 
     if !lines.is_empty() {
         let svg_path = options.out_dir.join("flamegraph.diff.svg");
+        // The SVG is cut at the flamegraphs' depth limit (diff.folded keeps every frame).
+        let (svg_lines, cut_samples) = flamegraph_lines::differential_lines(&stacks);
+        let mut subtitle = format!(
+            "{} → {} (red: grew, blue: shrank; widths are the comparison)",
+            display(&options.baseline),
+            display(&options.compare)
+        );
+        if cut_samples > 0 {
+            subtitle.push_str(&format!(
+                "; stacks cut at depth {MAX_SVG_DEPTH} ({cut_samples} samples of both profiles)"
+            ));
+        }
         let opts = SvgOptions {
             title: "perfscope Differential Flame Graph".into(),
-            subtitle: Some(format!(
-                "{} → {} (red: grew, blue: shrank; widths are the comparison)",
-                display(&options.baseline),
-                display(&options.compare)
-            )),
+            subtitle: Some(subtitle),
             min_percent: 0.0,
             ..SvgOptions::default()
         };
-        svg::write(&lines, &opts, &svg_path)?;
+        svg::write(&svg_lines, &opts, &svg_path)?;
         files.push(("differential_flamegraph".to_string(), svg_path));
     }
     Ok(DiffOutcome {

@@ -191,7 +191,8 @@ impl Sink for ConsoleEcho {
         if console.len() > self.printed {
             let mut out = std::io::stdout().lock();
             for (_, line) in console.lines_from(self.printed) {
-                writeln!(out, "{}", line.text)?;
+                // A guest's console may print anything; the terminal gets it as text.
+                writeln!(out, "{}", crate::model::text::escape_controls(&line.text))?;
             }
             out.flush()?;
             self.printed = console.len();

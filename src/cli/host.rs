@@ -25,10 +25,14 @@ pub struct HostArgs {
     /// Watch these threads instead of CPUs.
     #[arg(short = 't', long = "tids", value_name = "TID,...", conflicts_with_all = ["cpus", "pids"])]
     pub tids: Option<String>,
-    /// Also watch the tasks the watched threads (or the workload) create from now on:
-    /// each thread is opened once per CPU, as perf-prof's --inherit.
+    /// Also watch the tasks the watched threads (-p/-t) create from now on: each thread is
+    /// opened once per CPU, as perf-prof's --inherit. A workload's children are followed
+    /// without it (as perf does).
     #[arg(long)]
     pub inherit: bool,
+    /// Watch only the workload's own process, not the tasks it creates.
+    #[arg(long, conflicts_with = "inherit")]
+    pub no_inherit: bool,
     /// Ring buffer data pages per buffer (a power of two; default per analyzer).
     #[arg(short = 'm', long = "mmap-pages", value_name = "N")]
     pub mmap_pages: Option<usize>,
@@ -38,6 +42,9 @@ pub struct HostArgs {
     /// Record samples, events and symbols into this SQLite session as they arrive.
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
+    /// Let --record replace an existing session file (without it an existing file is refused).
+    #[arg(long, requires = "record")]
+    pub force: bool,
     /// Stop after this many seconds.
     #[arg(long, value_name = "S")]
     pub duration: Option<f64>,
@@ -56,12 +63,15 @@ impl HostArgs {
     pub fn run_options(&self) -> Result<HostRunOptions, String> {
         let duration = match self.duration {
             None => None,
-            Some(s) if s.is_finite() && s > 0.0 => Some(Duration::from_secs_f64(s)),
-            Some(s) => {
-                return Err(format!(
-                    "--duration must be a positive number of seconds (got {s})"
-                ));
-            }
+            Some(s) => match crate::model::units::duration_from_seconds(s) {
+                Ok(d) if !d.is_zero() => Some(d),
+                _ => {
+                    return Err(format!(
+                        "--duration must be a positive number of seconds, at most {} (got {s})",
+                        u64::MAX
+                    ));
+                }
+            },
         };
         if let Some(pages) = self.mmap_pages
             && !pages.is_power_of_two()
@@ -75,7 +85,8 @@ impl HostArgs {
                 cpus: self.cpus.clone(),
                 pids: self.pids.clone(),
                 tids: self.tids.clone(),
-                inherit: self.inherit,
+                // `perfscope top -- timeout 3 ./busy` profiles ./busy, not only timeout.
+                inherit: self.inherit || (!self.workload.is_empty() && !self.no_inherit),
                 workload: self.workload.clone(),
             },
             ring: RingOptions {
@@ -255,5 +266,17 @@ mod tests {
         assert!(Probe::try_parse_from(["x", "-C", "0", "-p", "1"]).is_err());
         let p = Probe::try_parse_from(["x", "--", "dd", "if=/dev/zero", "count=3"]).unwrap();
         assert_eq!(p.host.workload, ["dd", "if=/dev/zero", "count=3"]);
+        assert!(
+            p.host.run_options().unwrap().target.inherit,
+            "a workload's children are followed"
+        );
+        let p = Probe::try_parse_from(["x", "--no-inherit", "--", "dd"]).unwrap();
+        assert!(!p.host.run_options().unwrap().target.inherit);
+        let p = Probe::try_parse_from(["x", "-p", "1"]).unwrap();
+        assert!(
+            !p.host.run_options().unwrap().target.inherit,
+            "-p inherits only with --inherit"
+        );
+        assert!(Probe::try_parse_from(["x", "--inherit", "--no-inherit"]).is_err());
     }
 }

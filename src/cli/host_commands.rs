@@ -121,13 +121,14 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
 
 /// `--record FILE.db`: the session file, created before anything starts (a bad path fails
 /// here, not after the run).
-fn recorder(run: &HostRunOptions, kind: &str) -> anyhow::Result<Option<Recorder>> {
+fn recorder(run: &HostRunOptions, force: bool, kind: &str) -> anyhow::Result<Option<Recorder>> {
     match &run.record {
         Some(path) => {
             let mut meta = SessionMeta::now(kind, &run.target.describe());
             meta.arch = Some(std::env::consts::ARCH.into());
             Ok(Some(
-                Recorder::create(path, &meta).with_context(|| format!("--record {}", path.display()))?,
+                Recorder::create_with(path, &meta, force)
+                    .with_context(|| format!("--record {}", path.display()))?,
             ))
         }
         None => Ok(None),
@@ -145,7 +146,7 @@ fn export_request(run: &HostRunOptions) -> ExportRequest {
 fn run_sampling(host: &HostArgs, sampling: &SamplingArgs, tui: &TuiArgs) -> anyhow::Result<Outcome> {
     let run = run_options(host)?;
     let options: SamplingOptions = sampling.options().map_err(anyhow::Error::msg)?;
-    let recording = recorder(&run, "host")?;
+    let recording = recorder(&run, host.force, "host")?;
     let feed = HostSampleFeed::start(&run, &options)?;
     let export = export_request(&run);
     if host.no_tui {
@@ -169,6 +170,13 @@ fn run_sampling(host: &HostArgs, sampling: &SamplingArgs, tui: &TuiArgs) -> anyh
     }
     let mut config = tui.config(export, Selection::all())?;
     config.recording = recording;
+    if tui.view.is_none() {
+        // As perf top: a system-wide flamegraph is unreadable in 80×24, the hottest
+        // functions are not; the flamegraph is a key away.
+        config.initial_view = ViewKind::Hotspots;
+    }
+    // Sampling has no analyzer (latency, tables) and no guest console.
+    config.hidden_views = vec![ViewKind::Histogram, ViewKind::Table, ViewKind::Console];
     match run_tui(config, Box::new(feed), "host")? {
         Some(Ok(dir)) => println!("perfscope: artifacts in {}", dir.display()),
         Some(Err(e)) => bail!("writing the artifacts failed: {e}"),
@@ -179,7 +187,7 @@ fn run_sampling(host: &HostArgs, sampling: &SamplingArgs, tui: &TuiArgs) -> anyh
 
 fn run_trace_command(host: &HostArgs, trace: &TraceOptions, tui: &TuiArgs) -> anyhow::Result<Outcome> {
     let run = run_options(host)?;
-    let recording = recorder(&run, "host-trace")?;
+    let recording = recorder(&run, host.force, "host-trace")?;
     let feed = HostTraceFeed::start(&run, trace)?;
     if host.no_tui {
         let started = Instant::now();
@@ -206,13 +214,15 @@ fn run_trace_command(host: &HostArgs, trace: &TraceOptions, tui: &TuiArgs) -> an
     }
     let mut config = tui.config(export_request(&run), Selection::all())?;
     config.recording = recording;
-    if matches!(tui.view, ViewKind::Flamegraph) {
+    if tui.view.is_none() {
         // An analyzer has no stacks to draw: its distributions are what there is to see.
         config.initial_view = match trace.analyzer {
             AnalyzerKind::Top | AnalyzerKind::MultiTracePair => ViewKind::Table,
             _ => ViewKind::Histogram,
         };
     }
+    // Tracing has no guest console.
+    config.hidden_views = vec![ViewKind::Console];
     run_tui(config, Box::new(feed), trace.analyzer.name()).context("the terminal UI failed")?;
     Ok(Outcome::Clean)
 }

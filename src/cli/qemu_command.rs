@@ -63,6 +63,9 @@ pub struct QemuArgs {
     /// session, replayed with `perfscope open FILE.db` and queried with `perfscope sql`.
     #[arg(long, value_name = "FILE.db")]
     pub record: Option<PathBuf>,
+    /// Let --record replace an existing session file (without it an existing file is refused).
+    #[arg(long, requires = "record")]
+    pub force: bool,
     /// Keep only kernel-text samples (firmware and user space are dropped and counted).
     #[arg(long)]
     pub kernel_filter: bool,
@@ -118,10 +121,8 @@ pub struct QemuArgs {
 }
 
 fn seconds(flag: &str, s: f64) -> anyhow::Result<Duration> {
-    if !s.is_finite() || s < 0.0 {
-        bail!("{flag} must be a non-negative number of seconds (got {s})");
-    }
-    Ok(Duration::from_secs_f64(s))
+    crate::model::units::duration_from_seconds(s)
+        .map_err(|why| anyhow::anyhow!("{flag} must be a non-negative number of seconds: {why}"))
 }
 
 /// Run `perfscope qemu`.
@@ -164,7 +165,10 @@ pub fn run_qemu(a: QemuArgs) -> anyhow::Result<Outcome> {
         Some(path) => {
             let mut meta = SessionMeta::now("qemu", &a.kernel.display().to_string());
             meta.arch = Some(a.arch.name().to_string());
-            Some(Recorder::create(path, &meta).with_context(|| format!("--record {}", path.display()))?)
+            Some(
+                Recorder::create_with(path, &meta, a.force)
+                    .with_context(|| format!("--record {}", path.display()))?,
+            )
         }
         None => None,
     };
@@ -193,7 +197,7 @@ pub fn run_qemu(a: QemuArgs) -> anyhow::Result<Outcome> {
     config.recording = recording;
     // What the artifacts show is the workload: the views switch to it when it is over.
     config.select_workload_on_stop = a.stop_marker.is_some();
-    if matches!(a.tui.view, ViewKind::Flamegraph) {
+    if a.tui.view.is_none() {
         // Booting is what there is to see first; 2 shows the flamegraph.
         config.initial_view = ViewKind::Console;
     }

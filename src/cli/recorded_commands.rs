@@ -20,6 +20,7 @@ use crate::feeds::follow::FollowFeed;
 use crate::feeds::replay::ReplayFeed;
 use crate::model::Selection;
 use crate::store::{self, SqlOutput};
+use crate::views::ViewKind;
 
 use super::exit::Outcome;
 use super::recorded::{ArtifactArgs, SymbolArgs, WindowArgs, focus_of, is_session};
@@ -216,7 +217,14 @@ pub fn run_open(a: OpenArgs) -> anyhow::Result<Outcome> {
         }
         return Outcome::of_headless(&outcome);
     }
-    let config = a.tui.config(export, selection)?;
+    let mut config = a.tui.config(export, selection)?;
+    if !is_session(&a.input) {
+        // A profile file has no analyzer (latency, tables), and a console only if given.
+        config.hidden_views = vec![ViewKind::Histogram, ViewKind::Table];
+        if a.console.is_none() {
+            config.hidden_views.push(ViewKind::Console);
+        }
+    }
     run_tui(config, feed, &a.input.display().to_string())?;
     Ok(Outcome::Clean)
 }

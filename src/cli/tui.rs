@@ -37,9 +37,10 @@ pub struct TuiArgs {
     /// Factor the decay mode multiplies older weights by at each refresh (perf top: 0.875).
     #[arg(long, value_name = "F", default_value_t = 0.875)]
     pub decay: f64,
-    /// The view shown first.
-    #[arg(long, value_enum, default_value_t = ViewKind::Flamegraph, ignore_case = true)]
-    pub view: ViewKind,
+    /// The view shown first (default: each command's own — hotspots for `top`, the
+    /// console for `qemu`, the tables or histograms for an analyzer, else the flamegraph).
+    #[arg(long, value_enum, ignore_case = true)]
+    pub view: Option<ViewKind>,
 }
 
 #[derive(Copy, Clone, ValueEnum)]
@@ -81,7 +82,8 @@ impl TuiArgs {
                 },
                 ModeArg::Decay => LiveMode::Decay { factor: self.decay },
             },
-            initial_view: self.view,
+            initial_view: self.view.unwrap_or(ViewKind::Flamegraph),
+            hidden_views: Vec::new(),
             export_on_finish: None,
             select_workload_on_stop: false,
             recording: None,

@@ -143,6 +143,7 @@ actions! {
     Expand => "expand", "expand the node";
     Collapse => "collapse", "collapse the node";
     ToggleBottomUp => "toggle_bottom_up", "switch top-down / bottom-up";
+    ToggleOffenders => "toggle_offenders", "list the --than offenders as perf-prof prints them";
     // Timeline
     MarkStart => "mark_start", "start the time range at the cursor";
     MarkStop => "mark_stop", "end the time range at the cursor";

@@ -29,13 +29,9 @@ pub const BUILTIN_KEYMAPS: [&str; 2] = ["default", "vim"];
 #[derive(Debug, thiserror::Error)]
 pub enum KeymapError {
     #[error(
-        "cannot read keymap {path}: {source} (--keymap takes \"default\", \"vim\" or a path to a .toml file)"
+        "cannot read keymap {path}: {cause} (--keymap takes \"default\", \"vim\" or a path to a .toml file)"
     )]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    Io { path: PathBuf, cause: std::io::Error },
     #[error("{at}: TOML syntax error: {message}")]
     Syntax { at: String, message: String },
     #[error(
@@ -115,7 +111,7 @@ impl Keymap {
     pub fn load_file(path: &Path, base: Option<&Keymap>) -> Result<Keymap, KeymapError> {
         let text = std::fs::read_to_string(path).map_err(|source| KeymapError::Io {
             path: path.to_path_buf(),
-            source,
+            cause: source,
         })?;
         Keymap::parse(&path.display().to_string(), &text, base)
     }

@@ -50,11 +50,10 @@ pub const ROLE_NAMES: [&str; 15] = [
 pub enum ThemeError {
     #[error("no theme {name:?}: use dark, light, mono or a path to a .toml theme file")]
     NotFound { name: String },
-    #[error("cannot read theme {path}: {source}")]
+    #[error("cannot read theme {path}: {cause}")]
     Io {
         path: std::path::PathBuf,
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error("{at}: TOML syntax error: {message}")]
     Syntax { at: String, message: String },
@@ -246,7 +245,7 @@ impl Theme {
     pub fn load_file(path: &Path) -> Result<Theme, ThemeError> {
         let text = std::fs::read_to_string(path).map_err(|source| ThemeError::Io {
             path: path.to_path_buf(),
-            source,
+            cause: source,
         })?;
         let stem = path
             .file_stem()

@@ -67,6 +67,7 @@ pub struct SnapshotBuilder {
     /// The console as last published, with what it held (lines, partial line's length): a
     /// console that did not change is shared, not copied, at the next snapshot.
     console: Option<((usize, usize), Arc<ConsoleLog>)>,
+    offenders: super::offenders::OffenderCache,
     generation: u64,
 }
 
@@ -84,6 +85,7 @@ impl SnapshotBuilder {
             fresh: FreshLog::default(),
             frames: None,
             console: None,
+            offenders: Default::default(),
             generation: 0,
         }
     }
@@ -154,6 +156,7 @@ impl SnapshotBuilder {
                 arc
             }
         };
+        let offenders = state.analysis.as_ref().map(|_| self.offenders.get(state));
         let analysis = state.analysis.as_ref().map(|info| {
             let rows = rows.unwrap_or_else(|| info.schema.empty_rows());
             let mut table = crate::analyzers::present::table(info, &rows, &state.threads);
@@ -166,6 +169,7 @@ impl SnapshotBuilder {
                 table,
                 info: info.clone(),
                 events,
+                offenders: offenders.clone().unwrap_or_default(),
             })
         });
         self.generation += 1;

@@ -152,8 +152,11 @@ impl RecordingSink {
                 let frames: Vec<_> = tables
                     .stack_frames(sample.stack)
                     .map(|f| {
-                        self.recorder
-                            .frame(tables.frames.name(f), None, tables.frames.file(f))
+                        self.recorder.frame(
+                            tables.frames.name(f),
+                            tables.frames.origin(f),
+                            tables.frames.file(f),
+                        )
                     })
                     .collect();
                 let r = self.recorder.stack(&frames);

@@ -43,6 +43,8 @@ pub struct AnalysisView {
     pub series: Vec<LatencySeries>,
     /// The table as perf-prof prints it, row by row with sortable cells (the Tables view).
     pub table: AnalysisTable,
+    /// The `--than` offenders as perf-prof prints them (the Tables view's `o` list).
+    pub offenders: Arc<super::offenders::OffenderLines>,
 }
 
 /// Everything the views draw.

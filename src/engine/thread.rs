@@ -223,6 +223,11 @@ impl ModelThread {
     /// write the artifacts if this session should.
     fn shut_down(&mut self, emit: &dyn Fn(ModelEvent)) {
         self.feed.stop();
+        if self.export_on_finish.is_none() && !self.engine.is_recording() {
+            // Nothing keeps what the source still holds (no export, no recording): do
+            // not wait for it, so quitting a live session is immediate.
+            return;
+        }
         let deadline = Instant::now() + STOP_GRACE;
         while !self.feed_done && Instant::now() < deadline {
             self.poll_feed(emit);

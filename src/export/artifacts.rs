@@ -14,6 +14,7 @@ use crate::model::{
     Focus, InputInfo, InstanceId, Phase, PhaseMarkers, Selection, SourceFacts, TimeWindow, WindowInfo,
 };
 
+use super::flamegraph_lines::{self, MAX_SVG_DEPTH, MAX_SVG_FRAMES, SvgCuts};
 use super::layout::{OutputLayout, Variant};
 use super::report::{Report, ReportInput, VariantInfo};
 use super::stats::ResolveStats;
@@ -149,10 +150,9 @@ pub fn write_all(
     target: ArtifactTarget<'_>,
 ) -> Result<ArtifactSet, ExportError> {
     let layout = OutputLayout::new(target.out_dir, target.arch);
-    layout.remove_stale().map_err(|e| ExportError {
-        path: layout.work_dir.clone(),
-        source: e,
-    })?;
+    layout
+        .remove_stale()
+        .map_err(|e| ExportError::new(&layout.work_dir, e))?;
     let mut files: Vec<(String, PathBuf)> = vec![
         ("work_dir".into(), layout.work_dir.clone()),
         ("qperf_dir".into(), layout.qperf_dir.clone()),
@@ -304,6 +304,8 @@ struct Written {
     stats: ResolveStats,
     stats_json: Value,
     svg_bytes: Option<Vec<u8>>,
+    /// What the main SVG leaves out (`None` without an SVG).
+    svg_cuts: Option<SvgCuts>,
     folded_lines: usize,
 }
 
@@ -325,24 +327,24 @@ fn write_variant(
     files.push((label("folded"), paths.folded.clone()));
 
     let mut svg_bytes = None;
+    let mut svg_cuts = None;
     if options.wants_svg() && !lines.is_empty() {
-        // Frames narrower than the minimum width are not drawn: fold them into their
-        // parents before inferno sees them, so a huge profile stays cheap to render.
-        let min_total = (options.min_percent * view.total_weight() as f64 / 100.0).ceil() as u64;
-        let svg_lines: Vec<String> = folded::folded_stacks(&view.trie, &view.tables.frames, min_total)
-            .into_iter()
-            .map(|(_, l)| l)
-            .collect();
+        // Frames narrower than the minimum width, or deeper than the SVG limit, are merged
+        // into labelled bars before inferno sees them: a huge profile stays cheap to render
+        // and every sample still counts in the root.
+        let svg_stacks = flamegraph_lines::svg_stacks(&view.trie, &view.tables.frames, options.min_percent);
         let title = match variant {
             Variant::Main => options.title.clone(),
             v => format!("{} ({})", options.title, v.name()),
         };
         let svg_options = SvgOptions {
             title,
+            subtitle: svg_stacks.cuts.describe(),
             min_percent: options.min_percent,
             ..SvgOptions::default()
         };
-        svg_bytes = Some(super::svg::write(&svg_lines, &svg_options, &paths.svg)?);
+        svg_bytes = Some(super::svg::write(&svg_stacks.lines, &svg_options, &paths.svg)?);
+        svg_cuts = Some(svg_stacks.cuts);
         files.push((label("flamegraph"), paths.svg.clone()));
     }
 
@@ -363,6 +365,7 @@ fn write_variant(
         stats,
         stats_json,
         svg_bytes,
+        svg_cuts,
         folded_lines: lines.len(),
     })
 }
@@ -386,10 +389,10 @@ fn copy_variant(
         pairs.push((format!("flamegraph_{name}"), from.svg, to.svg.clone()));
     }
     for (label, src, dst) in pairs {
-        std::fs::copy(&src, &dst).map_err(|source| ExportError {
-            path: dst.clone(),
-            source,
-        })?;
+        // Read and written anew (not `fs::copy`), so the copy goes through the same
+        // temporary-and-rename write as every artifact.
+        let bytes = std::fs::read(&src).map_err(|e| ExportError::new(&src, e))?;
+        write_file(&dst, &bytes)?;
         files.push((label, dst));
     }
     Ok(VariantInfo {
@@ -455,6 +458,11 @@ fn summary_text(
     put("samples", report.total_samples().to_string());
     put("folded_stack_lines", main.folded_lines.to_string());
     put("flamegraph_generated", main.svg_bytes.is_some().to_string());
+    put("flamegraph_max_depth", MAX_SVG_DEPTH.to_string());
+    put("flamegraph_max_frames", MAX_SVG_FRAMES.to_string());
+    if let Some(cut) = main.svg_cuts.as_ref().and_then(SvgCuts::describe) {
+        put("flamegraph_cut", cut);
+    }
     let mut text: String = kv.iter().map(|(k, v)| format!("{k} = {v}\n")).collect();
     if plugin_summary.is_empty() {
         text.push_str("dropped_samples = unknown\nplugin_summary = unavailable; no qperf.summary.txt beside the input\n");

@@ -132,13 +132,31 @@ impl OutputLayout {
         files
     }
 
-    /// Remove derived files left by an earlier run.
+    /// Remove derived files left by an earlier run, and the temporary files of a run that
+    /// was killed mid-write (`.<derived name>.tmp-…`, see [`super::write`]).
     pub fn remove_stale(&self) -> std::io::Result<()> {
-        for f in self.derived_files() {
-            match std::fs::remove_file(&f) {
+        let derived = self.derived_files();
+        for f in &derived {
+            match std::fs::remove_file(f) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 Err(e) => return Err(e),
+            }
+        }
+        let prefixes: Vec<String> = derived
+            .iter()
+            .filter_map(|f| f.file_name())
+            .map(|n| format!(".{}.tmp-", n.to_string_lossy()))
+            .collect();
+        for dir in [&self.work_dir, &self.qperf_dir] {
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if prefixes.iter().any(|p| name.starts_with(p.as_str())) {
+                    let _ = std::fs::remove_file(entry.path());
+                }
             }
         }
         Ok(())
@@ -172,5 +190,21 @@ mod tests {
         );
         assert_eq!(l.report_json(), Path::new("/o/perf/riscv64/latest/report.json"));
         assert!(!l.derived_files().iter().any(|f| f.ends_with("qperf.bin")));
+    }
+
+    #[test]
+    fn stale_removes_a_killed_run_s_temporaries_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let l = OutputLayout::new(dir.path(), "x");
+        std::fs::create_dir_all(&l.qperf_dir).unwrap();
+        let temp = l.qperf_dir.join(".profile.pb.gz.tmp-123-4");
+        let mine = l.qperf_dir.join(".my-notes.tmp-1");
+        let bin = l.qperf_dir.join("qperf.bin");
+        for f in [&temp, &mine, &bin] {
+            std::fs::write(f, "x").unwrap();
+        }
+        l.remove_stale().unwrap();
+        assert!(!temp.exists());
+        assert!(mine.exists() && bin.exists());
     }
 }

@@ -11,6 +11,7 @@
 pub mod analysis;
 pub mod artifacts;
 pub mod categories;
+pub mod flamegraph_lines;
 pub mod folded;
 pub mod hotspots_csv;
 pub mod layout;
@@ -19,9 +20,9 @@ pub mod report;
 pub mod stats;
 pub mod svg;
 pub mod tables;
+pub mod write;
 
 use std::cell::OnceCell;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::model::aggregate::{Aggregate, Wants};
@@ -88,23 +89,4 @@ impl<'a> ExportView<'a> {
     }
 }
 
-/// A write that failed, with the file it was for.
-#[derive(Debug, thiserror::Error)]
-#[error("cannot write {path}: {source}")]
-pub struct ExportError {
-    pub path: PathBuf,
-    #[source]
-    pub source: std::io::Error,
-}
-
-/// Write a whole file, creating its directory.
-pub fn write_file(path: &Path, contents: &[u8]) -> Result<(), ExportError> {
-    let err = |source| ExportError {
-        path: path.to_path_buf(),
-        source,
-    };
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(err)?;
-    }
-    std::fs::write(path, contents).map_err(err)
-}
+pub use write::{ExportError, write_file, write_with};

@@ -284,7 +284,7 @@ pub fn build(view: &ExportView<'_>) -> proto::Profile {
         });
     }
     if let Some((lo, hi)) = view.time_range_ns {
-        out.duration_nanos = (hi - lo) as i64;
+        out.duration_nanos = i64::try_from(hi.saturating_sub(lo)).unwrap_or(i64::MAX);
     }
     out.comment
         .push(strings.id(&format!("perfscope: {}", profile.info.source)));

@@ -36,8 +36,9 @@ pub fn render(lines: &[String], options: &SvgOptions) -> std::io::Result<Vec<u8>
     opt.title = options.title.clone();
     opt.subtitle = options.subtitle.clone();
     opt.count_name = options.count_name.clone();
-    // The reference analyzer's geometry, so graphs look alike side by side.
-    opt.image_width = Some(3200);
+    // Fluid width (1,200 px until the page's script fits it to the window): a fixed
+    // 3,200 px graph hid its Search button off screen in a 1,600 px window.
+    opt.image_width = None;
     opt.frame_height = 24;
     opt.font_size = 13;
     opt.min_width = options.min_percent.max(0.0);
@@ -53,10 +54,7 @@ pub fn render(lines: &[String], options: &SvgOptions) -> std::io::Result<Vec<u8>
 
 /// Render and write an SVG.
 pub fn write(lines: &[String], options: &SvgOptions, path: &Path) -> Result<Vec<u8>, ExportError> {
-    let svg = render(lines, options).map_err(|source| ExportError {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let svg = render(lines, options).map_err(|e| ExportError::new(path, e))?;
     write_file(path, &svg)?;
     Ok(svg)
 }

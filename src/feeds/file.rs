@@ -2,7 +2,7 @@
 //! file), or a folded file — read in batches, so a huge input streams through the engine
 //! instead of being held — with an optional console log beside it.
 
-use std::io::Read;
+use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -10,7 +10,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use anyhow::{Context, bail};
 
 use crate::model::{InputInfo, Instance, PhaseMarkers, ProfileInfo, Sample, SampleMeta, SourceFacts};
-use crate::sources::folded::{self, FoldedLine};
+use crate::sources::folded;
+use crate::sources::folded_reader::FoldedReader;
 use crate::sources::qperf_file::{PluginSummary, QperfReader, ReadEnd, ReadReport, sidecar_path};
 use crate::symbols::SymbolStyle;
 
@@ -53,15 +54,56 @@ pub struct OpenOptions {
 }
 
 /// Guess what a file is: qperf.bin is binary, folded is text whose lines end in counts.
+/// The first stack line is read whole (up to [`MAX_SNIFFED_LINE`]): a 10,000-frame stack
+/// is far longer than any fixed head, and a cut line has no count to recognise.
 pub fn looks_folded(path: &Path) -> std::io::Result<bool> {
-    let mut head = vec![0u8; 4096];
-    let n = std::fs::File::open(path)?.read(&mut head)?;
-    head.truncate(n);
-    let Ok(text) = std::str::from_utf8(&head) else {
-        return Ok(false);
-    };
-    let first = text.lines().find(|l| !l.trim().is_empty() && !l.starts_with('#'));
-    Ok(first.is_some_and(|l| folded::parse_line(l).is_ok_and(|x| x.is_some())))
+    use std::io::BufRead;
+    let file = std::fs::File::open(path)?;
+    let mut input = BufReader::new(file.take(MAX_SNIFFED_LINE as u64 * 4));
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let n = (&mut input)
+            .take(MAX_SNIFFED_LINE as u64)
+            .read_until(b'\n', &mut line)?;
+        if n == 0 {
+            return Ok(false);
+        }
+        let Ok(text) = std::str::from_utf8(&line) else {
+            return Ok(false);
+        };
+        if text.trim().is_empty() || text.starts_with('#') {
+            continue;
+        }
+        return Ok(folded::parse_line(text).is_ok_and(|x| x.is_some()));
+    }
+}
+
+/// The longest first line [`looks_folded`] reads.
+const MAX_SNIFFED_LINE: usize = 4 << 20;
+
+/// Refuse a file that starts with another format's magic number before decoding it: the
+/// qperf format has none, so an ELF would decode as a few nonsense records.
+pub(crate) fn refuse_foreign(path: &Path) -> anyhow::Result<()> {
+    let mut head = [0u8; 16];
+    let mut file = std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut n = 0;
+    while n < head.len() {
+        match file.read(&mut head[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        }
+    }
+    if let Some(what) = crate::sources::qperf_file::foreign_format(&head[..n]) {
+        bail!(
+            "{} is {what}, not a qperf.bin (the sample file the QEMU plugin writes): give the \
+             samples file as the input and the kernel ELF with --elf",
+            path.display()
+        );
+    }
+    Ok(())
 }
 
 /// The input facts of a qperf read that ended with `report`.
@@ -100,11 +142,9 @@ enum Reading {
         tables: Box<FeedTables>,
     },
     Folded {
-        lines: std::vec::IntoIter<FoldedLine>,
+        reader: Box<FoldedReader<BufReader<CountingReader<std::fs::File>>>>,
         tables: Box<FeedTables>,
         instance: crate::model::InstanceId,
-        /// What the end says (stacks, samples, skipped lines).
-        end: Box<(InputInfo, SourceFacts, Vec<String>)>,
     },
     Done,
 }
@@ -155,6 +195,7 @@ impl FileFeed {
         }
         self.reading = match &self.input {
             Input::Qperf { path, symbols } => {
+                refuse_foreign(path)?;
                 let summary = PluginSummary::read(&sidecar_path(path))
                     .with_context(|| format!("cannot read the plugin summary beside {}", path.display()))?;
                 let (ingest, info) = QperfIngest::new(
@@ -182,55 +223,24 @@ impl FileFeed {
                 }
             }
             Input::Folded { path } => {
-                let parsed = folded::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-                if parsed.lines.is_empty() {
-                    match parsed.skipped_summary() {
-                        Some(s) => bail!("{}: no usable folded lines; {s}", path.display()),
-                        None => bail!("{}: no folded stacks in the file", path.display()),
-                    }
-                }
+                let file =
+                    std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+                self.size = file.metadata().map(|m| m.len()).unwrap_or(0);
                 let mut tables = FeedTables::new(ProfileInfo {
                     source: path.display().to_string(),
                     ..ProfileInfo::default()
                 });
                 let instance = tables.tables.instance(Instance::unknown());
-                let records = parsed.total_count();
-                let total_frames = parsed
-                    .lines
-                    .iter()
-                    .map(|l| (l.frames.len() as u64).saturating_mul(l.count))
-                    .fold(0u64, u64::saturating_add);
-                let mut warnings = Vec::new();
-                if let Some(s) = parsed.skipped_summary() {
-                    warnings.push(format!("{}: {s}", path.display()));
-                }
-                let input = InputInfo {
-                    kind: "folded".into(),
-                    path: path.display().to_string(),
-                    format: None,
-                    records,
-                    bytes_read: std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
-                    end: format!(
-                        "{} stacks, {} samples; {}",
-                        parsed.lines.len(),
-                        records,
-                        parsed
-                            .skipped_summary()
-                            .unwrap_or_else(|| "clean end of file".into())
-                    ),
-                    clean: parsed.skipped_count == 0,
-                    bytes_lost: 0,
-                };
-                let facts = SourceFacts {
-                    raw_records: records,
-                    total_frames,
-                    ..SourceFacts::default()
-                };
                 Reading::Folded {
-                    lines: parsed.lines.into_iter(),
+                    reader: Box::new(FoldedReader::new(BufReader::with_capacity(
+                        256 * 1024,
+                        CountingReader {
+                            inner: file,
+                            count: self.consumed.clone(),
+                        },
+                    ))),
                     tables: Box::new(tables),
                     instance,
-                    end: Box::new((input, facts, warnings)),
                 }
             }
         };
@@ -299,13 +309,17 @@ impl Feed for FileFeed {
                 Ok(FeedStatus::Finished)
             }
             Reading::Folded {
-                lines,
+                reader,
                 tables,
                 instance,
-                ..
             } => {
                 let mut samples = Vec::new();
-                for line in lines.by_ref().take(BATCH_RECORDS) {
+                let mut ended = false;
+                while samples.len() < BATCH_RECORDS {
+                    let Some(line) = reader.next_line().with_context(|| path.display().to_string())? else {
+                        ended = true;
+                        break;
+                    };
                     if line.count == 0 {
                         continue;
                     }
@@ -321,18 +335,45 @@ impl Feed for FileFeed {
                         },
                     });
                 }
-                let more = lines.len() > 0;
                 tables.hand_over(samples, out);
-                if more {
+                if !ended {
                     return Ok(FeedStatus::Progress);
                 }
-                let Reading::Folded { end, .. } = std::mem::replace(&mut self.reading, Reading::Done) else {
+                let Reading::Folded { reader, .. } = std::mem::replace(&mut self.reading, Reading::Done)
+                else {
                     unreachable!("matched above");
                 };
-                let (input, facts, warnings) = *end;
-                out.extend(warnings.into_iter().map(Update::Warning));
-                out.push(Update::Facts(facts));
-                out.push(Update::Input(input));
+                let skipped = reader.skipped_summary();
+                if reader.stacks == 0 {
+                    match skipped {
+                        Some(s) => bail!("{}: no usable folded lines; {s}", path.display()),
+                        None => bail!("{}: no folded stacks in the file", path.display()),
+                    }
+                }
+                if let Some(s) = &skipped {
+                    out.push(Update::Warning(format!("{}: {s}", path.display())));
+                }
+                let records = reader.total_count;
+                out.push(Update::Facts(SourceFacts {
+                    raw_records: records,
+                    total_frames: reader.total_frames,
+                    ..SourceFacts::default()
+                }));
+                out.push(Update::Input(InputInfo {
+                    kind: "folded".into(),
+                    path: path.display().to_string(),
+                    format: None,
+                    records,
+                    bytes_read: self.consumed.load(Ordering::Relaxed),
+                    end: format!(
+                        "{} stacks, {} samples; {}",
+                        reader.stacks,
+                        records,
+                        skipped.clone().unwrap_or_else(|| "clean end of file".into())
+                    ),
+                    clean: skipped.is_none(),
+                    bytes_lost: 0,
+                }));
                 Ok(FeedStatus::Finished)
             }
         }

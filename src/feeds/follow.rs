@@ -118,7 +118,10 @@ impl Feed for FollowFeed {
         }
         if self.tail.is_none() {
             match QperfTail::open(&self.path) {
-                Ok(t) => self.tail = Some(t),
+                Ok(t) => {
+                    super::file::refuse_foreign(&self.path)?;
+                    self.tail = Some(t);
+                }
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {
                     if !self.waiting_reported {
                         out.push(Update::Warning(format!(

@@ -1,7 +1,9 @@
 //! Interned frames: one [`FrameId`] per distinct function name.
 //!
 //! A frame is the unit a flamegraph merges on, so identity is the (styled) display name.
-//! The source file is kept for exports that carry it (pprof functions).
+//! The source file is kept for exports that carry it (pprof functions); where the frame
+//! runs (kernel, user, a pseudo frame) and its module (DSO) when the source knows them —
+//! the hotspot table's `[k]`/`[.]` mark and Shared Object column, as perf top has.
 
 use rustc_hash::FxHashMap;
 
@@ -17,10 +19,69 @@ impl FrameId {
     }
 }
 
+/// Where a frame's code runs, when the source knows it.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum FrameKind {
+    /// Folded input, guest ELF frames: nothing said.
+    #[default]
+    Unknown,
+    Kernel,
+    User,
+    /// Not code: the command-name / pid root a host sample is grouped under.
+    Pseudo,
+}
+
+impl FrameKind {
+    /// perf top's mark: `[k]` kernel, `[.]` user; blank otherwise.
+    pub fn mark(self) -> &'static str {
+        match self {
+            FrameKind::Kernel => "[k]",
+            FrameKind::User => "[.]",
+            FrameKind::Unknown | FrameKind::Pseudo => "",
+        }
+    }
+
+    /// The name kept in a session file (`frames.kind`).
+    pub fn name(self) -> Option<&'static str> {
+        match self {
+            FrameKind::Unknown => None,
+            FrameKind::Kernel => Some("kernel"),
+            FrameKind::User => Some("user"),
+            FrameKind::Pseudo => Some("pseudo"),
+        }
+    }
+
+    pub fn from_name(name: &str) -> FrameKind {
+        match name {
+            "kernel" => FrameKind::Kernel,
+            "user" => FrameKind::User,
+            "pseudo" => FrameKind::Pseudo,
+            _ => FrameKind::Unknown,
+        }
+    }
+}
+
+/// Where a frame comes from: its kind and module (`[kernel.kallsyms]`, `libc.so.6`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct FrameOrigin {
+    pub kind: FrameKind,
+    pub module: Option<Box<str>>,
+}
+
+impl FrameOrigin {
+    pub fn new(kind: FrameKind, module: Option<&str>) -> Self {
+        Self {
+            kind,
+            module: module.map(Into::into),
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 struct Frame {
     name: Box<str>,
     file: Option<Box<str>>,
+    origin: FrameOrigin,
     name_hash: u64,
 }
 
@@ -41,6 +102,12 @@ impl FrameTable {
 
     /// Intern `name`; the first file seen for a name is the one kept.
     pub fn intern(&mut self, name: &str, file: Option<&str>) -> FrameId {
+        self.intern_from(name, file, FrameOrigin::default())
+    }
+
+    /// Intern `name` with where it comes from; the first origin seen for a name is kept
+    /// (a frame is its name: a kernel and a user function of one name are one frame).
+    pub fn intern_from(&mut self, name: &str, file: Option<&str>, origin: FrameOrigin) -> FrameId {
         if let Some(&id) = self.index.get(name) {
             if let Some(file) = file {
                 let frame = &mut self.frames[id.index()];
@@ -55,6 +122,7 @@ impl FrameTable {
         self.frames.push(Frame {
             name: name.into(),
             file: file.map(Into::into),
+            origin,
             name_hash: fnv1a(name.as_bytes()),
         });
         self.index.insert(name.into(), id);
@@ -71,6 +139,18 @@ impl FrameTable {
 
     pub fn file(&self, id: FrameId) -> Option<&str> {
         self.frames[id.index()].file.as_deref()
+    }
+
+    pub fn origin(&self, id: FrameId) -> &FrameOrigin {
+        &self.frames[id.index()].origin
+    }
+
+    pub fn kind(&self, id: FrameId) -> FrameKind {
+        self.frames[id.index()].origin.kind
+    }
+
+    pub fn module(&self, id: FrameId) -> Option<&str> {
+        self.frames[id.index()].origin.module.as_deref()
     }
 
     /// Stable FNV-1a hash of the name (colours, path hashes).
@@ -91,7 +171,11 @@ impl FrameTable {
     pub fn heap_bytes(&self) -> usize {
         self.frames
             .iter()
-            .map(|f| 2 * f.name.len() + f.file.as_ref().map_or(0, |s| s.len()))
+            .map(|f| {
+                2 * f.name.len()
+                    + f.file.as_ref().map_or(0, |s| s.len())
+                    + f.origin.module.as_ref().map_or(0, |s| s.len())
+            })
             .sum::<usize>()
             + self.frames.capacity() * std::mem::size_of::<Frame>()
             + self.index.capacity() * (std::mem::size_of::<(Box<str>, FrameId)>() + 1)

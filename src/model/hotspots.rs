@@ -49,10 +49,12 @@ impl Hotspots {
         for id in trie.ids() {
             let node = trie.node(id);
             if let Some(f) = node.frame() {
-                self_w[f.index()] += node.self_weight;
+                // Saturating: occurrences are frames × samples, which passes u64 for a
+                // deep stack of a huge count (a folded file may hold up to 2^63 - 1).
+                self_w[f.index()] = self_w[f.index()].saturating_add(node.self_weight);
                 // Every sample through a node is one occurrence of its frame.
-                occurrences[f.index()] += node.total_weight;
-                total_occurrences += node.total_weight;
+                occurrences[f.index()] = occurrences[f.index()].saturating_add(node.total_weight);
+                total_occurrences = total_occurrences.saturating_add(node.total_weight);
             }
         }
         let identity: Vec<u32> = (0..n as u32).collect();
@@ -101,7 +103,7 @@ impl Hotspots {
         Self {
             rows,
             total_weight,
-            total_occurrences: occurrences.iter().sum(),
+            total_occurrences: occurrences.iter().fold(0u64, |a, &b| a.saturating_add(b)),
         }
     }
 

@@ -8,7 +8,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::frames::{FrameId, FrameTable};
+use super::frames::{FrameId, FrameOrigin, FrameTable};
 use super::location::{Line, Location, LocationId, LocationTable};
 use super::sample::{Instance, InstanceId};
 use super::stack::{StackId, StackPaths, StackTable};
@@ -53,7 +53,8 @@ pub struct TableMark {
 pub struct TableDelta {
     /// The lengths the new entries start at (checked when applied).
     pub from: TableMark,
-    pub frames: Vec<(Box<str>, Option<Box<str>>)>,
+    /// New frames: name, file, origin.
+    pub frames: Vec<(Box<str>, Option<Box<str>>, FrameOrigin)>,
     /// Files learnt for frames interned earlier.
     pub frame_files: Vec<(FrameId, Box<str>)>,
     pub locations: Vec<Location>,
@@ -156,7 +157,11 @@ impl ProfileTables {
             frames: (mark.frames..self.frames.len())
                 .map(|i| {
                     let id = FrameId(i as u32);
-                    (self.frames.name(id).into(), self.frames.file(id).map(Into::into))
+                    (
+                        self.frames.name(id).into(),
+                        self.frames.file(id).map(Into::into),
+                        self.frames.origin(id).clone(),
+                    )
                 })
                 .collect(),
             frame_files: self.frames.late_files()[mark.late_files.min(self.frames.late_files().len())..]
@@ -193,9 +198,9 @@ impl ProfileTables {
         check("location", delta.from.locations, self.locations.len())?;
         check("stack", delta.from.stacks, self.stacks.len())?;
         check("instance", delta.from.instances, self.instances.len())?;
-        for (name, file) in &delta.frames {
+        for (name, file, origin) in &delta.frames {
             let before = self.frames.len();
-            let id = self.frames.intern(name, file.as_deref());
+            let id = self.frames.intern_from(name, file.as_deref(), origin.clone());
             check("frame", before, id.index())?;
         }
         for (id, file) in &delta.frame_files {

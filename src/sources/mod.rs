@@ -3,6 +3,7 @@
 
 pub mod clock;
 pub mod folded;
+pub mod folded_reader;
 pub mod perf_event;
 pub mod qemu;
 pub mod qperf_file;

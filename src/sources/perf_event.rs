@@ -17,6 +17,7 @@ pub mod fd;
 pub mod merge;
 pub mod reader;
 pub mod record;
+pub mod refusal;
 pub mod ring;
 pub mod targets;
 

@@ -32,14 +32,14 @@ pub enum TracefsError {
     )]
     NotMounted,
     #[error(
-        "could not mount tracefs at {}: {source}; try `mount -t tracefs nodev {}` by hand \
+        "could not mount tracefs at {}: {cause}; try `mount -t tracefs nodev {}` by hand \
          (the kernel needs CONFIG_TRACING)", point.display(), point.display()
     )]
-    MountFailed { point: PathBuf, source: std::io::Error },
+    MountFailed { point: PathBuf, cause: std::io::Error },
     #[error("cannot read {}: permission denied; tracefs is root-only here, run perfscope as root", path.display())]
     PermissionDenied { path: PathBuf },
-    #[error("cannot read {}: {source}", path.display())]
-    Io { path: PathBuf, source: std::io::Error },
+    #[error("cannot read {}: {cause}", path.display())]
+    Io { path: PathBuf, cause: std::io::Error },
     #[error("no tracepoint {system}:{name} (see {} for the list)", available.display())]
     NoSuchEvent {
         system: String,
@@ -105,7 +105,7 @@ impl Tracefs {
         let text = read(&path)?;
         text.trim().parse().map_err(|_| TracefsError::Io {
             path,
-            source: std::io::Error::new(std::io::ErrorKind::InvalidData, "not a number"),
+            cause: std::io::Error::new(std::io::ErrorKind::InvalidData, "not a number"),
         })
     }
 
@@ -131,7 +131,7 @@ fn read(path: &Path) -> Result<String, TracefsError> {
         },
         _ => TracefsError::Io {
             path: path.to_path_buf(),
-            source,
+            cause: source,
         },
     })
 }

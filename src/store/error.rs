@@ -28,6 +28,13 @@ pub enum StoreError {
          record to another file"
     )]
     WouldClobber { path: PathBuf },
+    #[error("{path} already exists: pass --force to replace that session, or record to another file")]
+    Exists { path: PathBuf },
+    #[error(
+        "{path} is a symbolic link and perfscope does not write through links: remove it or \
+         record to another file"
+    )]
+    Symlink { path: PathBuf },
     #[error("{context}: {cause}")]
     Sqlite { context: String, cause: rusqlite::Error },
     #[error("the session recorder stopped: {0}")]

@@ -12,7 +12,8 @@ use super::layout_json::layout_from_json;
 use super::schema;
 use crate::model::sample_list::SampleList;
 use crate::model::{
-    ConsoleLog, Instance, InstanceId, Line, Location, LocationId, PhaseMarkers, ProfileInfo, Sample, StackId,
+    ConsoleLog, FrameKind, FrameOrigin, Instance, InstanceId, Line, Location, LocationId, PhaseMarkers,
+    ProfileInfo, Sample, StackId,
 };
 use crate::trace::event::{EventIndex, EventLayout, OwnedTraceEvent};
 
@@ -151,16 +152,32 @@ pub fn open_session(path: &Path) -> Result<RecordedSession, StoreError> {
     }
 
     let mut locations: BTreeMap<i64, LocationId> = BTreeMap::new();
-    for (id, name, file) in collect(&conn, "SELECT id, name, file FROM frames ORDER BY id", |r| {
+    // Sessions written before frames had a kind lack the column: NULL for them.
+    let has_kind = collect(&conn, "SELECT name FROM pragma_table_info('frames')", |r| {
+        r.get::<_, String>(0)
+    })
+    .ctx(q("frames"))?
+    .iter()
+    .any(|c| c == "kind");
+    let frames_sql = if has_kind {
+        "SELECT id, name, file, module, kind FROM frames ORDER BY id"
+    } else {
+        "SELECT id, name, file, module, NULL FROM frames ORDER BY id"
+    };
+    for (id, name, file, module, kind) in collect(&conn, frames_sql, |r| {
         Ok((
             r.get::<_, i64>(0)?,
             r.get::<_, String>(1)?,
             r.get::<_, Option<String>>(2)?,
+            r.get::<_, Option<String>>(3)?,
+            r.get::<_, Option<String>>(4)?,
         ))
     })
     .ctx(q("frames"))?
     {
-        let frame = profile.frames.intern(&name, file.as_deref());
+        let kind = kind.as_deref().map_or(FrameKind::Unknown, FrameKind::from_name);
+        let origin = FrameOrigin::new(kind, module.as_deref());
+        let frame = profile.frames.intern_from(&name, file.as_deref(), origin);
         let loc = profile.locations.intern(Location {
             address: 0,
             lines: Box::new([Line { frame, line: 0 }]),

@@ -21,6 +21,7 @@ use super::error::{SqliteContext, StoreError};
 use super::layout_json::layout_to_json;
 use super::schema;
 use super::writer::{self, EventTypeRow, Row, WriterTotals};
+use crate::model::FrameOrigin;
 use crate::model::{Instance, SampleMeta};
 use crate::trace::event::{EventIndex, EventLayout, TraceEvent};
 
@@ -113,11 +114,21 @@ pub struct Recorder {
     event_types: Vec<bool>,
 }
 
-/// Remove a previous session (and its WAL files) at `path`; refuse anything else.
-fn replace_previous(path: &Path) -> Result<(), StoreError> {
+/// Remove a previous session (and its WAL files) at `path` when `replace` allows it; refuse
+/// anything else. A symbolic link is always refused: SQLite would write through it.
+fn replace_previous(path: &Path, replace: bool) -> Result<(), StoreError> {
+    let Ok(link_meta) = std::fs::symlink_metadata(path) else {
+        return Ok(());
+    };
+    if link_meta.file_type().is_symlink() {
+        return Err(StoreError::Symlink { path: path.into() });
+    }
     let Ok(meta) = std::fs::metadata(path) else {
         return Ok(());
     };
+    if !replace {
+        return Err(StoreError::Exists { path: path.into() });
+    }
     let is_session = meta.len() == 0
         || (schema::is_sqlite_file(path)?
             && Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
@@ -147,13 +158,20 @@ impl Recorder {
         Self::create_with_capacity(path, meta, CHANNEL_ROWS)
     }
 
+    /// As [`Recorder::create`], but an existing file at `path` is refused unless `replace`
+    /// (the command line's `--force`): a recording must not silently wipe an earlier one.
+    pub fn create_with(path: &Path, meta: &SessionMeta, replace: bool) -> Result<Recorder, StoreError> {
+        replace_previous(path, replace)?;
+        Self::create_with_capacity(path, meta, CHANNEL_ROWS)
+    }
+
     /// As [`Recorder::create`] with a channel of `capacity` rows.
     pub fn create_with_capacity(
         path: &Path,
         meta: &SessionMeta,
         capacity: usize,
     ) -> Result<Recorder, StoreError> {
-        replace_previous(path)?;
+        replace_previous(path, true)?;
         let conn = Connection::open(path).ctx(|| format!("cannot create {}", path.display()))?;
         schema::configure_writer(&conn)?;
         conn.execute_batch("BEGIN")
@@ -238,10 +256,11 @@ impl Recorder {
         r
     }
 
-    /// Intern a frame: a function `name` in `module` (a host DSO, `[kernel]`); `file` is
-    /// its source file when known (kept from the first sighting).
-    pub fn frame(&mut self, name: &str, module: Option<&str>, file: Option<&str>) -> FrameRef {
-        let key = (Box::<str>::from(name), module.map(Box::<str>::from));
+    /// Intern a frame: a function `name` from `origin` (kernel or user, its DSO or
+    /// `[kernel.kallsyms]`); `file` is its source file when known (kept from the first
+    /// sighting).
+    pub fn frame(&mut self, name: &str, origin: &FrameOrigin, file: Option<&str>) -> FrameRef {
+        let key = (Box::<str>::from(name), origin.module.clone());
         if let Some(&r) = self.frames.get(&key) {
             return r;
         }
@@ -252,6 +271,7 @@ impl Recorder {
             name: key.0.clone(),
             module: key.1.clone(),
             file: file.map(Into::into),
+            kind: origin.kind.name(),
         });
         self.frames.insert(key, r);
         r
@@ -284,7 +304,7 @@ impl Recorder {
     pub fn named_stack<S: AsRef<str>>(&mut self, root_first: &[S]) -> StackRef {
         let frames: Vec<FrameRef> = root_first
             .iter()
-            .map(|n| self.frame(n.as_ref(), None, None))
+            .map(|n| self.frame(n.as_ref(), &FrameOrigin::default(), None))
             .collect();
         self.stack(&frames)
     }

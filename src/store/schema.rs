@@ -21,7 +21,8 @@ pub const DDL: &str = "
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE instances (
     id INTEGER PRIMARY KEY, kind TEXT NOT NULL, ext_id INTEGER NOT NULL, label TEXT NOT NULL);
-CREATE TABLE frames (id INTEGER PRIMARY KEY, name TEXT NOT NULL, module TEXT, file TEXT);
+CREATE TABLE frames (
+    id INTEGER PRIMARY KEY, name TEXT NOT NULL, module TEXT, file TEXT, kind TEXT);
 CREATE TABLE stacks (id INTEGER PRIMARY KEY, depth INTEGER NOT NULL, folded TEXT NOT NULL);
 CREATE TABLE stack_frames (
     stack_id INTEGER NOT NULL, depth INTEGER NOT NULL, frame_id INTEGER NOT NULL,

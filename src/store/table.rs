@@ -10,13 +10,17 @@ use std::io::Write;
 
 use rusqlite::types::ValueRef;
 
+use crate::model::text::{Repeat, spaces};
+
 /// One result value as perf-prof prints it.
 pub fn perf_prof_cell(value: ValueRef<'_>) -> String {
     match value {
         ValueRef::Null => "NULL".into(),
         ValueRef::Integer(i) => i.to_string(),
         ValueRef::Real(f) => format!("{f:.6}"),
-        ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
+        // A session's text (comm names, symbols, console lines) came from outside: the
+        // terminal gets it as text.
+        ValueRef::Text(t) => crate::model::text::escape_controls(&String::from_utf8_lossy(t)).into_owned(),
         ValueRef::Blob(b) => format!("[BLOB:{}]", b.len()),
     }
 }
@@ -31,7 +35,7 @@ fn width(s: &str) -> usize {
 }
 
 fn pad(out: &mut dyn Write, s: &str, w: usize) -> std::io::Result<()> {
-    write!(out, "{s}{:1$}", "", w.saturating_sub(width(s)))
+    write!(out, "{s}{}", spaces(w.saturating_sub(width(s))))
 }
 
 impl PerfProfTable {
@@ -50,7 +54,7 @@ impl PerfProfTable {
             if i > 0 {
                 write!(out, "-+-")?;
             }
-            write!(out, "{:-<1$}", "", *w)?;
+            write!(out, "{}", Repeat('-', *w))?;
         }
         writeln!(out)?;
         Ok(Self { widths })
@@ -123,6 +127,7 @@ mod tests {
     fn values_render_as_perf_prof_and_csv_do() {
         assert_eq!(perf_prof_cell(ValueRef::Real(1.5)), "1.500000");
         assert_eq!(perf_prof_cell(ValueRef::Blob(&[1, 2, 3])), "[BLOB:3]");
+        assert_eq!(perf_prof_cell(ValueRef::Text(b"\x1b[2Jx")), "\\e[2Jx");
         assert_eq!(perf_prof_cell(ValueRef::Null), "NULL");
         assert_eq!(perf_prof_cell(ValueRef::Integer(-7)), "-7");
         assert_eq!(csv_cell(ValueRef::Text(b"a,\"b\"")), "\"a,\"\"b\"\"\"");

@@ -38,6 +38,8 @@ pub enum Row {
         name: Box<str>,
         module: Option<Box<str>>,
         file: Option<Box<str>>,
+        /// `kernel`, `user`, `pseudo` ([`crate::model::FrameKind::name`]); NULL unknown.
+        kind: Option<&'static str>,
     },
     Stack {
         id: u32,
@@ -119,7 +121,7 @@ impl<'c> Statements<'c> {
         Ok(Self {
             meta: conn.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)")?,
             instance: conn.prepare("INSERT INTO instances (id, kind, ext_id, label) VALUES (?1, ?2, ?3, ?4)")?,
-            frame: conn.prepare("INSERT INTO frames (id, name, module, file) VALUES (?1, ?2, ?3, ?4)")?,
+            frame: conn.prepare("INSERT INTO frames (id, name, module, file, kind) VALUES (?1, ?2, ?3, ?4, ?5)")?,
             stack: conn.prepare("INSERT INTO stacks (id, depth, folded) VALUES (?1, ?2, ?3)")?,
             stack_frame: conn.prepare("INSERT INTO stack_frames (stack_id, depth, frame_id) VALUES (?1, ?2, ?3)")?,
             sample: conn.prepare("INSERT INTO samples (time_ns, instance_id, weight, stack_id, meta) VALUES (?1, ?2, ?3, ?4, ?5)")?,
@@ -151,9 +153,10 @@ fn write_row(st: &mut Statements<'_>, row: Row) -> rusqlite::Result<()> {
             name,
             module,
             file,
+            kind,
         } => {
             st.frame
-                .execute(params![id, &*name, module.as_deref(), file.as_deref()])?;
+                .execute(params![id, &*name, module.as_deref(), file.as_deref(), kind])?;
         }
         Row::Stack { id, frames, folded } => {
             st.stack.execute(params![id, frames.len() as i64, folded])?;

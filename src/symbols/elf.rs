@@ -19,8 +19,8 @@ use super::{AddressRange, Canonical, SymbolFrame, Symbolizer};
 /// Why an ELF could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ElfError {
-    #[error("cannot read {path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    #[error("cannot read {path}: {cause}")]
+    Io { path: PathBuf, cause: std::io::Error },
     #[error(
         "{path} is not an object file addr2line can read: {reason} (pass the unstripped kernel ELF, not the raw .bin image)"
     )]
@@ -49,7 +49,7 @@ impl ElfImage {
     pub fn open(path: &Path) -> Result<Self, ElfError> {
         let io = |source| ElfError::Io {
             path: path.to_path_buf(),
-            source,
+            cause: source,
         };
         let parse = |reason: String| ElfError::Parse {
             path: path.to_path_buf(),

@@ -80,8 +80,10 @@ impl fmt::Display for ExprError {
         let column = caret_column(&self.text, self.position);
         write!(
             f,
-            "bad expression: {}\n  {}\n  {:column$}^",
-            self.message, self.text, ""
+            "bad expression: {}\n  {}\n  {}^",
+            self.message,
+            self.text,
+            crate::model::text::spaces(column)
         )
     }
 }

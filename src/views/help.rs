@@ -186,7 +186,7 @@ impl HelpOverlay {
                 }
                 HelpLine::Entry { keys, help } => {
                     let keys = truncate_end(keys, key_width);
-                    let padded = format!(" {keys:<pad$}  ", pad = key_width);
+                    let padded = format!(" {}  ", crate::model::text::left_aligned(keys, key_width));
                     let used = put(buf, inner.x, y, &padded, body_width, theme.title);
                     let rest = body_width.saturating_sub(used);
                     let x = inner.x + used as u16;

@@ -48,8 +48,14 @@ pub fn count_label(n: u64) -> String {
     }
 }
 
-/// The parts of the status line in priority order, each with its style.
-pub fn status_parts(snapshot: &Snapshot, info: &StatusInfo, theme: &Theme) -> Vec<(String, Style)> {
+/// How much a part of the status line matters: the least important go first when the
+/// line does not fit (0 always stays, cut at the end if need be).
+type Priority = u8;
+
+/// The parts of the status line in display order, each with its style and priority.
+/// Every figure carries its label: `samples`, `samples/s`, `lost`, `window`, `refresh`,
+/// `frame`.
+pub fn status_parts(snapshot: &Snapshot, info: &StatusInfo, theme: &Theme) -> Vec<(String, Style, Priority)> {
     let stats = &snapshot.stats;
     let mut parts = Vec::new();
     let state = if info.frozen {
@@ -64,10 +70,14 @@ pub fn status_parts(snapshot: &Snapshot, info: &StatusInfo, theme: &Theme) -> Ve
     } else {
         "done".to_string()
     };
-    parts.push((format!(" {state} "), theme.status_accent));
+    parts.push((format!(" {state} "), theme.status_accent, 0));
     if let Some(waiting) = stats.waiting.as_ref().filter(|_| !stats.finished) {
         // Nothing moves until it comes: the first thing to read.
-        parts.push((waiting.text(), theme.warning.patch(theme.status)));
+        parts.push((waiting.text(), theme.warning.patch(theme.status), 1));
+    }
+    if let Some(m) = info.message.as_ref().or(info.hint.as_ref()) {
+        // The message matters most after the state: put it second.
+        parts.push((m.clone(), theme.status_accent, 1));
     }
     let count = if let Some(analysis) = snapshot.analysis.as_ref().filter(|_| stats.samples == 0) {
         // An analyzer session: its input is events, not stack samples; the selection's
@@ -84,29 +94,27 @@ pub fn status_parts(snapshot: &Snapshot, info: &StatusInfo, theme: &Theme) -> Ve
     } else if stats.samples == 0 && stats.events > 0 {
         format!("{} events", count_label(stats.events))
     } else {
-        format!(
-            "{} samples{}",
-            count_label(stats.samples),
-            if stats.finished {
-                String::new()
-            } else {
-                format!(" · {:.0}/s", stats.samples_per_sec)
-            }
-        )
+        format!("{} samples", count_label(stats.samples))
     };
-    parts.push((count, theme.status));
+    parts.push((count, theme.status, 0));
+    let live = !stats.finished;
+    if live && stats.samples > 0 {
+        // The engine averages it over the last second.
+        parts.push((format!("{:.0} samples/s", stats.samples_per_sec), theme.status, 3));
+    }
     if stats.lost > 0 || stats.dropped > 0 {
         parts.push((
             format!(
-                "lost {} dropped {}",
+                "lost {} · dropped {}",
                 count_label(stats.lost),
                 count_label(stats.dropped)
             ),
             theme.warning.patch(theme.status),
+            1,
         ));
     }
     let mut window = format!(
-        "win {}",
+        "window {}",
         window_label(&snapshot.selection.window, snapshot.time_origin_ns)
     );
     if let Some(f) = &snapshot.selection.focus {
@@ -115,24 +123,52 @@ pub fn status_parts(snapshot: &Snapshot, info: &StatusInfo, theme: &Theme) -> Ve
     if let Some(i) = &info.instance {
         window.push_str(&format!(" · {i}"));
     }
-    parts.push((window, theme.status));
+    parts.push((window, theme.status, 2));
+    // The live mode and refresh mean nothing once the source has finished.
+    if live {
+        parts.push((
+            format!(
+                "{} · refresh {}ms",
+                snapshot.mode.label(),
+                info.refresh.as_millis()
+            ),
+            theme.status,
+            4,
+        ));
+    }
+    parts.push((truncate_middle(&stats.source, 40).into_owned(), theme.status, 5));
     parts.push((
-        format!("{} {}ms", snapshot.mode.label(), info.refresh.as_millis()),
+        format!("frame {:.1}ms", info.frame_time.as_secs_f64() * 1e3),
         theme.status,
+        6,
     ));
-    parts.push((
-        format!("{:.1}ms", info.frame_time.as_secs_f64() * 1e3),
-        theme.status,
-    ));
-    parts.push((truncate_middle(&stats.source, 40).into_owned(), theme.status));
-    if let Some(m) = info.message.as_ref().or(info.hint.as_ref()) {
-        // The message matters most after the state: put it second.
-        parts.insert(1, (m.clone(), theme.status_accent));
+    parts
+}
+
+const SEPARATOR: &str = " │ ";
+
+/// The parts that fit `width`: the least important are dropped first (the last of
+/// equals first); what stays keeps its order.
+fn fitting_parts(mut parts: Vec<(String, Style, Priority)>, width: usize) -> Vec<(String, Style, Priority)> {
+    let needed = |parts: &[(String, Style, Priority)]| {
+        parts.iter().map(|(t, _, _)| display_width(t)).sum::<usize>()
+            + display_width(SEPARATOR) * parts.len().saturating_sub(1)
+    };
+    while needed(&parts) > width {
+        let Some((drop, _)) = parts
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, _, p))| *p > 0)
+            .max_by_key(|(i, (_, _, p))| (*p, *i))
+        else {
+            break;
+        };
+        parts.remove(drop);
     }
     parts
 }
 
-/// Draw the status line: parts separated by " │ " until the width runs out.
+/// Draw the status line: the parts that fit, separated by " │ ".
 pub fn render_status(area: Rect, buf: &mut Buffer, snapshot: &Snapshot, info: &StatusInfo, theme: &Theme) {
     if area.width == 0 || area.height == 0 {
         return;
@@ -140,12 +176,14 @@ pub fn render_status(area: Rect, buf: &mut Buffer, snapshot: &Snapshot, info: &S
     buf.set_style(area, theme.status);
     let mut x = area.x;
     let end = area.x + area.width;
-    for (i, (text, style)) in status_parts(snapshot, info, theme).into_iter().enumerate() {
-        let sep = if i == 0 { "" } else { " │ " };
+    let parts = fitting_parts(status_parts(snapshot, info, theme), area.width as usize);
+    for (i, (text, style, _)) in parts.into_iter().enumerate() {
+        let sep = if i == 0 { "" } else { SEPARATOR };
         let room = (end - x) as usize;
         let need = display_width(sep) + display_width(&text);
         if need > room {
-            // The last part that fits partially is cut with an ellipsis; then stop.
+            // Only the parts that always stay can be too long: cut the last with an
+            // ellipsis; then stop.
             if room > display_width(sep) + 3 {
                 let (nx, _) = buf.set_stringn(x, area.y, sep, room, theme.status);
                 let cut = truncate_end(&text, (end - nx) as usize);
@@ -189,12 +227,12 @@ mod tests {
         render_status(buf.area, &mut buf, &snap, &info, &theme);
         assert_eq!(
             line(&buf, 0),
-            " done  │ 2 samples │ lost 12 dropped 0 │ win 0.087s–1.646s │ accumulate 1000ms  "
+            " done  │ 2 samples │ lost 12 · dropped 0 │ window 0.087s–1.646s                 "
         );
         let mut wide = Buffer::empty(Rect::new(0, 0, 120, 1));
         render_status(wide.area, &mut wide, &snap, &info, &theme);
         assert!(
-            line(&wide, 0).contains("│ 2.5ms │ assets/tinyk-riscv64.qperf.bin"),
+            line(&wide, 0).contains("│ assets/tinyk-riscv64.qperf.bin │ frame 2.5ms"),
             "{}",
             line(&wide, 0)
         );
@@ -202,6 +240,38 @@ mod tests {
         let mut narrow = Buffer::empty(Rect::new(0, 0, 5, 1));
         render_status(narrow.area, &mut narrow, &snap, &info, &theme);
         assert_eq!(line(&narrow, 0), " don…");
+    }
+
+    /// A live session at 80 columns: every figure labelled, whole fields dropped from the
+    /// least important (frame time, source) instead of one cut in the middle.
+    #[test]
+    fn a_live_line_labels_its_figures_and_drops_whole_fields_to_fit() {
+        let p = profile_from(&[(&["a"], 761, Some(1))]);
+        let mut snap = crate::engine::testing::snapshot_with(&p, Selection::all(), PhaseMarkers::default());
+        snap.stats.finished = false;
+        snap.stats.samples = 761;
+        snap.stats.samples_per_sec = 522.4;
+        snap.stats.source = "host cpu-clock".into();
+        snap.generation = 3;
+        let info = StatusInfo {
+            refresh: Duration::from_millis(1000),
+            frame_time: Duration::from_micros(300),
+            hint: Some("sorted by self".into()),
+            ..StatusInfo::default()
+        };
+        let theme = Theme::default();
+        let mut buf = Buffer::empty(Rect::new(0, 0, 80, 1));
+        render_status(buf.area, &mut buf, &snap, &info, &theme);
+        assert_eq!(
+            line(&buf, 0),
+            " live  │ sorted by self │ 761 samples │ 522 samples/s │ window all              "
+        );
+        let mut wide = Buffer::empty(Rect::new(0, 0, 140, 1));
+        render_status(wide.area, &mut wide, &snap, &info, &theme);
+        assert_eq!(
+            line(&wide, 0).trim_end(),
+            " live  │ sorted by self │ 761 samples │ 522 samples/s │ window all │ accumulate · refresh 1000ms │ host cpu-clock │ frame 0.3ms"
+        );
     }
 
     #[test]

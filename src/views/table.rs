@@ -18,6 +18,7 @@ use crate::model::present::AnalysisTable;
 use crate::views::text::{display_width, skip_columns};
 use crate::views::{Effect, View, ViewContext};
 
+use super::offenders::OffendersPane;
 use super::widgets::bars::{centered_hint, frame};
 
 const EMPTY_HINT: &str =
@@ -25,6 +26,8 @@ const EMPTY_HINT: &str =
 
 /// Columns one Left/Right moves.
 const SIDE_STEP: usize = 8;
+/// The key column stays put only if this much width is left for the columns that scroll.
+const MIN_SCROLLED_COLUMNS: usize = 12;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum LineKind {
@@ -52,6 +55,27 @@ fn lines_of<'a>(table: Option<&'a AnalysisTable>, order: &[usize]) -> Vec<(LineK
     lines
 }
 
+/// The key column's width with its separating blank (`syscalls`, `comm`…): the first run
+/// of perf-prof's dash line. It stays on screen when the rest scrolls sideways.
+fn key_columns(table: Option<&AnalysisTable>) -> usize {
+    let Some(table) = table else { return 0 };
+    table
+        .header
+        .iter()
+        .find(|h| h.contains('-') && h.chars().all(|c| c == '-' || c == ' '))
+        .map_or(0, |dashes| dashes.chars().take_while(|&c| c == '-').count() + 1)
+}
+
+/// `text` with its first `key` columns kept and the rest scrolled by `left` columns.
+fn scrolled(text: &str, key: usize, left: usize) -> String {
+    if left == 0 || key == 0 {
+        return skip_columns(text, left).to_string();
+    }
+    let rest = skip_columns(text, key);
+    let kept = &text[..text.len() - rest.len()];
+    format!("{kept}{}", skip_columns(rest, left))
+}
+
 fn table_of(snapshot: &Snapshot) -> Option<&AnalysisTable> {
     snapshot.analysis.as_ref().map(|a| &a.table)
 }
@@ -70,6 +94,8 @@ pub struct TableView {
     /// Lines that fit below the frozen header at the last draw (for paging).
     body_rows: usize,
     body_area: Rect,
+    /// `o`: the `--than` offenders are listed instead of the table.
+    offenders: Option<OffendersPane>,
 }
 
 impl TableView {
@@ -146,6 +172,12 @@ impl View for TableView {
 
     fn render(&mut self, area: Rect, buf: &mut Buffer, ctx: &ViewContext) {
         let theme = ctx.theme;
+        if let Some(pane) = &mut self.offenders {
+            let empty = Default::default();
+            let offenders = ctx.snapshot.analysis.as_ref().map_or(&empty, |a| &*a.offenders);
+            pane.render(area, buf, offenders, theme, ctx.focused);
+            return;
+        }
         let inner = frame(area, buf, theme, ctx.focused, " analyzer tables ");
         let lines = self.lines(ctx.snapshot);
         if lines.is_empty() {
@@ -166,7 +198,16 @@ impl View for TableView {
         }
         let width = inner.width as usize;
         let widest = lines.iter().map(|(_, l)| display_width(l)).max().unwrap_or(0);
+        // The key column stays unless it leaves too little room to scroll the rest in.
+        let key = Some(key_columns(table_of(ctx.snapshot)))
+            .filter(|&k| k + MIN_SCROLLED_COLUMNS <= width)
+            .unwrap_or(0);
         self.left = self.left.min(widest.saturating_sub(width));
+        let left = self.left;
+        let shown = move |kind: LineKind, text: &str| match kind {
+            LineKind::Title => skip_columns(text, left).to_string(),
+            LineKind::Header | LineKind::Row => scrolled(text, key, left),
+        };
         // The first table's title and header stay put while everything below scrolls.
         let frozen = lines
             .iter()
@@ -176,13 +217,7 @@ impl View for TableView {
         for (row, (kind, text)) in lines.iter().take(frozen).enumerate() {
             let y = inner.y + row as u16;
             buf.set_style(Rect::new(inner.x, y, inner.width, 1), style_of(*kind, theme));
-            buf.set_stringn(
-                inner.x,
-                y,
-                skip_columns(text, self.left),
-                width,
-                style_of(*kind, theme),
-            );
+            buf.set_stringn(inner.x, y, shown(*kind, text), width, style_of(*kind, theme));
         }
         let body = Rect::new(
             inner.x,
@@ -218,11 +253,27 @@ impl View for TableView {
                 style_of(*kind, theme)
             };
             buf.set_style(Rect::new(body.x, y, body.width, 1), style);
-            buf.set_stringn(body.x, y, skip_columns(text, self.left), width, style);
+            buf.set_stringn(body.x, y, shown(*kind, text), width, style);
         }
     }
 
     fn handle(&mut self, action: Action, ctx: &ViewContext) -> Effect {
+        if action == Action::ToggleOffenders {
+            self.offenders = match self.offenders {
+                Some(_) => None,
+                None => Some(OffendersPane::default()),
+            };
+            return Effect::None;
+        }
+        if let Some(pane) = &mut self.offenders {
+            let lines = ctx
+                .snapshot
+                .analysis
+                .as_ref()
+                .map_or(0, |a| a.offenders.lines.len());
+            pane.handle(action, lines);
+            return Effect::None;
+        }
         if let Some(table) = table_of(ctx.snapshot) {
             match action {
                 Action::SortNext if !table.columns.is_empty() => {
@@ -298,6 +349,9 @@ impl View for TableView {
         if let Some(r) = &self.filter {
             parts.push(format!("filter /{}/", r.as_str()));
         }
+        if self.offenders.is_some() {
+            parts.push("--than offenders".into());
+        }
         (!parts.is_empty()).then(|| parts.join(" · "))
     }
 
@@ -366,7 +420,8 @@ mod tests {
     fn wide_tables_scroll_sideways_and_rows_are_selected_with_the_arrows() {
         let mut view = TableView::new();
         let s = draw(&mut view, Some(table()), 30, 12, &[Action::Right, Action::Down]);
-        // 8 columns scrolled: "syscalls" is cut to its tail, the rows too.
+        // 8 columns scrolled: "syscalls" is cut to its tail, the rows too (at 30 columns
+        // the key column leaves too little room to stay put).
         assert!(!s.contains("syscalls   ") && !s.contains("call0"), "{s}");
         assert!(s.contains("calls") && s.contains("100"), "{s}");
         assert_eq!(
@@ -376,6 +431,27 @@ mod tests {
         let s = draw(&mut view, Some(table()), 30, 12, &[Action::Left, Action::Up]);
         assert!(s.contains("call0(0)"), "{s}");
         assert_eq!(view.selected, 3);
+    }
+
+    #[test]
+    fn the_key_column_stays_when_scrolling_sideways() {
+        let mut view = TableView::new();
+        let before = draw(&mut view, Some(table()), 40, 12, &[]);
+        let s = draw(&mut view, Some(table()), 40, 12, &[Action::Right]);
+        let line = |s: &str, key: &str| -> String {
+            s.lines()
+                .find(|l| l.starts_with(key))
+                .unwrap_or_default()
+                .to_string()
+        };
+        // Before: key, calls, the start of total(us); after: key, then 8 columns on.
+        assert_eq!(
+            line(&before, "│call0(0)"),
+            "│call0(0)                  100         │"
+        );
+        assert_eq!(line(&s, "│call0(0)"), "│call0(0)                         1.500│");
+        assert_eq!(line(&s, "│syscalls"), "│syscalls                     total(us)│");
+        assert_eq!(line(&s, "│-----"), "│--------------------  ----------------│");
     }
 
     #[test]

@@ -35,6 +35,7 @@ pub fn snapshot_with_table(table: Option<AnalysisTable>) -> Snapshot {
             events: 0,
             series: Vec::new(),
             table,
+            offenders: Default::default(),
         })
     });
     snapshot

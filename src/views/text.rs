@@ -6,6 +6,8 @@ use std::borrow::Cow;
 
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
+use crate::model::text::escape_controls;
+
 const ELLIPSIS: char = '…';
 
 /// Columns `s` takes on a terminal.
@@ -26,8 +28,23 @@ pub fn skip_columns(s: &str, columns: usize) -> &str {
     ""
 }
 
-/// `s` cut to at most `width` columns, ending in `…` when cut.
+/// `s` with its control characters made visible (`\e[31m`), then `cut` to `width`: names
+/// come from outside (a thread's comm, a symbol, an alias, a console line), and what they
+/// hold is drawn as text, never obeyed by the terminal.
+fn escaped_then(s: &str, width: usize, cut: impl Fn(&str, usize) -> Cow<'_, str>) -> Cow<'_, str> {
+    match escape_controls(s) {
+        Cow::Borrowed(plain) => cut(plain, width),
+        Cow::Owned(escaped) => Cow::Owned(cut(&escaped, width).into_owned()),
+    }
+}
+
+/// `s` cut to at most `width` columns, ending in `…` when cut (control characters shown
+/// as escapes).
 pub fn truncate_end(s: &str, width: usize) -> Cow<'_, str> {
+    escaped_then(s, width, cut_end)
+}
+
+fn cut_end(s: &str, width: usize) -> Cow<'_, str> {
     if display_width(s) <= width {
         return Cow::Borrowed(s);
     }
@@ -82,19 +99,24 @@ fn last_path_separator(s: &str) -> Option<usize> {
 
 /// `s` cut to at most `width` columns with `…` in the middle: a `a::b::c` path keeps its
 /// head and its last segment (`core::…::drop_in_place`); when even the last segment does
-/// not fit, it is cut at its end. Other text keeps both ends.
+/// not fit, it is cut at its end. Other text keeps both ends. Control characters are
+/// shown as escapes.
 pub fn truncate_middle(s: &str, width: usize) -> Cow<'_, str> {
+    escaped_then(s, width, cut_middle)
+}
+
+fn cut_middle(s: &str, width: usize) -> Cow<'_, str> {
     if display_width(s) <= width {
         return Cow::Borrowed(s);
     }
     if width <= 1 {
-        return truncate_end(s, width);
+        return cut_end(s, width);
     }
     let tail = match last_path_separator(s) {
         Some(sep) => {
             let last = &s[sep..];
             if display_width(last) + 1 > width {
-                return truncate_end(&s[sep + 2..], width);
+                return cut_end(&s[sep + 2..], width);
             }
             last
         }

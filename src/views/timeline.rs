@@ -153,13 +153,27 @@ impl View for TimelineView {
 
     fn render(&mut self, area: Rect, buf: &mut Buffer, ctx: &ViewContext) {
         let theme = ctx.theme;
-        let inner = frame(area, buf, theme, ctx.focused, " timeline ");
-        self.inner = inner;
         let Some(timeline) = ctx.snapshot.timeline.as_deref() else {
-            centered_hint(inner, buf, EMPTY_HINT, theme.dim);
+            self.inner = frame(area, buf, theme, ctx.focused, " timeline ");
+            centered_hint(self.inner, buf, EMPTY_HINT, theme.dim);
             return;
         };
-        let n = inner.width as usize;
+        // The y scale: what a full-height bar counts (columns are as wide as the frame's
+        // inside); the records the source lost, marked × above their columns.
+        let n = area.width.saturating_sub(2) as usize;
+        let columns = timeline.columns(n);
+        let max = columns.iter().copied().max().unwrap_or(0);
+        let lost = timeline.lost_columns(n);
+        let lost_total: u64 = lost.iter().sum();
+        let mut title = format!(" timeline · full bar = {max} {} ", timeline.counted.noun());
+        if lost_total > 0 {
+            title.push_str(&format!("· × lost {lost_total} "));
+        }
+        if display_width(&title) + 2 > area.width as usize {
+            title = " timeline ".into();
+        }
+        let inner = frame(area, buf, theme, ctx.focused, &title);
+        self.inner = inner;
         if n == 0 || inner.height == 0 {
             return;
         }
@@ -181,8 +195,6 @@ impl View for TimelineView {
         let axis_y = bars_y + bar_rows as u16;
         let detail_y = axis_y + has_axis as u16;
 
-        let columns = timeline.columns(n);
-        let max = columns.iter().copied().max().unwrap_or(0);
         let window = ctx.snapshot.selection.window;
         let markers = marker_columns(n, timeline, &ctx.snapshot.markers);
         let cursor_bg = theme.selected.bg;
@@ -220,12 +232,25 @@ impl View for TimelineView {
         }
 
         if has_markers {
+            for (c, &l) in lost.iter().enumerate() {
+                if l > 0 {
+                    buf[(inner.x + c as u16, inner.y)]
+                        .set_symbol("×")
+                        .set_style(theme.warning);
+                }
+            }
             let mut sorted = markers.clone();
             sorted.sort();
+            // Where the previous label ends: a label turned left must not run into it.
+            let mut taken = 0;
             for (i, &(column, name)) in sorted.iter().enumerate() {
                 let limit = sorted.get(i + 1).map_or(n, |&(next, _)| next);
-                let (x, label) = marker_label(name, column, limit.max(column + 1));
+                let (mut x, mut label) = marker_label(name, column, limit.max(column + 1));
+                if x < taken {
+                    (x, label) = (column, "▼".into());
+                }
                 buf.set_stringn(inner.x + x as u16, inner.y, &label, n - x, theme.marker);
+                taken = x + display_width(&label);
             }
         }
 

@@ -3,6 +3,7 @@
 
 use super::{UNKNOWN_COMM, WallClock};
 use crate::analyzers::latency::SlowPair;
+use crate::model::text::escape_controls;
 use crate::trace::event::{EventLayout, TraceEvent};
 
 // `common_flags` bits (include/linux/trace_events.h, 6.x).
@@ -77,7 +78,8 @@ pub fn event_line(
             .and_then(|f| f.read_u64(event.raw))
             .unwrap_or(0)
     };
-    let comm = comm_of(event.tid).unwrap_or_else(|| UNKNOWN_COMM.into());
+    // The thread's name and string fields are whatever the traced program put there.
+    let comm = escape_controls(&comm_of(event.tid).unwrap_or_else(|| UNKNOWN_COMM.into())).into_owned();
     format!(
         "{}{marker} {comm:>16} {:>6} {} [{:03}] {}.{:06}: {}:{}: {}\n",
         wall.prefix(),
@@ -88,7 +90,7 @@ pub fn event_line(
         event.time_ns % 1_000_000_000 / 1_000,
         layout.system,
         layout.name,
-        fields_text(event, layout)
+        escape_controls(&fields_text(event, layout))
     )
 }
 

@@ -8,6 +8,7 @@ use crate::analyzers::latency::LatencyStats;
 use crate::analyzers::multi_trace::DelayTable;
 use crate::analyzers::syscall_label;
 use crate::analyzers::syscalls::SyscallTable;
+use crate::model::text::{escape_controls, left_aligned, right_aligned};
 
 /// Task names are at most 15 characters (`TASK_COMM_LEN` 16 with the NUL); the column is 16.
 const COMM_WIDTH: usize = 16;
@@ -125,8 +126,19 @@ pub fn delay_table(
     }
     let than = table.than_ns.is_some();
     // Widths over every pair the stages define, at least "start" / "end".
-    let start_width = table.pairs.iter().map(|p| p.start.len()).fold(5, usize::max);
-    let end_width = table.pairs.iter().map(|p| p.end.len()).fold(3, usize::max);
+    // The pair names are the user's aliases: printed as text, never as terminal commands.
+    let names: Vec<(String, String)> = table
+        .pairs
+        .iter()
+        .map(|p| {
+            (
+                escape_controls(&p.start).into_owned(),
+                escape_controls(&p.end).into_owned(),
+            )
+        })
+        .collect();
+    let start_width = names.iter().map(|(s, _)| s.chars().count()).fold(5, usize::max);
+    let end_width = names.iter().map(|(_, e)| e.chars().count()).fold(3, usize::max);
     let key = table
         .key_header
         .as_deref()
@@ -136,15 +148,23 @@ pub fn delay_table(
     out.push_str(&wall.prefix());
     out.push('\n');
     if let Some((header, width)) = key {
-        let _ = write!(out, "{header:<width$} ");
+        let _ = write!(out, "{} ", left_aligned(header, width));
         if comm {
             let _ = write!(out, "{:<COMM_WIDTH$} ", "comm");
         }
     }
     let _ = write!(
         out,
-        "{:>start_width$} => {:<end_width$} {:>8} {:>16} {:>12} {:>12} {:>12} {:>12} {:>12}",
-        "start", "end", "calls", "total(us)", "min(us)", "p50(us)", "p95(us)", "p99(us)", "max(us)"
+        "{} => {} {:>8} {:>16} {:>12} {:>12} {:>12} {:>12} {:>12}",
+        right_aligned("start", start_width),
+        left_aligned("end", end_width),
+        "calls",
+        "total(us)",
+        "min(us)",
+        "p50(us)",
+        "p95(us)",
+        "p99(us)",
+        "max(us)"
     );
     if than {
         out.push_str("    than(reqs)");
@@ -175,12 +195,12 @@ pub fn delay_table(
     }
     out.push('\n');
     for row in &table.rows {
-        let Some(pair) = table.pairs.get(row.pair) else {
+        let Some((start, end)) = names.get(row.pair) else {
             continue;
         };
         let stats = &row.stats;
         if let (Some((_, width)), Some(instance)) = (key, row.instance) {
-            let _ = write!(out, "{instance:<width$} ");
+            let _ = write!(out, "{} ", left_aligned(instance, width));
             if comm {
                 let name = u32::try_from(instance)
                     .ok()
@@ -191,9 +211,9 @@ pub fn delay_table(
         }
         let _ = write!(
             out,
-            "{:>start_width$} => {:<end_width$} {:>8} {:>16} {:>12} {:>12} {:>12} {:>12} {:>12}",
-            pair.start,
-            pair.end,
+            "{} => {} {:>8} {:>16} {:>12} {:>12} {:>12} {:>12} {:>12}",
+            right_aligned(start, start_width),
+            left_aligned(end, end_width),
             stats.calls(),
             us(stats.total_ns()),
             us(stats.histogram.min().unwrap_or(0)),

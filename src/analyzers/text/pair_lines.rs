@@ -3,6 +3,7 @@
 
 use super::WallClock;
 use crate::analyzers::multi_trace::PairTable;
+use crate::model::text::escape_controls;
 
 pub fn pair_lines(table: &PairTable, wall: &WallClock) -> String {
     let prefix = wall.prefix();
@@ -10,8 +11,17 @@ pub fn pair_lines(table: &PairTable, wall: &WallClock) -> String {
     for row in &table.rows {
         out.push_str(&prefix);
         match &row.second {
-            Some(second) => out.push_str(&format!("{} {second} paired {}\n", row.first, row.count)),
-            None => out.push_str(&format!("{} unpaired {}\n", row.first, row.count)),
+            Some(second) => out.push_str(&format!(
+                "{} {} paired {}\n",
+                escape_controls(&row.first),
+                escape_controls(second),
+                row.count
+            )),
+            None => out.push_str(&format!(
+                "{} unpaired {}\n",
+                escape_controls(&row.first),
+                row.count
+            )),
         }
     }
     out

@@ -5,6 +5,7 @@ use std::fmt::Write;
 
 use super::{UNKNOWN_COMM, WallClock};
 use crate::analyzers::top::TopTable;
+use crate::model::text::{escape_controls, left_aligned, right_aligned};
 
 /// What the top printer needs beyond the table.
 pub struct TopText<'a> {
@@ -30,16 +31,20 @@ pub fn top_table(table: &TopTable, wall: &WallClock, text: &TopText<'_>) -> Stri
         wall.time_of_day(),
         table.events_total
     );
-    let key_width = table.key_header.as_deref().map(|h| h.len().max(8));
-    let widths: Vec<usize> = table.column_headers.iter().map(|h| h.len().max(12)).collect();
-    if let (Some(header), Some(width)) = (table.key_header.as_deref(), key_width) {
-        let _ = write!(out, "{header:>width$} ");
+    // Headers are the user's aliases, names the comm of a thread: their text, never a
+    // terminal command.
+    let key_header = table.key_header.as_deref().map(escape_controls);
+    let column_headers: Vec<_> = table.column_headers.iter().map(|h| escape_controls(h)).collect();
+    let key_width = key_header.as_deref().map(|h| h.len().max(8));
+    let widths: Vec<usize> = column_headers.iter().map(|h| h.len().max(12)).collect();
+    if let (Some(header), Some(width)) = (key_header.as_deref(), key_width) {
+        let _ = write!(out, "{} ", right_aligned(header, width));
     }
-    for (header, width) in table.column_headers.iter().zip(&widths) {
-        let _ = write!(out, "{header:>width$} ");
+    for (header, width) in column_headers.iter().zip(&widths) {
+        let _ = write!(out, "{} ", right_aligned(header, *width));
     }
     if let Some(comm) = &table.comm_header {
-        out.push_str(comm);
+        out.push_str(&escape_controls(comm));
     }
     out.push('\n');
     for row in &table.rows {
@@ -47,19 +52,19 @@ pub fn top_table(table: &TopTable, wall: &WallClock, text: &TopText<'_>) -> Stri
             match text.printkey {
                 Some(printkey) => {
                     let cell = printkey(row.key);
-                    let _ = write!(out, "{cell:<width$} ");
+                    let _ = write!(out, "{} ", left_aligned(cell, width));
                 }
                 None => {
-                    let _ = write!(out, "{:>width$} ", row.key);
+                    let _ = write!(out, "{} ", right_aligned(row.key, width));
                 }
             }
         }
         for (value, width) in row.values.iter().zip(&widths) {
-            let _ = write!(out, "{value:>width$} ");
+            let _ = write!(out, "{} ", right_aligned(value, *width));
         }
         if table.comm_header.is_some() {
             let name = match &row.comm {
-                Some(name) => name.clone(),
+                Some(name) => escape_controls(name).into_owned(),
                 None if table.comm_from_pid => u32::try_from(row.key)
                     .ok()
                     .and_then(text.comm_of)

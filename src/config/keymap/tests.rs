@@ -191,9 +191,10 @@ fn sections_are_in_a_stable_order() {
         sections[5].1,
         [
             (Action::SortNext, vec!["s".into()]),
-            (Action::SortReverse, vec!["S".into()])
+            (Action::SortReverse, vec!["S".into()]),
+            (Action::ToggleOffenders, vec!["o".into()])
         ],
-        "the table sorts by column"
+        "the table sorts by column and lists the --than offenders"
     );
     assert!(sections[7].1.is_empty(), "console has no own keys");
 

@@ -14,7 +14,8 @@ pub struct HostTarget {
     pub pids: Option<String>,
     /// `-t TID,...`.
     pub tids: Option<String>,
-    /// `--inherit`: the threads (or the workload) and every task they create afterwards.
+    /// The threads (or the workload) and every task they create afterwards: `--inherit`,
+    /// or a workload without `--no-inherit`.
     pub inherit: bool,
     /// A command to start and profile (`-- cmd args`); the session ends when it exits.
     pub workload: Vec<String>,

@@ -14,10 +14,12 @@ use anyhow::Context;
 use rustc_hash::FxHashMap;
 
 use crate::feeds::interned::FeedTables;
-use crate::model::{Callchain, Instance, Line, Location, LocationId, ProfileInfo, Sample, SampleMeta};
+use crate::model::{
+    Callchain, FrameKind, FrameOrigin, Instance, Line, Location, LocationId, ProfileInfo, Sample, SampleMeta,
+};
 use crate::sources::clock::monotonic_ns;
 use crate::sources::perf_event::attr::{EventAttr, EventKind, Wakeup};
-use crate::sources::perf_event::reader::{PerfEvents, RingOptions};
+use crate::sources::perf_event::reader::{Ordered, PerfEvents, RingOptions};
 use crate::sources::perf_event::record::{MappedFile, Record};
 use crate::store::SymbolRecord;
 use crate::symbols::host::{FileKey, HostFrame, HostSymbolizer, HostSymbolizerOptions, lookup_address};
@@ -154,66 +156,102 @@ impl SampleSession {
         // Asked before the drain, so what an exited workload left in the rings is read.
         let exited = self.targets.workload_exited();
         let outcome = self.events.poll(timeout)?;
+        self.drain(false, out);
+        let over = outcome.all_hung_up || exited;
+        if over {
+            self.finish(out);
+        }
+        Ok(!over)
+    }
+
+    /// Stop sampling and hand over everything still in the rings or held for ordering.
+    pub fn finish(&mut self, out: &mut Vec<RawItem>) {
+        if !self.finished {
+            let _ = self.events.disable();
+            self.drain(true, out);
+        }
+        self.stop();
+    }
+
+    /// Move what the rings hold into `out` in time order across rings (`everything`:
+    /// also what the merge still holds back). One process's records land on several
+    /// rings — a child followed on another CPU, a thread that migrated — and its mmap
+    /// must reach the symbolizer before the samples in the code it maps.
+    fn drain(&mut self, everything: bool, out: &mut Vec<RawItem>) {
         let counters = &mut self.counters;
         let exclude_self = self.options.exclude_self;
         let own_pid = self.own_pid;
-        self.events.drain(|record| match record.record {
-            Record::Sample(sample) => {
-                let (Some(pid), Some(tid)) = (sample.pid, sample.tid) else {
-                    return;
-                };
-                if exclude_self && pid == own_pid {
-                    counters.own_samples += 1;
-                    return;
-                }
-                counters.samples += 1;
-                out.push(RawItem::Sample(RawSample {
-                    time_ns: sample.time.unwrap_or(0),
-                    pid,
-                    tid,
-                    cpu: sample.cpu.unwrap_or(0),
-                    in_kernel: sample.in_kernel(),
-                    ip: sample.ip,
-                    kernel: sample.callchain.kernel_ips().collect(),
-                    user: sample.callchain.user_ips().collect(),
-                }));
+        let mut take = |item: Ordered<'_>| {
+            if let Ordered::Record(record) = item {
+                raw_item(record.record, counters, exclude_self, own_pid, out);
             }
-            Record::Comm(c) => out.push(RawItem::Comm {
-                pid: c.pid,
-                tid: c.tid,
-                comm: String::from_utf8_lossy(c.comm).into_owned(),
-                exec: c.exec,
-            }),
-            Record::Mmap2(m) => out.push(RawItem::Mmap {
-                pid: m.pid,
-                start: m.addr,
-                len: m.len,
-                pgoff: m.pgoff,
-                path: String::from_utf8_lossy(m.filename).into_owned(),
-                file: match m.file {
-                    MappedFile::Inode { maj, min, ino, .. } => Some(FileKey::new(maj, min, ino)),
-                    MappedFile::BuildId(_) => None,
-                },
-            }),
-            Record::Fork(t) if t.pid != t.ppid => out.push(RawItem::Fork {
-                parent: t.ppid,
-                child: t.pid,
-            }),
-            Record::Exit(t) if t.pid == t.tid => out.push(RawItem::Exit { pid: t.pid }),
-            _ => {}
-        });
-        self.counters.lost = self.events.lost(self.finished);
-        let over = outcome.all_hung_up || exited;
-        if over {
-            self.stop();
+        };
+        self.events.drain_ordered(&mut take);
+        if everything {
+            self.events.flush_ordered(&mut take);
         }
-        Ok(!over)
+        self.counters.lost = self.events.lost(self.finished);
     }
 
     pub fn stop(&mut self) {
         self.finished = true;
         let _ = self.events.disable();
         self.counters.lost = self.events.lost(self.finished);
+    }
+}
+
+/// One record as the resolver wants it (`None` for what it does not need).
+fn raw_item(
+    record: Record<'_>,
+    counters: &mut SampleCounters,
+    exclude_self: bool,
+    own_pid: u32,
+    out: &mut Vec<RawItem>,
+) {
+    match record {
+        Record::Sample(sample) => {
+            let (Some(pid), Some(tid)) = (sample.pid, sample.tid) else {
+                return;
+            };
+            if exclude_self && pid == own_pid {
+                counters.own_samples += 1;
+                return;
+            }
+            counters.samples += 1;
+            out.push(RawItem::Sample(RawSample {
+                time_ns: sample.time.unwrap_or(0),
+                pid,
+                tid,
+                cpu: sample.cpu.unwrap_or(0),
+                in_kernel: sample.in_kernel(),
+                ip: sample.ip,
+                kernel: sample.callchain.kernel_ips().collect(),
+                user: sample.callchain.user_ips().collect(),
+            }));
+        }
+        Record::Comm(c) => out.push(RawItem::Comm {
+            pid: c.pid,
+            tid: c.tid,
+            comm: String::from_utf8_lossy(c.comm).into_owned(),
+            exec: c.exec,
+        }),
+        Record::Mmap2(m) => out.push(RawItem::Mmap {
+            pid: m.pid,
+            start: m.addr,
+            len: m.len,
+            pgoff: m.pgoff,
+            path: String::from_utf8_lossy(m.filename).into_owned(),
+            file: match m.file {
+                MappedFile::Inode { maj, min, ino, .. } => Some(FileKey::new(maj, min, ino)),
+                MappedFile::BuildId(_) => None,
+            },
+        }),
+        Record::Fork(t) if t.pid != t.ppid => out.push(RawItem::Fork {
+            parent: t.ppid,
+            child: t.pid,
+        }),
+        Record::Exit(t) if t.pid == t.tid => out.push(RawItem::Exit { pid: t.pid }),
+        _ => {}
     }
 }
 
@@ -356,7 +394,8 @@ impl SampleResolver {
         // is one location, and pprof gets no mapping that would lump every module together.
         let loc = if in_kernel {
             let frame = self.symbols.resolve_kernel(address);
-            let id = tables.frames.intern(&frame_name(&frame), None);
+            let origin = FrameOrigin::new(FrameKind::Kernel, Some(&frame.module));
+            let id = tables.frames.intern_from(&frame_name(&frame), None, origin);
             let loc = tables.locations.intern(Location {
                 address: 0,
                 lines: Box::new([Line { frame: id, line: 0 }]),
@@ -369,7 +408,11 @@ impl SampleResolver {
             let lines: Vec<Line> = resolved
                 .iter()
                 .map(|f| Line {
-                    frame: tables.frames.intern(&frame_name(f), None),
+                    frame: tables.frames.intern_from(
+                        &frame_name(f),
+                        None,
+                        FrameOrigin::new(FrameKind::User, Some(&f.module)),
+                    ),
                     line: 0,
                 })
                 .collect();
@@ -393,7 +436,9 @@ impl SampleResolver {
         }
         let text = self.symbols.root_frame_text(pid, tid, None)?;
         let tables = &mut self.tables.tables;
-        let frame = tables.frames.intern(&text, None);
+        let frame = tables
+            .frames
+            .intern_from(&text, None, FrameOrigin::new(FrameKind::Pseudo, None));
         let loc = tables.locations.intern(Location {
             address: 0,
             lines: Box::new([Line { frame, line: 0 }]),

@@ -30,7 +30,12 @@ enum Batch {
 pub struct HostSampleFeed {
     batches: Receiver<Batch>,
     stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
+    /// The ring reader: it owns the session (events, workload), so joining it on drop
+    /// closes the events and stops the workload within one poll.
+    reader: Option<JoinHandle<()>>,
+    /// The resolver is never joined: it may be deep in a big file's DWARF, and what it
+    /// still resolves has no reader once the feed is dropped. It ends at its next batch.
+    resolver: Option<JoinHandle<()>>,
     start: Option<SessionStart>,
     records: u64,
     done: bool,
@@ -62,7 +67,10 @@ impl HostSampleFeed {
             .spawn(move || {
                 let reason = loop {
                     if stop_flag.load(Ordering::Relaxed) || deadline.is_some_and(|d| Instant::now() >= d) {
-                        session.stop();
+                        // What the rings and the time-order merge still hold is part of the run.
+                        let mut items = Vec::new();
+                        session.finish(&mut items);
+                        let _ = raw_tx.send((items, session.counters, None));
                         break None;
                     }
                     let mut items = Vec::new();
@@ -80,7 +88,9 @@ impl HostSampleFeed {
                         Err(e) => break Some(format!("{e:#}")),
                     }
                 };
-                let _ = raw_tx.send((Vec::new(), session.counters, Some(reason)));
+                // try_send: a resolver that is far behind must not keep the session (and
+                // the workload) alive; it then ends on the closed channel instead.
+                let _ = raw_tx.try_send((Vec::new(), session.counters, Some(reason)));
             })
             .context("cannot start the sampling thread")?;
         let thread = std::thread::Builder::new()
@@ -108,7 +118,6 @@ impl HostSampleFeed {
                         break;
                     }
                 }
-                let _ = reader.join();
             })
             .context("cannot start the symbol resolver thread")?;
         let start = SessionStart {
@@ -122,7 +131,8 @@ impl HostSampleFeed {
         Ok(HostSampleFeed {
             batches: rx,
             stop,
-            thread: Some(thread),
+            reader: Some(reader),
+            resolver: Some(thread),
             start: Some(start),
             records: 0,
             done: false,
@@ -203,9 +213,10 @@ impl Drop for HostSampleFeed {
         self.stop.store(true, Ordering::Relaxed);
         // Unblock a resolver waiting on a full channel, then let it finish.
         while self.batches.try_recv().is_ok() {}
-        if let Some(thread) = self.thread.take() {
-            drop(std::mem::replace(&mut self.batches, sync_channel(1).1));
-            let _ = thread.join();
+        drop(std::mem::replace(&mut self.batches, sync_channel(1).1));
+        if let Some(reader) = self.reader.take() {
+            let _ = reader.join();
         }
+        drop(self.resolver.take());
     }
 }

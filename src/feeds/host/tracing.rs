@@ -21,6 +21,7 @@ use crate::sources::perf_event::PerfEventError;
 use crate::sources::perf_event::attr::{EventAttr, Wakeup};
 use crate::sources::perf_event::reader::{Ordered, PerfEvents, RingOptions};
 use crate::sources::perf_event::record::Record;
+use crate::sources::perf_event::ring::page_size;
 use crate::sources::perf_event::targets::Target;
 use crate::sources::tracefs::{ResolvedEvent, Tracefs, parse_selectors, resolve};
 use crate::store::RecordedEventType;
@@ -29,6 +30,7 @@ use crate::symbols::host::kernel::KernelSymbols;
 use crate::trace::event::{EventIndex, OwnedTraceEvent};
 use crate::trace::expr::Filter;
 
+use super::event_plan::{EventPlan, event_cpus, plan_events};
 use super::options::HostRunOptions;
 use super::targets::{SessionTargets, open_targets};
 
@@ -145,32 +147,56 @@ impl TraceSession {
             stages.extend(free);
         }
         let targets = open_targets(&run.target)?;
+        let attr_of = |event: &ResolvedEvent| {
+            let mut attr =
+                EventAttr::tracepoint(event.layout.id).with_wakeup(match run.ring.watermark_percent {
+                    Some(w) => Wakeup::WatermarkPercent(u32::from(w)),
+                    None => Wakeup::default(),
+                });
+            if event.spec.stack {
+                attr = attr
+                    .with_callchain()
+                    .with_max_stack(event.spec.max_stack.unwrap_or(127));
+            }
+            attr
+        };
+        let pages = run.ring.pages.unwrap_or(trace.analyzer.default_pages());
+        let probe = *targets.targets.first().context("no targets to open events on")?;
+        let plan = plan_events(stages, probe, pages * page_size(), attr_of)?;
+        if let Some(warning) = plan.warning() {
+            eprintln!("{warning}");
+        }
+        let EventPlan {
+            stages,
+            probes: _open_until_the_events_are,
+            ..
+        } = plan;
         let attrs: Vec<EventAttr> = stages
             .iter()
             .flatten()
             .enumerate()
             .map(|(index, event)| {
-                let mut attr =
-                    EventAttr::tracepoint(event.layout.id).with_wakeup(match run.ring.watermark_percent {
-                        Some(w) => Wakeup::WatermarkPercent(u32::from(w)),
-                        None => Wakeup::default(),
-                    });
+                let attr = attr_of(event);
                 if index == 0 {
                     // Names from COMM records: /proc no longer has a thread that exited
                     // before its table is printed (a short workload always has).
-                    attr = attr.with_comm_records();
+                    attr.with_comm_records()
+                } else {
+                    attr
                 }
-                if event.spec.stack {
-                    attr = attr
-                        .with_callchain()
-                        .with_max_stack(event.spec.max_stack.unwrap_or(127));
-                }
-                attr
             })
             .collect();
-        let pages = run.ring.pages.unwrap_or(trace.analyzer.default_pages());
         let ring_targets: Vec<Target> = targets.targets.clone();
-        let events = PerfEvents::open(&attrs, &ring_targets, RingOptions { data_pages: pages })?;
+        let cpus = event_cpus(&stages, &ring_targets)?;
+        let events = PerfEvents::open_where(
+            &attrs,
+            &ring_targets,
+            RingOptions { data_pages: pages },
+            |event, target| match (&cpus[event], target.cpu()) {
+                (Some(cpus), Some(cpu)) => cpus.contains(&cpu),
+                _ => true,
+            },
+        )?;
         let mut filters = Vec::new();
         for (index, event) in stages.iter().flatten().enumerate() {
             let mut user_filter = None;

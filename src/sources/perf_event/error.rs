@@ -6,13 +6,12 @@ use std::io;
 /// driving perf events.
 #[derive(Debug, thiserror::Error)]
 pub enum PerfEventError {
-    #[error(
-        "perf_event_open({event}) on {target}: permission denied (kernel.perf_event_paranoid is {paranoid}): run as root, or `sysctl kernel.perf_event_paranoid=-1` (CPU-wide and kernel events need it)"
-    )]
+    /// `why` comes from [`super::refusal::explain`]: who asked, what, at which paranoid level.
+    #[error("perf_event_open({event}) on {target}: permission denied: {why}")]
     PermissionDenied {
         event: String,
         target: String,
-        paranoid: String,
+        why: String,
     },
     #[error(
         "perf_event_open({event}) on {target}: no such event (ENOENT): check the tracepoint exists under /sys/kernel/tracing/events (mount tracefs) or pick another event"
@@ -32,34 +31,34 @@ pub enum PerfEventError {
     TooManyFiles { event: String, target: String },
     #[error("perf_event_open({event}) on {target}: the thread no longer exists (ESRCH): check -p/-t")]
     NoSuchThread { event: String, target: String },
-    #[error("perf_event_open({event}) on {target}: {source}")]
+    #[error("perf_event_open({event}) on {target}: {cause}")]
     Open {
         event: String,
         target: String,
-        source: io::Error,
+        cause: io::Error,
     },
-    #[error("perf event ioctl {what} failed: {source}")]
-    Ioctl { what: &'static str, source: io::Error },
+    #[error("perf event ioctl {what} failed: {cause}")]
+    Ioctl { what: &'static str, cause: io::Error },
     #[error(
-        "the kernel refused the filter {filter:?} ({source}): check its syntax (ftrace filter: `field == 1 && comm ~ \"sh*\"`), or filter in user space"
+        "the kernel refused the filter {filter:?} ({cause}): check its syntax (ftrace filter: `field == 1 && comm ~ \"sh*\"`), or filter in user space"
     )]
-    FilterRefused { filter: String, source: io::Error },
+    FilterRefused { filter: String, cause: io::Error },
     #[error(
         "ring buffer size must be a power of two of pages (1, 2, 4, 8, ...), got {0}: pass -m with a power of two"
     )]
     PagesNotPowerOfTwo(usize),
     #[error(
-        "mmap of a {bytes}-byte perf ring failed ({source}): lower -m, or raise kernel.perf_event_mlock_kb / `ulimit -l`"
+        "mmap of a {bytes}-byte perf ring failed ({cause}): lower -m, or raise kernel.perf_event_mlock_kb / `ulimit -l`"
     )]
-    Mmap { bytes: usize, source: io::Error },
+    Mmap { bytes: usize, cause: io::Error },
     #[error("--watermark must be between 0 and 100 (% of the ring), got {0}")]
     BadWatermark(u32),
     #[error("bad CPU list {text:?}: {why} (expected e.g. `0-3,5`)")]
     CpuList { text: String, why: String },
     #[error("bad id list {text:?}: {why} (expected e.g. `1234,1240`)")]
     IdList { text: String, why: String },
-    #[error("cannot read {path}: {source}")]
-    Proc { path: String, source: io::Error },
+    #[error("cannot read {path}: {cause}")]
+    Proc { path: String, cause: io::Error },
     #[error("no targets to open events on: give CPUs (-C) or threads (-p/-t) that exist")]
     NoTargets,
     #[error("no events to open")]

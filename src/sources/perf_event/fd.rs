@@ -98,14 +98,14 @@ impl PerfEventFd {
     pub fn set_filter(&self, filter: &str) -> Result<(), PerfEventError> {
         let text = CString::new(filter).map_err(|_| PerfEventError::FilterRefused {
             filter: filter.to_string(),
-            source: io::Error::new(io::ErrorKind::InvalidInput, "the filter contains a NUL byte"),
+            cause: io::Error::new(io::ErrorKind::InvalidInput, "the filter contains a NUL byte"),
         })?;
         // SAFETY: the kernel reads (copies) the NUL-terminated string during the call.
         let rc = unsafe { sys::ioctls::SET_FILTER(self.fd.as_raw_fd(), text.as_ptr().cast_mut()) };
         if rc < 0 {
             return Err(PerfEventError::FilterRefused {
                 filter: filter.to_string(),
-                source: io::Error::last_os_error(),
+                cause: io::Error::last_os_error(),
             });
         }
         Ok(())
@@ -146,7 +146,7 @@ fn check(rc: i32, what: &'static str) -> Result<(), PerfEventError> {
     if rc < 0 {
         Err(PerfEventError::Ioctl {
             what,
-            source: io::Error::last_os_error(),
+            cause: io::Error::last_os_error(),
         })
     } else {
         Ok(())
@@ -156,7 +156,7 @@ fn check(rc: i32, what: &'static str) -> Result<(), PerfEventError> {
 fn is_missing_pmu(err: &PerfEventError) -> bool {
     match err {
         PerfEventError::NoSuchEvent { .. } => true,
-        PerfEventError::Open { source, .. } => {
+        PerfEventError::Open { cause: source, .. } => {
             matches!(source.raw_os_error(), Some(libc::EOPNOTSUPP | libc::ENODEV))
         }
         _ => false,
@@ -169,9 +169,11 @@ fn open_error(event: &EventAttr, target: Target, source: io::Error) -> PerfEvent
         Some(libc::EACCES | libc::EPERM) => PerfEventError::PermissionDenied {
             event: name,
             target: target_text,
-            paranoid: std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
-                .map(|s| s.trim().to_string())
-                .unwrap_or_else(|_| "unreadable".into()),
+            why: super::refusal::explain_current(super::refusal::Request {
+                target,
+                tracepoint: matches!(event.kind, EventKind::Tracepoint { .. }),
+                kernel: !event.exclude_kernel,
+            }),
         },
         Some(libc::ENOENT) => PerfEventError::NoSuchEvent {
             event: name,
@@ -193,7 +195,7 @@ fn open_error(event: &EventAttr, target: Target, source: io::Error) -> PerfEvent
         _ => PerfEventError::Open {
             event: name,
             target: target_text,
-            source,
+            cause: source,
         },
     }
 }
@@ -211,6 +213,12 @@ mod tests {
             perm.contains("perf_event_paranoid") && perm.contains("root"),
             "{perm}"
         );
+        if unsafe { libc::geteuid() } == 0 {
+            assert!(
+                !perm.contains("run as root"),
+                "root is not told to be root: {perm}"
+            );
+        }
         let inval =
             open_error(&event, Target::Cpu(1), io::Error::from_raw_os_error(libc::EINVAL)).to_string();
         assert!(

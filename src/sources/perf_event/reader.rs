@@ -109,8 +109,8 @@ pub struct PollOutcome {
 
 struct RingSlot {
     target: Target,
-    /// Index in `PerfEvents::fds[0]` of the fd the ring is mapped from.
-    owner: usize,
+    /// `(event, index in PerfEvents::fds[event])` of the fd the ring is mapped from.
+    owner: (usize, usize),
     ring: RingBuffer,
     counters: RingCounters,
 }
@@ -204,6 +204,17 @@ impl PerfEvents {
         targets: &[Target],
         options: RingOptions,
     ) -> Result<PerfEvents, PerfEventError> {
+        Self::open_where(events, targets, options, |_, _| true)
+    }
+
+    /// [`PerfEvents::open`], each event only on the targets `wanted(event index, target)`
+    /// accepts (a selector's `cpus=`). A target no event wants gets no ring.
+    pub fn open_where(
+        events: &[EventAttr],
+        targets: &[Target],
+        options: RingOptions,
+        wanted: impl Fn(usize, Target) -> bool,
+    ) -> Result<PerfEvents, PerfEventError> {
         if events.is_empty() {
             return Err(PerfEventError::NoEvents);
         }
@@ -220,7 +231,10 @@ impl PerfEvents {
         let mut ring_of_cpu: FxHashMap<u32, usize> = FxHashMap::default();
         'targets: for &target in targets {
             let mut opened = Vec::with_capacity(events.len());
-            for event in effective.iter_mut() {
+            for (index, event) in effective.iter_mut().enumerate() {
+                if !wanted(index, target) {
+                    continue;
+                }
                 let fd = match PerfEventFd::open(event, target, ring_bytes) {
                     Ok(fd) => fd,
                     Err(PerfEventError::NoSuchThread { .. }) if target.is_task() => {
@@ -232,23 +246,28 @@ impl PerfEvents {
                     // The PMU is missing: every target uses the fallback from now on.
                     *event = event.fallback().unwrap_or_else(|| event.clone());
                 }
-                opened.push(fd);
+                opened.push((index, fd));
             }
+            let Some(&(first_event, _)) = opened.first() else {
+                continue;
+            };
             let shared = target.cpu().and_then(|cpu| ring_of_cpu.get(&cpu).copied());
             match shared {
                 Some(ring) => {
-                    let owner = &fds[0][rings[ring].owner];
-                    for fd in &opened {
+                    let (event, at) = rings[ring].owner;
+                    let owner = &fds[event][at];
+                    for (_, fd) in &opened {
                         fd.set_output(owner)?;
                     }
                 }
                 None => {
-                    let ring = RingBuffer::map(std::os::fd::AsFd::as_fd(&opened[0]), options.data_pages)?;
-                    for fd in &opened[1..] {
-                        fd.set_output(&opened[0])?;
+                    let first = &opened[0].1;
+                    let ring = RingBuffer::map(std::os::fd::AsFd::as_fd(first), options.data_pages)?;
+                    for (_, fd) in &opened[1..] {
+                        fd.set_output(first)?;
                     }
                     pollfds.push(libc::pollfd {
-                        fd: std::os::fd::AsRawFd::as_raw_fd(&std::os::fd::AsFd::as_fd(&opened[0])),
+                        fd: std::os::fd::AsRawFd::as_raw_fd(&std::os::fd::AsFd::as_fd(first)),
                         events: libc::POLLIN,
                         revents: 0,
                     });
@@ -257,13 +276,13 @@ impl PerfEvents {
                     }
                     rings.push(RingSlot {
                         target,
-                        owner: fds[0].len(),
+                        owner: (first_event, fds[first_event].len()),
                         ring,
                         counters: RingCounters::new(target),
                     });
                 }
             }
-            for (index, fd) in opened.into_iter().enumerate() {
+            for (index, fd) in opened {
                 ids.insert(fd.id()?, EventIndex(index as u16));
                 fds[index].push(fd);
             }

@@ -138,7 +138,7 @@ impl RingBuffer {
         if base == libc::MAP_FAILED {
             return Err(PerfEventError::Mmap {
                 bytes: map_len,
-                source: std::io::Error::last_os_error(),
+                cause: std::io::Error::last_os_error(),
             });
         }
         let base = base.cast::<u8>();

@@ -109,7 +109,7 @@ pub fn online_cpus() -> Result<Vec<u32>, PerfEventError> {
     let path = "/sys/devices/system/cpu/online";
     let text = std::fs::read_to_string(path).map_err(|source| PerfEventError::Proc {
         path: path.into(),
-        source,
+        cause: source,
     })?;
     parse_cpu_list(&text)
 }
@@ -119,7 +119,7 @@ pub fn threads_of(pid: u32) -> Result<Vec<u32>, PerfEventError> {
     let path = format!("/proc/{pid}/task");
     let entries = std::fs::read_dir(&path).map_err(|source| PerfEventError::Proc {
         path: path.clone(),
-        source,
+        cause: source,
     })?;
     let mut tids: Vec<u32> = entries
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())

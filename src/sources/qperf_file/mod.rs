@@ -13,6 +13,7 @@
 //!   [`read_file_with`], ending in a [`ReadReport`].
 //! - A file QEMU is still writing: [`QperfTail`].
 //! - The plugin's summary sidecar: [`sidecar_path`], [`PluginSummary`].
+//! - Files that are something else (an ELF, a session…): [`foreign_format`].
 //!
 //! Everything here takes untrusted bytes: no input can make it panic, and no length read
 //! from the file is allocated before it has been checked against the per-record limit.
@@ -20,6 +21,7 @@
 use std::fmt;
 
 mod error;
+mod foreign;
 mod reader;
 mod record;
 mod report;
@@ -29,6 +31,7 @@ mod tail;
 mod varint;
 
 pub use error::{CorruptKind, DecodeError, Field};
+pub use foreign::foreign_format;
 pub use reader::{Detection, QperfReader, detect_version, read_file, read_file_with};
 pub use record::{decode_record, encode_record, encode_v3};
 pub use report::{ReadEnd, ReadReport};

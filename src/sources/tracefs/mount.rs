@@ -13,7 +13,7 @@ pub const TRACEFS_MOUNT_POINT: &str = "/sys/kernel/tracing";
 pub fn find_or_mount() -> Result<PathBuf, TracefsError> {
     let mounts = std::fs::read_to_string("/proc/mounts").map_err(|source| TracefsError::Io {
         path: PathBuf::from("/proc/mounts"),
-        source,
+        cause: source,
     })?;
     if let Some(root) = find_in_mounts(&mounts) {
         return Ok(root);
@@ -102,7 +102,7 @@ pub fn mount_tracefs(point: &Path) -> Result<(), TracefsError> {
     } else {
         Err(TracefsError::MountFailed {
             point: point.to_path_buf(),
-            source: std::io::Error::last_os_error(),
+            cause: std::io::Error::last_os_error(),
         })
     }
 }

@@ -160,6 +160,9 @@ fn closest<'e>(full: &str, events: &'e [String]) -> Option<&'e str> {
     let limit = (full.chars().count() / 4).max(2);
     events
         .iter()
+        // The distance is at least the difference in length: most events are skipped
+        // without the quadratic comparison.
+        .filter(|e| e.chars().count().abs_diff(full.chars().count()) <= limit)
         .map(|e| (edit_distance(full, e), e))
         .filter(|(d, _)| *d <= limit)
         .min_by_key(|(d, _)| *d)

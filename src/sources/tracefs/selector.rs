@@ -18,6 +18,14 @@ use std::sync::Arc;
 
 use crate::trace::expr::{Expr, caret_column, glob};
 
+/// The longest system or event name there can be: a tracefs directory name (NAME_MAX).
+pub const MAX_NAME_CHARS: usize = 255;
+
+/// The byte offset of each `:`-separated part of `name`.
+fn name_parts_offsets(name: &str) -> impl Iterator<Item = usize> + '_ {
+    std::iter::once(0).chain(name.match_indices(':').map(|(i, _)| i + 1))
+}
+
 /// A malformed selector: the message, the selector text and the byte offset of the bad
 /// character. Displayed as the message, the text, and a caret under that character.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -50,8 +58,10 @@ impl fmt::Display for SelectorError {
         let column = caret_column(&self.text, self.position);
         write!(
             f,
-            "bad event selector: {}\n  {}\n  {:column$}^",
-            self.message, self.text, ""
+            "bad event selector: {}\n  {}\n  {}^",
+            self.message,
+            self.text,
+            crate::model::text::spaces(column)
         )?;
         if let Some(hint) = &self.hint {
             write!(f, "\n{hint}")?;
@@ -283,6 +293,20 @@ impl Parser<'_> {
                 format!("{kind} events are not supported; use a tracepoint (sys:name)"),
                 start,
             ));
+        }
+        // Checked first: every later step (the character scan, the "did you mean" search
+        // over the kernel's events) costs per character, and no longer name can exist.
+        for (part, offset) in name.split(':').zip(name_parts_offsets(name)) {
+            let length = part.chars().count();
+            if length > MAX_NAME_CHARS {
+                let cut = part.char_indices().nth(MAX_NAME_CHARS).map_or(0, |(i, _)| i);
+                return Err(self.error(
+                    format!(
+                        "a name of {length} characters: tracefs names are at most {MAX_NAME_CHARS} (the kernel's limit)"
+                    ),
+                    start + offset + cut,
+                ));
+            }
         }
         if let Some((i, c)) = name.char_indices().find(|&(_, c)| {
             !(c.is_ascii_alphanumeric()

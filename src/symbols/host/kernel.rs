@@ -17,8 +17,8 @@ pub const KERNEL_MODULE: &str = "[kernel.kallsyms]";
 /// Why the kernel's symbols are not available.
 #[derive(Debug, thiserror::Error)]
 pub enum KernelSymbolsError {
-    #[error("cannot read {path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    #[error("cannot read {path}: {cause}")]
+    Io { path: PathBuf, cause: std::io::Error },
     #[error(
         "{path} lists every kernel address as 0 (kptr_restrict hides them): run as root or `sysctl kernel.kptr_restrict=0`"
     )]
@@ -46,7 +46,7 @@ impl KernelSymbols {
     pub fn load(path: &Path) -> Result<Self, KernelSymbolsError> {
         let text = std::fs::read_to_string(path).map_err(|source| KernelSymbolsError::Io {
             path: path.to_path_buf(),
-            source,
+            cause: source,
         })?;
         Self::parse(&text, path)
     }

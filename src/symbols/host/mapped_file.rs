@@ -40,7 +40,7 @@ impl MappedFile {
     pub fn open(open_path: &Path, mapped_path: &Path, debug_root: &Path) -> Result<Self, ElfError> {
         let io = |source| ElfError::Io {
             path: open_path.to_path_buf(),
-            source,
+            cause: source,
         };
         let file = std::fs::File::open(open_path).map_err(io)?;
         // SAFETY: read-only map dropped before returning; a file changed underneath gives

@@ -22,6 +22,7 @@ fn snapshot_with(series: Vec<LatencySeries>) -> Snapshot {
         events: 0,
         series,
         table: Default::default(),
+        offenders: Default::default(),
     }));
     s
 }

@@ -1,5 +1,7 @@
 //! Drawing the hotspot table: which columns fit the width, the header with the sort
-//! indicator, one row of names, numbers and a self-% bar, and the footer line.
+//! indicator, one row of names, numbers and a self-% bar, and the footer line. When the
+//! source knows where frames run, perf top's `[k]`/`[.]` mark precedes the name and a
+//! shared-object (module) column follows it.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -14,7 +16,11 @@ use crate::views::text::{display_width, truncate_end, truncate_middle};
 /// A column of the table.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Column {
+    /// `[k]` kernel, `[.]` user.
+    Mark,
     Name,
+    /// The shared object (DSO) the function is in.
+    Module,
     Bar,
     SelfSamples,
     SelfPercent,
@@ -24,6 +30,13 @@ pub enum Column {
 
 /// Names narrower than this make the table drop optional columns.
 const MIN_NAME_WIDTH: u16 = 12;
+/// With a module column, names get at least this much before the bar stays.
+const MIN_NAME_WIDTH_WITH_MODULE: u16 = 24;
+const MARK_WIDTH: u16 = 3; // "[k]"
+/// The module column's width when space is short (`[kernel.kallsyms]` fits).
+const MODULE_WIDTH: u16 = 18;
+/// The bar grows into spare width up to this.
+const MAX_BAR_WIDTH: u16 = 40;
 const PERCENT_WIDTH: u16 = 6; // "100.0%"
 const BAR_WIDTH: u16 = 8;
 /// Wide enough for "total▼".
@@ -36,12 +49,35 @@ pub struct ColumnLayout {
     pub columns: Vec<(Column, u16, u16)>,
 }
 
+/// What the rows hold, beyond the numbers: it decides the name-side columns and how wide.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct RowShape {
+    /// Some frame's kind is known: show the `[k]`/`[.]` mark.
+    pub marks: bool,
+    /// The widest module name (0: no module column).
+    pub module_width: u16,
+    /// The widest function name.
+    pub name_width: u16,
+}
+
 impl ColumnLayout {
-    /// The columns that fit `width`; the name takes what the others leave. Optional
-    /// columns go first to last: bar, total samples, self samples, then the percent the
-    /// table is not sorted by.
-    pub fn fit(width: u16, max_weight: u64, sort: SortColumn) -> Self {
+    /// The columns that fit `width` for rows of `shape`; the name takes what the others
+    /// leave, up to its widest (spare width widens the bar, then stays at the right, so
+    /// names and numbers stay close). Optional columns go first to last: bar, total
+    /// samples, module, self samples, then the percent the table is not sorted by.
+    pub fn fit(width: u16, max_weight: u64, sort: SortColumn, shape: RowShape) -> Self {
         let samples = (max_weight.to_string().len() as u16).max(MIN_SAMPLES_WIDTH);
+        let mut front = Vec::new();
+        if shape.marks {
+            front.push((Column::Mark, MARK_WIDTH));
+        }
+        let mut module =
+            (shape.module_width > 0).then_some((Column::Module, shape.module_width.min(MODULE_WIDTH)));
+        let min_name = if module.is_some() {
+            MIN_NAME_WIDTH_WITH_MODULE
+        } else {
+            MIN_NAME_WIDTH
+        };
         let mut numbers = vec![
             (Column::Bar, BAR_WIDTH),
             (Column::SelfSamples, samples),
@@ -50,6 +86,9 @@ impl ColumnLayout {
             (Column::TotalPercent, PERCENT_WIDTH),
         ];
         let used = |cols: &[(Column, u16)]| cols.iter().map(|(_, w)| w + 1).sum::<u16>();
+        let others = |numbers: &[(Column, u16)], module: Option<(Column, u16)>| {
+            used(numbers) + used(&front) + module.map_or(0, |(_, w)| w + 1)
+        };
         let (other_percent, sort_percent) = match sort {
             SortColumn::TotalWeight => (Column::SelfPercent, Column::TotalPercent),
             SortColumn::SelfWeight | SortColumn::Name => (Column::TotalPercent, Column::SelfPercent),
@@ -57,19 +96,50 @@ impl ColumnLayout {
         for drop in [
             Column::Bar,
             Column::TotalSamples,
+            Column::Module,
             Column::SelfSamples,
             other_percent,
             sort_percent,
         ] {
-            if width.saturating_sub(used(&numbers)) >= MIN_NAME_WIDTH {
+            let threshold = if module.is_some() {
+                min_name
+            } else {
+                MIN_NAME_WIDTH
+            };
+            if width.saturating_sub(others(&numbers, module)) >= threshold {
                 break;
+            }
+            if drop == Column::Module {
+                module = None;
             }
             numbers.retain(|(c, _)| *c != drop);
         }
-        let name_width = width.saturating_sub(used(&numbers));
-        let mut columns = vec![(Column::Name, 0, name_width)];
-        let mut x = name_width;
-        for (c, w) in numbers {
+        let mut name_width = width.saturating_sub(others(&numbers, module));
+        // Spare width: the module column gets its widest, the bar grows, the rest stays
+        // at the right instead of between the names and their numbers.
+        let wanted_name = shape.name_width.max(MIN_NAME_WIDTH);
+        if shape.name_width > 0 && name_width > wanted_name {
+            let mut spare = name_width - wanted_name;
+            if let Some((_, w)) = &mut module {
+                let grow = shape.module_width.saturating_sub(*w).min(spare);
+                *w += grow;
+                spare -= grow;
+            }
+            if let Some((_, w)) = numbers.iter_mut().find(|(c, _)| *c == Column::Bar) {
+                let grow = MAX_BAR_WIDTH.saturating_sub(*w).min(spare);
+                *w += grow;
+            }
+            name_width = wanted_name;
+        }
+        let mut columns = Vec::new();
+        let mut x = 0;
+        for (c, w) in front {
+            columns.push((c, x, w));
+            x += w + 1;
+        }
+        columns.push((Column::Name, x, name_width));
+        x += name_width;
+        for (c, w) in module.into_iter().chain(numbers) {
             columns.push((c, x + 1, w));
             x += w + 1;
         }
@@ -109,7 +179,9 @@ pub fn draw_header(
     let arrow = if reversed { "▲" } else { "▼" };
     for &(column, x, width) in &layout.columns {
         let (label, active) = match column {
+            Column::Mark => ("", false),
             Column::Name => ("function", sort == SortColumn::Name),
+            Column::Module => ("shared object", false),
             Column::Bar => ("", false),
             Column::SelfSamples => ("self", sort == SortColumn::SelfWeight),
             Column::SelfPercent => ("self%", false),
@@ -121,7 +193,7 @@ pub fn draw_header(
         } else {
             label.to_string()
         };
-        let right = column != Column::Name;
+        let right = !matches!(column, Column::Name | Column::Module | Column::Mark);
         put(buf, area.x + x, area.y, width, &text, right, theme.header);
     }
     // Without the self samples column the self % column shows where self sorting is.
@@ -184,6 +256,15 @@ pub fn draw_row(buf: &mut Buffer, area: Rect, layout: &ColumnLayout, row: &Hotsp
     for &(column, x, width) in &layout.columns {
         let x = area.x + x;
         match column {
+            Column::Mark => {
+                let mark = ctx.frames.kind(row.frame).mark();
+                put(buf, x, area.y, width, mark, false, pick(theme.dim));
+            }
+            Column::Module => {
+                let module = ctx.frames.module(row.frame).unwrap_or("");
+                let module = truncate_middle(module, width as usize);
+                put(buf, x, area.y, width, &module, false, pick(theme.dim));
+            }
             Column::Name => {
                 let name = ctx.frames.name(row.frame);
                 let name = truncate_middle(name, width as usize);

@@ -18,6 +18,7 @@ use ratatui::widgets::{Block, Borders, Widget};
 use regex::Regex;
 
 use self::draw::{ColumnLayout, RowContext, draw_header, draw_line, draw_row};
+use self::rows::row_shape;
 pub use self::rows::{PERCENT_LIMITS, RowQuery, SortColumn, VisibleRows, visible_rows};
 use super::{Effect, View, ViewContext};
 use crate::config::{Action, KeyContext};
@@ -200,7 +201,8 @@ impl View for HotspotsView {
         self.body = body;
         let hotspots = &snapshot.hotspots;
         let max_weight = hotspots.rows.iter().map(|r| r.total_weight).max();
-        let layout = ColumnLayout::fit(inner.width, max_weight.unwrap_or(0), self.query.sort);
+        let shape = row_shape(&snapshot.frames, hotspots, &self.rows.order);
+        let layout = ColumnLayout::fit(inner.width, max_weight.unwrap_or(0), self.query.sort, shape);
         if header_rows > 0 {
             let header = Rect { height: 1, ..inner };
             draw_header(buf, header, &layout, self.query.sort, self.query.reversed, theme);

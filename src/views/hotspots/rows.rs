@@ -3,7 +3,9 @@
 
 use regex::Regex;
 
-use crate::model::{FrameTable, Hotspot, Hotspots};
+use super::draw::RowShape;
+use crate::model::{FrameKind, FrameTable, Hotspot, Hotspots};
+use crate::views::text::display_width;
 
 /// Steps of the percent limit (PercentUp / PercentDown walk through them).
 pub const PERCENT_LIMITS: [f64; 6] = [0.0, 0.1, 0.5, 1.0, 2.0, 5.0];
@@ -90,6 +92,7 @@ pub fn visible_rows(hotspots: &Hotspots, frames: &FrameTable, query: &RowQuery) 
         order.push(i);
     }
     let rows = &hotspots.rows;
+    let is_pseudo = |row: &Hotspot| frames.kind(row.frame) == FrameKind::Pseudo;
     // Ties break on the other weight and then the name, so the order is total and stable
     // from one snapshot to the next.
     order.sort_by(|&a, &b| {
@@ -101,9 +104,11 @@ pub fn visible_rows(hotspots: &Hotspots, frames: &FrameTable, query: &RowQuery) 
                 .cmp(&a.self_weight)
                 .then(b.total_weight.cmp(&a.total_weight))
                 .then_with(by_name),
-            SortColumn::TotalWeight => b
-                .total_weight
-                .cmp(&a.total_weight)
+            // A command-name root holds all of its process's samples: it would top the
+            // total column without being code. Pseudo frames go after the functions.
+            SortColumn::TotalWeight => is_pseudo(a)
+                .cmp(&is_pseudo(b))
+                .then(b.total_weight.cmp(&a.total_weight))
                 .then(b.self_weight.cmp(&a.self_weight))
                 .then_with(by_name),
             SortColumn::Name => by_name(),
@@ -117,4 +122,22 @@ pub fn visible_rows(hotspots: &Hotspots, frames: &FrameTable, query: &RowQuery) 
         hidden,
         total: rows.len(),
     }
+}
+
+/// The widths the name-side columns need for the rows in `order` (indices into
+/// `hotspots.rows`): the widest name and module, and whether any kind is known.
+pub fn row_shape(frames: &FrameTable, hotspots: &Hotspots, order: &[usize]) -> RowShape {
+    let mut shape = RowShape::default();
+    for &i in order {
+        let Some(row) = hotspots.rows.get(i) else { continue };
+        let frame = row.frame;
+        shape.marks |= frames.kind(frame).mark() != "";
+        let name = display_width(frames.name(frame)).min(usize::from(u16::MAX)) as u16;
+        shape.name_width = shape.name_width.max(name);
+        if let Some(module) = frames.module(frame) {
+            let module = display_width(module).min(usize::from(u16::MAX)) as u16;
+            shape.module_width = shape.module_width.max(module);
+        }
+    }
+    shape
 }

@@ -392,11 +392,85 @@ fn bars_use_eighth_blocks_and_columns_fill_the_width() {
     assert_eq!(draw::bar(0.0, 4), "");
     assert_eq!(draw::bar(2.0, 2), "██", "clamped");
     for width in [0u16, 5, 10, 24, 40, 78, 200] {
-        let layout = draw::ColumnLayout::fit(width, 123_456_789, SortColumn::SelfWeight);
+        let layout = draw::ColumnLayout::fit(
+            width,
+            123_456_789,
+            SortColumn::SelfWeight,
+            draw::RowShape::default(),
+        );
         let end = layout.columns.last().map_or(0, |&(_, x, w)| x + w);
         assert!(end <= width.max(1) || width == 0, "width {width}: {layout:?}");
         if width >= 40 {
             assert_eq!(end, width, "the name column takes the rest");
         }
     }
+}
+
+/// A host-like profile: a command-name root over user code calling into the kernel.
+fn host_snapshot() -> Snapshot {
+    use crate::model::{FrameKind, FrameOrigin};
+    let mut p = crate::model::sample_list::SampleList::new(crate::model::ProfileInfo::default());
+    let origins = [
+        ("hot", FrameKind::Pseudo, None),
+        ("main", FrameKind::User, Some("hot")),
+        ("hot_leaf", FrameKind::User, Some("hot")),
+        ("clock_gettime", FrameKind::User, Some("libc.so.6")),
+        ("do_syscall_64", FrameKind::Kernel, Some("[kernel.kallsyms]")),
+    ];
+    for (name, kind, module) in origins {
+        p.frames.intern_from(name, None, FrameOrigin::new(kind, module));
+    }
+    let mut s = profile_from(&[]);
+    std::mem::swap(&mut s.frames, &mut p.frames);
+    let instance = s.instance(crate::model::Instance::unknown());
+    for (stack, weight) in [
+        (&["hot", "main", "hot_leaf"][..], 90),
+        (&["hot", "main", "clock_gettime", "do_syscall_64"][..], 10),
+    ] {
+        let stack = s.intern_named_stack(stack);
+        s.push_sample(crate::model::Sample {
+            time_ns: None,
+            instance,
+            weight,
+            stack,
+            meta: crate::model::SampleMeta::default(),
+        });
+    }
+    crate::engine::testing::snapshot_of_list(&s)
+}
+
+#[test]
+fn marks_and_modules_are_shown_and_the_width_is_not_wasted() {
+    let s = host_snapshot();
+    let theme = Theme::default();
+    let c = ctx(&s, &theme, true);
+    let mut v = HotspotsView::new();
+    let screen = lines(&render(&mut v, &c, 120, 8));
+    assert_eq!(
+        screen[1].trim_end_matches('│').trim_end(),
+        "│    function      shared object                                               self▼  self%  total total%"
+    );
+    assert!(
+        screen[2].starts_with("│[.] hot_leaf      hot               ████"),
+        "{screen:#?}"
+    );
+    assert!(
+        screen
+            .iter()
+            .any(|l| l.starts_with("│[k] do_syscall_64 [kernel.kallsyms] ")),
+        "{screen:#?}"
+    );
+}
+
+#[test]
+fn a_command_name_root_does_not_top_the_total_sort() {
+    let s = host_snapshot();
+    let theme = Theme::default();
+    let c = ctx(&s, &theme, true);
+    let mut v = HotspotsView::new();
+    v.handle(Action::SortNext, &c);
+    assert_eq!(v.sort().0, SortColumn::TotalWeight);
+    let order = names(&mut v, &s);
+    assert_eq!(order.first().map(String::as_str), Some("main"), "{order:?}");
+    assert_eq!(order.last().map(String::as_str), Some("hot"), "{order:?}");
 }

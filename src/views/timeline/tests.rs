@@ -49,7 +49,7 @@ fn draws_bars_markers_axis_and_detail_at_80x24() {
     assert_eq!(
         text(&buf),
         "\
-┌ timeline ────────────────────────────────────────────────────────────────────┐
+┌ timeline · full bar = 19 samples ────────────────────────────────────────────┐
 │                   ▼ start                                ▼ stop              │
 │                   │                                      │                 █ │
 │                   │                                      │                 █ │
@@ -218,7 +218,7 @@ fn narrow_areas_drop_rows_in_order_and_never_panic() {
     assert_eq!(
         text(&buf),
         "\
-┌ timeline ────────────────────────────┐
+┌ timeline · full bar = 20 samples ────┐
 │         ▼ start            ▼ stop    │
 │   ▄    ▄│  ▂▇   ▂█   ▄    ▄│  ▂▇   ▂█│
 │ ▃██▅ ▃███ ▅██  ▅██ ▃██▅ ▃███ ▅██  ▅██│
@@ -308,4 +308,52 @@ fn an_event_timeline_counts_events_and_takes_a_window() {
         Effect::SetWindow(w) => assert_eq!(w.start_ns, Some(10 * S)),
         other => panic!("marking a range on an event timeline selects it: {other:?}"),
     }
+}
+
+#[test]
+fn the_scale_is_in_the_title_and_lost_records_are_marked() {
+    let mut snap = fixture();
+    let mut timeline = (*snap.timeline.clone().unwrap()).clone();
+    // 7 records lost in the bin of 5 s.
+    let bin = ((5 * S - timeline.start_ns) / timeline.slice_ns) as usize;
+    timeline.lost.resize(timeline.weights.len(), 0);
+    timeline.lost[bin] = 7;
+    snap.timeline = Some(std::sync::Arc::new(timeline));
+    let mut view = TimelineView::new();
+    let buf = draw(&mut view, &snap, 80, 24);
+    let screen = rows(&buf);
+    assert!(
+        screen[0].starts_with("┌ timeline · full bar = 19 samples · × lost 7 ─"),
+        "{}",
+        screen[0]
+    );
+    // 5 s is just short of half-way through 1 s … 9 s (the end is exclusive): column 38
+    // of 78, 39 with the frame's border.
+    let marks: Vec<usize> = screen[1]
+        .chars()
+        .enumerate()
+        .filter(|(_, c)| *c == '×')
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(marks, [39], "{}", screen[1]);
+}
+
+#[test]
+fn marker_labels_close_together_do_not_overlap() {
+    // Start and stop two columns apart near the right edge: "stop" cannot go right, and
+    // turned left it would run into "start ▼"; it becomes a bare ▼.
+    let snap = fixture_with(
+        TimeWindow::default(),
+        PhaseMarkers {
+            start_ns: Some(8 * S + 6 * S / 10),
+            stop_ns: Some(8 * S + 8 * S / 10),
+        },
+    );
+    let mut view = TimelineView::new();
+    let buf = draw(&mut view, &snap, 80, 24);
+    let row = &rows(&buf)[1];
+    assert!(
+        row.trim_end_matches('│').trim_end().ends_with("start ▼ ▼"),
+        "{row}"
+    );
 }

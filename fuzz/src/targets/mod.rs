@@ -1,0 +1,77 @@
+//! The fuzz targets: one file each, a `run(&[u8])` that panics only on a defect.
+
+pub mod export_pipeline;
+pub mod filter_expr;
+pub mod folded_parse;
+pub mod qperf_decode;
+pub mod selector;
+pub mod session_db;
+pub mod tracefs_format;
+
+/// A target as the runners see it.
+pub struct Target {
+    pub name: &'static str,
+    pub run: fn(&[u8]),
+    /// Tokens of the input's grammar, for the mutator.
+    pub dictionary: &'static [&'static [u8]],
+    /// Longest input the mutator makes (past 64 KiB where widths and limits break).
+    pub max_len: usize,
+    /// Seeds only code can make (a session database, encoded records).
+    pub generated_seeds: fn() -> Vec<Vec<u8>>,
+}
+
+fn no_generated_seeds() -> Vec<Vec<u8>> {
+    Vec::new()
+}
+
+pub const ALL: &[Target] = &[
+    Target {
+        name: "selector",
+        run: selector::run,
+        dictionary: selector::DICTIONARY,
+        max_len: 80_000,
+        generated_seeds: no_generated_seeds,
+    },
+    Target {
+        name: "filter_expr",
+        run: filter_expr::run,
+        dictionary: filter_expr::DICTIONARY,
+        max_len: 8_192,
+        generated_seeds: no_generated_seeds,
+    },
+    Target {
+        name: "tracefs_format",
+        run: tracefs_format::run,
+        dictionary: tracefs_format::DICTIONARY,
+        max_len: 16_384,
+        generated_seeds: no_generated_seeds,
+    },
+    Target {
+        name: "session_db",
+        run: session_db::run,
+        dictionary: session_db::DICTIONARY,
+        max_len: 1 << 20,
+        generated_seeds: session_db::generated_seeds,
+    },
+    Target {
+        name: "export_pipeline",
+        run: export_pipeline::run,
+        dictionary: export_pipeline::DICTIONARY,
+        max_len: 80_000,
+        generated_seeds: no_generated_seeds,
+    },
+    Target {
+        name: "folded_parse",
+        run: folded_parse::run,
+        dictionary: export_pipeline::DICTIONARY,
+        max_len: 80_000,
+        generated_seeds: no_generated_seeds,
+    },
+    Target {
+        name: "qperf_decode",
+        run: qperf_decode::run,
+        dictionary: &[],
+        max_len: 65_536,
+        generated_seeds: qperf_decode::generated_seeds,
+    },
+];
