@@ -19,6 +19,7 @@ pub mod record;
 pub mod slices;
 pub mod snapshot;
 pub mod state;
+pub mod symbol_verdict;
 pub mod thread;
 
 use std::time::Duration;
@@ -58,6 +59,21 @@ impl EngineOptions {
     }
 }
 
+impl EngineOptions {
+    /// A run to the end without a terminal (report, `--no-tui`): a live source (`live`)
+    /// holds its newest samples for the markers still to come; a recorded one needs no hold.
+    pub fn headless(selection: Selection, live: bool) -> Self {
+        Self {
+            policy: if live {
+                SlicePolicy::live_headless()
+            } else {
+                SlicePolicy::BATCH
+            },
+            ..Self::batch(selection)
+        }
+    }
+}
+
 /// The model of one session and everything that reads or writes it.
 pub struct Engine {
     pub state: ModelState,
@@ -90,9 +106,17 @@ impl Engine {
         self.state.stats.finished = true;
         self.state.stats.samples_per_sec = 0.0;
         self.state.store.seal();
+        if self.state.provenance.facts.symbols_mismatch.is_none()
+            && let Some(why) = symbol_verdict::symbols_mismatch(&self.state)
+        {
+            self.state.provenance.facts.symbols_mismatch = Some(why.clone());
+            self.state.stats.symbols_mismatch = Some(why.clone());
+            self.state.provenance.warnings.push(why);
+        }
         if let Some(sink) = self.recording.take()
             && let Some(warning) = sink.finish(&self.state)
         {
+            self.state.provenance.recording_incomplete = Some(warning.clone());
             self.state.provenance.warnings.push(warning);
         }
         self.builder.invalidate();

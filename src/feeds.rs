@@ -15,7 +15,7 @@ pub mod qemu_setup;
 pub mod replay;
 pub mod update;
 
-pub use update::{EventFormat, FeedStatus, Offenders, RecordOnly, RowsUpdate, SessionStart, Update};
+pub use update::{EventFormat, FeedStatus, Offenders, RecordOnly, RowsUpdate, SessionStart, Update, Waiting};
 
 /// A source of updates, polled by the engine.
 pub trait Feed: Send {
@@ -28,6 +28,14 @@ pub trait Feed: Send {
     /// The session ends: stop what runs (QEMU, perf events); what is still in flight is
     /// handed over by the following polls, until `Finished`.
     fn stop(&mut self) {}
+
+    /// The source finds its markers while it runs (QEMU's console): a marker may arrive
+    /// after the samples of its time, so a headless engine holds the newest samples raw.
+    /// Inputs whose markers are known up front (files, `--start-sec`) and sources without
+    /// markers (host sampling: one slice keeps its memory flat) say `false`.
+    fn is_live(&self) -> bool {
+        false
+    }
 
     /// Work done and to do (bytes of a file being decoded), when the feed knows.
     fn progress(&self) -> Option<(u64, u64)> {

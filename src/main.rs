@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+use perfscope::cli::exit::{self, Outcome};
 use perfscope::cli::host_commands::{self, HostCommand};
 use perfscope::cli::qemu_command::{self, QemuArgs};
 use perfscope::cli::recorded_commands::{self, DiffArgs, OpenArgs, ReportArgs, SqlArgs};
@@ -12,7 +13,10 @@ use perfscope::cli::recorded_commands::{self, DiffArgs, OpenArgs, ReportArgs, Sq
 #[command(
     name = "perfscope",
     version,
-    about = "Live terminal-UI profiler for QEMU guest kernels and Linux hosts"
+    about = "Live terminal-UI profiler for QEMU guest kernels and Linux hosts",
+    after_help = "Exit codes: 0 clean, 1 error, 2 usage, 3 finished but incomplete \
+                  (corrupt or truncated input, lost events, QEMU killed, a recording that \
+                  missed rows, an ELF that does not match the samples)."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -36,7 +40,7 @@ enum Command {
     Host(HostCommand),
 }
 
-fn run(cli: Cli) -> anyhow::Result<()> {
+fn run(cli: Cli) -> anyhow::Result<Outcome> {
     match cli.command {
         Command::Report(a) => recorded_commands::run_report(a),
         Command::Diff(a) => recorded_commands::run_diff(a),
@@ -47,14 +51,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
+/// Exit codes (the table is in `perfscope::cli::exit` and the README): 0 clean, 1 error,
+/// 2 usage (clap exits with it while parsing), 3 finished but incomplete.
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("perfscope: {e:#}");
-            ExitCode::FAILURE
-        }
-    }
+    exit::exit_code(run(Cli::parse()))
 }
 
 #[cfg(test)]

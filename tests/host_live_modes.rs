@@ -69,6 +69,7 @@ fn start(dir: &Path) -> (App, Receiver<AppEvent>) {
         initial_view: ViewKind::Histogram,
         hidden_views: Vec::new(),
         export_on_finish: None,
+        select_workload_on_stop: false,
         recording: None,
     };
     let (tx, rx) = channel();

@@ -202,9 +202,12 @@ fn qemu_killed_mid_run_still_leaves_a_readable_profile() {
         .unwrap();
     assert!(killed.success(), "QEMU was not found to kill");
     let o = child.wait_with_output().unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // Issue 11: a QEMU killed mid-run is a finished but incomplete run (exit 3, result
+    // incomplete); it exited 0 with `result: ok` before.
+    assert_eq!(o.status.code(), Some(3), "{}", String::from_utf8_lossy(&o.stderr));
     let latest = dir.path().join("perf/riscv64/latest");
     let report = read_json(&latest.join("report.json"));
+    assert_eq!(report["result"], "incomplete");
     assert!(
         report["hotspots"]["total_samples"].as_u64().unwrap() > 0,
         "{report:#}"

@@ -28,7 +28,7 @@ fn options(
             extra: Vec::new(),
         },
         epoch_ns: monotonic_ns(),
-        shell_prefix: "starry:~# ".into(),
+        shell_prompts: vec!["starry:~# ".into()],
         init_cmd: Some(cmd.into()),
         start_marker: Some("BENCH_START".into()),
         stop_marker: Some(stop_marker.into()),

@@ -481,12 +481,15 @@ fn a_truncated_file_keeps_its_records_and_says_what_was_lost() {
         "--out",
         out.to_str().unwrap(),
     ]);
-    assert!(
-        o.status.success(),
-        "a truncated recording is still a report: {}",
+    // Exit 3: finished, but the input was cut (issue 11: it exited 0); the warning is on
+    // stderr, results on stdout.
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "a truncated recording is still a report, marked incomplete: {}",
         stderr(&o)
     );
-    let printed = stdout(&o);
+    let printed = stderr(&o);
     assert!(printed.contains("truncated last record at byte"), "{printed}");
     let report = read_json(&out.join("perf/riscv64/latest/report.json"));
     assert_eq!(report["result"], "incomplete");
@@ -570,11 +573,11 @@ fn bad_input_gets_a_clear_error() {
         "--out",
         out,
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     assert!(
-        stdout(&o).contains(&format!("corrupt record at byte {good}")),
+        stderr(&o).contains(&format!("corrupt record at byte {good}")),
         "{}",
-        stdout(&o)
+        stderr(&o)
     );
     let report = read_json(&dir.path().join("out/perf/riscv64/latest/report.json"));
     assert_eq!(report["result"], "incomplete");
@@ -616,11 +619,12 @@ fn bad_input_gets_a_clear_error() {
     let folded = dir.path().join("x.folded");
     std::fs::write(&folded, "a;b 3\nbroken line\na;c 2\n").unwrap();
     let o = perfscope(&["report", "--folded", folded.to_str().unwrap(), "--out", out]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    // A malformed line makes the input incomplete: exit 3, the warning on stderr.
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     assert!(
-        stdout(&o).contains("skipped 1 malformed line(s); first at line 2"),
+        stderr(&o).contains("skipped 1 malformed line(s); first at line 2"),
         "{}",
-        stdout(&o)
+        stderr(&o)
     );
 }
 

@@ -889,6 +889,7 @@ fn app_screen(
         initial_view: view,
         hidden_views: Vec::new(),
         export_on_finish: None,
+        select_workload_on_stop: false,
         recording: None,
     };
     let (tx, rx) = std::sync::mpsc::channel::<AppEvent>();

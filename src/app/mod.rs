@@ -27,7 +27,7 @@ use crate::engine::thread::{Command, ModelEvent, ModelHandle, ModelOptions, spaw
 use crate::engine::{EngineOptions, LiveMode, SlicePolicy, Snapshot};
 use crate::feeds::Feed;
 use crate::model::aggregate::Wants;
-use crate::model::{Focus, Selection};
+use crate::model::{Focus, Selection, TimeWindow};
 use crate::store::Recorder;
 use crate::views::calltree::CallTreeView;
 use crate::views::console::ConsoleView;
@@ -69,6 +69,9 @@ pub struct AppConfig {
     pub export_on_finish: Option<ExportRequest>,
     /// `--record`: every update also goes to this session file.
     pub recording: Option<Recorder>,
+    /// When the stop marker arrives, select the workload window (start → stop marker) once,
+    /// unless a window was picked already (`perfscope qemu`).
+    pub select_workload_on_stop: bool,
 }
 
 impl AppConfig {
@@ -127,6 +130,10 @@ pub struct App {
     pub last_export_result: Option<Result<std::path::PathBuf, String>>,
     pub dirty: bool,
     pub quit: bool,
+    /// The workload window was selected for the stop marker (done once).
+    workload_selected: bool,
+    /// The symbols' mismatch was put on the status line (once).
+    symbols_mismatch_told: bool,
     /// A session file is written (`--record`): what was read is kept there.
     recording: bool,
 }
@@ -197,6 +204,8 @@ impl App {
             last_export_result: None,
             dirty: true,
             quit: false,
+            workload_selected: false,
+            symbols_mismatch_told: false,
             recording,
         };
         app.update_wants();
@@ -282,6 +291,42 @@ impl App {
         }
         self.instances.snapshot_changed(&ctx);
         self.dirty = true;
+        self.select_workload_once();
+        if let Some(why) = &self.snapshot.stats.symbols_mismatch
+            && !self.symbols_mismatch_told
+        {
+            // Hex frames everywhere: say why before the user wonders.
+            self.symbols_mismatch_told = true;
+            self.message = Some(format!("symbols: {why}"));
+        }
+    }
+
+    /// The stop marker has arrived: look at the workload (start → stop) from now on, as
+    /// the artifacts do — unless the user picked a window of their own.
+    fn select_workload_once(&mut self) {
+        let markers = self.snapshot.markers;
+        if !self.config.select_workload_on_stop || self.workload_selected || markers.stop_ns.is_none() {
+            return;
+        }
+        self.workload_selected = true;
+        if self.selection.window != TimeWindow::ALL {
+            return;
+        }
+        self.selection.window = markers.main_window();
+        self.model.send(Command::Select(self.selection.clone()));
+        if self.message.is_some() {
+            // The automatic export's message (where the files went) matters more; the
+            // status line's window label shows the selection anyway.
+            return;
+        }
+        let clear = self
+            .config
+            .keymap
+            .keys_for(KeyContext::Timeline, Action::ClearWindow)
+            .join("/");
+        self.message = Some(format!(
+            "stop marker: the workload window is selected ({clear} on the timeline: the whole run)"
+        ));
     }
 
     fn key(&mut self, key: &KeyEvent) {

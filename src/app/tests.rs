@@ -41,6 +41,7 @@ fn start(out: &Path) -> (App, Receiver<AppEvent>) {
         initial_view: ViewKind::Flamegraph,
         hidden_views: Vec::new(),
         export_on_finish: None,
+        select_workload_on_stop: false,
         recording: None,
     };
     let mut app = App::new(config, Box::new(source), "assets", tx).unwrap();

@@ -80,7 +80,7 @@ pub fn run(
     let stop = stop_on_signals()?;
     let mut engine = Engine::new(EngineOptions {
         recording: options.recording,
-        ..EngineOptions::batch(options.selection)
+        ..EngineOptions::headless(options.selection, feed.is_live())
     });
     let mut progress: Option<Progress> = None;
     let mut stopping: Option<Instant> = None;
@@ -151,6 +151,31 @@ pub fn run(
         error,
         interrupted: stopping.is_some(),
     })
+}
+
+/// Say on stderr what the source waits for (the guest's shell prompt): after 2 s, then
+/// every 10 s, so a run that waits in silence says why and what to set.
+#[derive(Default)]
+pub struct WaitingNotice {
+    told_at_secs: Option<u64>,
+}
+
+impl Sink for WaitingNotice {
+    fn updates(&mut self, updates: &[Update]) {
+        for update in updates {
+            if let Update::Waiting(Some(w)) = update {
+                let secs = w.elapsed.as_secs();
+                let due = match self.told_at_secs {
+                    None => secs >= 2,
+                    Some(told) => secs >= told + 10,
+                };
+                if due {
+                    self.told_at_secs = Some(secs);
+                    eprintln!("perfscope: {}", w.text());
+                }
+            }
+        }
+    }
 }
 
 /// Echo the guest console to stdout as lines complete (the reference harness does).

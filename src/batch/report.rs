@@ -147,15 +147,21 @@ pub fn run(options: &ReportOptions) -> anyhow::Result<ArtifactSet> {
     }
 }
 
-/// The text `perfscope report` prints when it is done.
+/// What `perfscope report` says when it is done: the results on stdout, the warnings on
+/// stderr (a script reading stdout gets only results).
+pub fn print_summary(set: &ArtifactSet, top: usize) {
+    for w in &set.warnings {
+        eprintln!("warning: {w}");
+    }
+    print!("{}", summary(set, top));
+}
+
+/// The results `perfscope report` prints when it is done (warnings apart).
 pub fn summary(set: &ArtifactSet, top: usize) -> String {
     let mut out = format!(
         "perfscope report: {} samples, result {}\n",
         set.total_samples, set.result
     );
-    for w in &set.warnings {
-        out.push_str(&format!("warning: {w}\n"));
-    }
     if !set.top_functions.is_empty() {
         out.push_str(&format!(
             "\n{:>8} {:>7} {:>8} {:>7}  function\n",

@@ -20,6 +20,7 @@ use crate::model::Selection;
 use crate::store::{Recorder, SessionMeta};
 use crate::views::ViewKind;
 
+use super::exit::Outcome;
 use super::host::{HostArgs, ImplArg, MultiTraceArgs, SamplingArgs, TraceArgs};
 use super::tui::TuiArgs;
 
@@ -91,7 +92,7 @@ fn run_options(host: &HostArgs) -> anyhow::Result<HostRunOptions> {
 }
 
 /// Run one host subcommand.
-pub fn run(command: HostCommand) -> anyhow::Result<()> {
+pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
     match command {
         HostCommand::Top(a) if !a.trace.events.is_empty() => {
             let mut trace = a.trace.options(AnalyzerKind::Top);
@@ -142,7 +143,7 @@ fn export_request(run: &HostRunOptions) -> ExportRequest {
     }
 }
 
-fn run_sampling(host: &HostArgs, sampling: &SamplingArgs, tui: &TuiArgs) -> anyhow::Result<()> {
+fn run_sampling(host: &HostArgs, sampling: &SamplingArgs, tui: &TuiArgs) -> anyhow::Result<Outcome> {
     let run = run_options(host)?;
     let options: SamplingOptions = sampling.options().map_err(anyhow::Error::msg)?;
     let recording = recorder(&run, host.force, "host")?;
@@ -163,12 +164,9 @@ fn run_sampling(host: &HostArgs, sampling: &SamplingArgs, tui: &TuiArgs) -> anyh
             &mut [],
         )?;
         if let Some(set) = &outcome.exported {
-            print!("{}", report::summary(set, 20));
+            report::print_summary(set, 20);
         }
-        if let Some(e) = outcome.error {
-            bail!(e);
-        }
-        return Ok(());
+        return Outcome::of_headless(&outcome);
     }
     let mut config = tui.config(export, Selection::all())?;
     config.recording = recording;
@@ -184,10 +182,10 @@ fn run_sampling(host: &HostArgs, sampling: &SamplingArgs, tui: &TuiArgs) -> anyh
         Some(Err(e)) => bail!("writing the artifacts failed: {e}"),
         None => {}
     }
-    Ok(())
+    Ok(Outcome::Clean)
 }
 
-fn run_trace_command(host: &HostArgs, trace: &TraceOptions, tui: &TuiArgs) -> anyhow::Result<()> {
+fn run_trace_command(host: &HostArgs, trace: &TraceOptions, tui: &TuiArgs) -> anyhow::Result<Outcome> {
     let run = run_options(host)?;
     let recording = recorder(&run, host.force, "host-trace")?;
     let feed = HostTraceFeed::start(&run, trace)?;
@@ -212,10 +210,7 @@ fn run_trace_command(host: &HostArgs, trace: &TraceOptions, tui: &TuiArgs) -> an
             stats.lost,
             started.elapsed().as_secs_f64(),
         );
-        if let Some(e) = outcome.error {
-            bail!(e);
-        }
-        return Ok(());
+        return Outcome::of_headless(&outcome);
     }
     let mut config = tui.config(export_request(&run), Selection::all())?;
     config.recording = recording;
@@ -229,5 +224,5 @@ fn run_trace_command(host: &HostArgs, trace: &TraceOptions, tui: &TuiArgs) -> an
     // Tracing has no guest console.
     config.hidden_views = vec![ViewKind::Console];
     run_tui(config, Box::new(feed), trace.analyzer.name()).context("the terminal UI failed")?;
-    Ok(())
+    Ok(Outcome::Clean)
 }

@@ -7,7 +7,9 @@
 //! - [`qemu_command`]: `qemu` (a guest kernel under QEMU with the sampling plugin).
 //! - [`host`], [`host_commands`]: `top`, `profile`, `syscalls`, `rundelay`, `multi-trace`.
 //! - [`tui`]: the terminal UI's flags; [`units`]: perf-prof's number syntax.
+//! - [`exit`]: the exit codes every subcommand shares and the outcome each returns.
 
+pub mod exit;
 pub mod host;
 pub mod host_commands;
 pub mod qemu_command;

@@ -9,7 +9,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 
 use crate::app::launch::run_tui;
-use crate::batch::headless::{self, ConsoleEcho, Headless};
+use crate::batch::headless::{self, ConsoleEcho, Headless, WaitingNotice};
 use crate::batch::report;
 use crate::engine::export::ExportRequest;
 use crate::feeds::qemu_setup::{QemuRunOptions, start_qemu};
@@ -19,6 +19,7 @@ use crate::sources::qemu::plugin_args::{CallchainMode, SampleMode};
 use crate::store::{Recorder, SessionMeta};
 use crate::views::ViewKind;
 
+use super::exit::Outcome;
 use super::recorded::{ArtifactArgs, StyleArg, focus_of};
 use super::tui::TuiArgs;
 
@@ -46,12 +47,15 @@ pub struct QemuArgs {
     /// Boot x86_64 through OVMF (found in $TGOS_OVMF_DIR or /usr/share/OVMF).
     #[arg(long)]
     pub uefi: bool,
-    /// Samples per second per vCPU.
-    #[arg(long, value_name = "HZ", default_value_t = 99)]
+    /// Samples per second per vCPU. 1 kHz gives a sub-second workload enough samples to
+    /// read (99 Hz left ~70 for 0.7 s).
+    #[arg(long, value_name = "HZ", default_value_t = 1000)]
     pub freq: u32,
     #[arg(long, value_enum, default_value_t = SampleMode::Tb, ignore_case = true)]
     pub mode: SampleMode,
-    #[arg(long, visible_alias = "perf-callchain", value_enum, default_value_t = CallchainMode::Leaf, ignore_case = true)]
+    /// Call stacks: `fp` walks the guest's frame pointers (build the kernel with them),
+    /// `leaf` records only the sampled address (a flat profile).
+    #[arg(long, visible_alias = "perf-callchain", value_enum, default_value_t = CallchainMode::Fp, ignore_case = true)]
     pub callchain: CallchainMode,
     #[arg(long, value_name = "N", default_value_t = 128)]
     pub max_depth: u32,
@@ -67,7 +71,9 @@ pub struct QemuArgs {
     pub kernel_filter: bool,
     #[arg(long, value_enum, default_value_t = StyleArg::Full, ignore_case = true)]
     pub symbol_style: StyleArg,
-    /// Text of the guest shell prompt the init command waits for.
+    /// Text of the guest shell prompt the init command waits for [default: either StarryOS
+    /// prompt, 'root@starry:' or 'starry:~# ']. While it waits, the status line (stderr with
+    /// --no-tui) says so.
     #[arg(long, value_name = "S")]
     pub shell_prefix: Option<String>,
     /// Typed into the guest shell once the prompt is up.
@@ -120,7 +126,7 @@ fn seconds(flag: &str, s: f64) -> anyhow::Result<Duration> {
 }
 
 /// Run `perfscope qemu`.
-pub fn run_qemu(a: QemuArgs) -> anyhow::Result<()> {
+pub fn run_qemu(a: QemuArgs) -> anyhow::Result<Outcome> {
     let focus = focus_of(a.focus.as_deref())?;
     let options = QemuRunOptions {
         arch: a.arch,
@@ -170,6 +176,7 @@ pub fn run_qemu(a: QemuArgs) -> anyhow::Result<()> {
     let work_dir = export.out_dir.join("perf").join(a.arch.name()).join("latest");
     if a.no_tui {
         let mut echo = ConsoleEcho::default();
+        let mut waiting = WaitingNotice::default();
         let outcome = headless::run(
             Box::new(feed),
             Headless {
@@ -178,19 +185,18 @@ pub fn run_qemu(a: QemuArgs) -> anyhow::Result<()> {
                 recording,
                 progress: None,
             },
-            &mut [&mut echo],
+            &mut [&mut echo, &mut waiting],
         )?;
         if let Some(set) = &outcome.exported {
-            print!("{}", report::summary(set, 10));
+            report::print_summary(set, 10);
         }
-        if let Some(e) = outcome.error {
-            bail!(e);
-        }
-        return Ok(());
+        return Outcome::of_headless(&outcome);
     }
     let mut config = a.tui.config(export.clone(), Selection::all().with_focus(focus))?;
     config.export_on_finish = Some(export);
     config.recording = recording;
+    // What the artifacts show is the workload: the views switch to it when it is over.
+    config.select_workload_on_stop = a.stop_marker.is_some();
     if a.tui.view.is_none() {
         // Booting is what there is to see first; 2 shows the flamegraph.
         config.initial_view = ViewKind::Console;
@@ -200,5 +206,5 @@ pub fn run_qemu(a: QemuArgs) -> anyhow::Result<()> {
         Some(Err(e)) => bail!("writing the artifacts to {} failed: {e}", work_dir.display()),
         None => println!("perfscope qemu: no artifacts written"),
     }
-    Ok(())
+    Ok(Outcome::Clean)
 }

@@ -22,6 +22,7 @@ use crate::model::Selection;
 use crate::store::{self, SqlOutput};
 use crate::views::ViewKind;
 
+use super::exit::Outcome;
 use super::recorded::{ArtifactArgs, SymbolArgs, WindowArgs, focus_of, is_session};
 use super::tui::TuiArgs;
 
@@ -105,7 +106,7 @@ pub struct SqlArgs {
 }
 
 /// `perfscope report`: the full artifact set of a qperf.bin, folded file or session.
-pub fn run_report(a: ReportArgs) -> anyhow::Result<()> {
+pub fn run_report(a: ReportArgs) -> anyhow::Result<Outcome> {
     let input = match (a.folded.clone(), a.input.clone()) {
         (Some(path), _) => ReportInput::File(Input::Folded { path }),
         (None, Some(path)) if is_session(&path) => ReportInput::Session(path),
@@ -123,12 +124,12 @@ pub fn run_report(a: ReportArgs) -> anyhow::Result<()> {
     o.artifacts = a.artifacts.options()?;
     o.artifacts.min_percent = a.artifacts.min_percent;
     let set = report::run(&o)?;
-    print!("{}", report::summary(&set, 10));
-    Ok(())
+    report::print_summary(&set, 10);
+    Ok(Outcome::of_artifacts(&set, Vec::new()))
 }
 
 /// `perfscope diff`: the top changed functions and a differential flamegraph.
-pub fn run_diff(a: DiffArgs) -> anyhow::Result<()> {
+pub fn run_diff(a: DiffArgs) -> anyhow::Result<Outcome> {
     let o = diff::DiffOptions {
         baseline: a.symbols.input(a.baseline.clone())?,
         compare: a.symbols.input(a.compare.clone())?,
@@ -141,12 +142,12 @@ pub fn run_diff(a: DiffArgs) -> anyhow::Result<()> {
     };
     let outcome = diff::run(&o)?;
     print!("{}", diff::summary(&outcome, o.top));
-    Ok(())
+    Ok(Outcome::Clean)
 }
 
 /// `perfscope open`: the terminal UI over a recorded (or followed) input; with `--no-tui`,
 /// its artifact set.
-pub fn run_open(a: OpenArgs) -> anyhow::Result<()> {
+pub fn run_open(a: OpenArgs) -> anyhow::Result<Outcome> {
     let focus = focus_of(a.window.focus.as_deref())?;
     let export = ExportRequest {
         out_dir: a.out.clone(),
@@ -172,8 +173,8 @@ pub fn run_open(a: OpenArgs) -> anyhow::Result<()> {
         o.artifacts.min_percent = a.artifacts.min_percent;
         o.console = a.console.clone();
         let set = report::run(&o)?;
-        print!("{}", report::summary(&set, 10));
-        return Ok(());
+        report::print_summary(&set, 10);
+        return Ok(Outcome::of_artifacts(&set, Vec::new()));
     }
     let markers = markers_from_secs(a.window.start_sec, a.window.stop_sec);
     // With markers the views open on the marker window, as the report's main window.
@@ -212,12 +213,9 @@ pub fn run_open(a: OpenArgs) -> anyhow::Result<()> {
             &mut [],
         )?;
         if let Some(set) = &outcome.exported {
-            print!("{}", report::summary(set, 10));
+            report::print_summary(set, 10);
         }
-        if let Some(e) = outcome.error {
-            bail!(e);
-        }
-        return Ok(());
+        return Outcome::of_headless(&outcome);
     }
     let mut config = a.tui.config(export, selection)?;
     if !is_session(&a.input) {
@@ -228,12 +226,12 @@ pub fn run_open(a: OpenArgs) -> anyhow::Result<()> {
         }
     }
     run_tui(config, feed, &a.input.display().to_string())?;
-    Ok(())
+    Ok(Outcome::Clean)
 }
 
 /// `perfscope sql`: the queries' results on stdout, as tables or CSV.
-pub fn run_sql(a: SqlArgs) -> anyhow::Result<()> {
+pub fn run_sql(a: SqlArgs) -> anyhow::Result<Outcome> {
     let format = if a.csv { SqlOutput::Csv } else { SqlOutput::Table };
     store::run_sql(&a.session, &a.query, format, &mut std::io::stdout().lock())?;
-    Ok(())
+    Ok(Outcome::Clean)
 }

@@ -85,6 +85,7 @@ impl TuiArgs {
             initial_view: self.view.unwrap_or(ViewKind::Flamegraph),
             hidden_views: Vec::new(),
             export_on_finish: None,
+            select_workload_on_stop: false,
             recording: None,
         })
     }

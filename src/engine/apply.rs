@@ -75,6 +75,7 @@ impl Engine {
                     state.stats.lost = total;
                 }
             }
+            Update::Waiting(waiting) => state.stats.waiting = waiting,
             Update::Dropped { total } => state.stats.dropped = state.stats.dropped.max(total),
             Update::Input(input) => state.provenance.input = input,
             Update::Facts(facts) => state.provenance.facts = facts,

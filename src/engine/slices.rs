@@ -55,6 +55,16 @@ impl SlicePolicy {
         max_held: 0,
     };
 
+    /// A live source read to its end headless (`qemu --no-tui`, `top --no-tui`): no live
+    /// window to keep fine, but markers come while the source runs, after the samples
+    /// around them (the guest prints the marker; the plugin's samples of that moment are
+    /// already in). So the newest samples are held raw as in a live session — with
+    /// [`SlicePolicy::BATCH`] the one slice would already span a late marker and the
+    /// window would snap to the run's start or end.
+    pub fn live_headless() -> SlicePolicy {
+        SlicePolicy::live(0)
+    }
+
     /// A live session whose live windows reach back `recent_ns`.
     pub fn live(recent_ns: u64) -> SlicePolicy {
         SlicePolicy {

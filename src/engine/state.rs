@@ -29,6 +29,8 @@ pub struct Provenance {
     pub warnings: Vec<String>,
     /// Extra files of the run for the artifact directory (`qemu.time.txt`, …).
     pub extra_files: Vec<(String, Vec<u8>)>,
+    /// `--record` did not store everything: what it missed (also in `warnings`).
+    pub recording_incomplete: Option<String>,
 }
 
 /// Counters for the status line.
@@ -48,6 +50,10 @@ pub struct SourceStats {
     pub dropped: u64,
     /// No more data will come (a file fully read, QEMU exited).
     pub finished: bool,
+    /// What the source waits for before the run goes on (the guest's shell prompt).
+    pub waiting: Option<crate::feeds::Waiting>,
+    /// The symbols do not match the samples (said once the session is finished).
+    pub symbols_mismatch: Option<String>,
     pub warnings: Vec<String>,
 }
 

@@ -258,3 +258,53 @@ fn markers_cut_exactly_and_phases_select_by_them() {
     assert_eq!(s.trie.total_weight(), 1);
     assert!(s.frames.get("work").is_some_and(|w| s.hotspots.get(w).is_some()));
 }
+
+/// `qemu --no-tui` (issue 11): the guest prints BENCH_START, the plugin's samples of that
+/// moment are already applied when the console line is read — a headless engine of a live
+/// feed must still cut the window there, not snap it to the run's edge (a 0 s window).
+#[test]
+fn a_headless_live_run_cuts_at_markers_that_arrive_after_their_samples() {
+    let list = profile_from(&[
+        (&["boot"], 1, Some(S)),
+        (&["boot"], 1, Some(2 * S)),
+        (&["work"], 1, Some(2 * S + S / 2)),
+        (&["work"], 1, Some(3 * S)),
+        (&["post"], 1, Some(3 * S + S / 2)),
+    ]);
+    let run = |live: bool| {
+        let mut engine = Engine::new(EngineOptions::headless(Selection::all(), live));
+        let mut updates = updates_of(&list);
+        let Some(Update::Samples(samples)) = updates.pop() else {
+            panic!("updates_of ends with the samples");
+        };
+        engine.apply(updates);
+        // One batch per sample, as the stream delivers them; each batch settles.
+        for s in samples {
+            engine.apply(vec![Update::Samples(vec![s])]);
+        }
+        engine.apply(vec![Update::Markers(PhaseMarkers {
+            start_ns: Some(2 * S + S / 4),
+            stop_ns: Some(3 * S + S / 4),
+        })]);
+        engine.finish();
+        engine.set_selection(Selection::window(engine.state.markers.main_window()));
+        engine
+    };
+    let mut live = run(true);
+    assert_eq!(
+        (live.state.markers.start_ns, live.state.markers.stop_ns),
+        (Some(2 * S + S / 4), Some(3 * S + S / 4))
+    );
+    assert!(
+        live.state.provenance.warnings.is_empty(),
+        "{:?}",
+        live.state.provenance.warnings
+    );
+    let s = live.snapshot();
+    assert_eq!(s.trie.total_weight(), 2, "the two `work` samples are the window");
+    assert!(s.frames.get("work").is_some_and(|w| s.hotspots.get(w).is_some()));
+    // A recorded input's markers come first; read like one, the late marker snaps to the
+    // one slice's edge — what `qemu --no-tui` did before it said it is live.
+    let recorded = run(false);
+    assert_ne!(recorded.state.markers.start_ns, Some(2 * S + S / 4));
+}

@@ -93,11 +93,15 @@ impl<'a> Report<'a> {
         self.input.main.total_weight()
     }
 
-    /// `ok` when the export holds data (samples, or an analysis's events) and the input
-    /// was read without a cut or a corrupt record; `incomplete` otherwise.
+    /// `ok` when the export holds data (samples, or an analysis's events), the input
+    /// was read without a cut or a corrupt record and its symbols match it; `incomplete`
+    /// otherwise.
     pub fn result(&self) -> &'static str {
         let analysed = self.input.analysis.as_ref().is_some_and(|a| a.events > 0);
-        if (self.total_samples() > 0 || analysed) && self.input.input.clean {
+        if (self.total_samples() > 0 || analysed)
+            && self.input.input.clean
+            && self.input.facts.symbols_mismatch.is_none()
+        {
             "ok"
         } else {
             "incomplete"

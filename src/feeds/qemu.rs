@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 
 use crate::model::{ConsoleLog, InputInfo, Sample};
+use crate::sources::qemu::runtime_dir::RuntimeDir;
 use crate::sources::qemu::{QemuSession, SessionOptions};
 use crate::sources::qperf_file::{
     PluginSummary, QperfRecord, QperfTail, StreamDecoder, read_file, sidecar_path,
@@ -21,7 +22,7 @@ use crate::sources::qperf_file::{
 use super::file::{OpenOptions, SymbolSource, input_info};
 use super::ingest::QperfIngest;
 use super::interned::FeedTables;
-use super::{Feed, FeedStatus, SessionStart, Update};
+use super::{Feed, FeedStatus, SessionStart, Update, Waiting};
 
 /// If the plugin has not connected to the stream by then, tail its qperf.bin instead
 /// (a plugin build without the stream argument).
@@ -36,6 +37,8 @@ pub struct QemuSourceOptions {
     pub qperf_bin: PathBuf,
     /// The socket the plugin streams to (we listen).
     pub stream_socket: PathBuf,
+    /// Where the sockets are (QMP's too); removed when the feed is dropped.
+    pub runtime_dir: RuntimeDir,
     /// A label for the status line ("qemu riscv64").
     pub label: String,
 }
@@ -115,6 +118,10 @@ pub struct QemuFeed {
     frequency_known: bool,
     /// The console as the guest printed it (profile.stdout).
     console: ConsoleLog,
+    /// Dropped after `session` (fields drop in order): QEMU is gone before its sockets.
+    _runtime_dir: RuntimeDir,
+    /// The whole seconds of waiting for the prompt last told (`None`: not waiting).
+    waiting_told: Option<u64>,
     done: bool,
 }
 
@@ -152,6 +159,8 @@ impl QemuFeed {
             started: Instant::now(),
             exited_at: None,
             frequency_known: false,
+            _runtime_dir: options.runtime_dir,
+            waiting_told: None,
             done: false,
         })
     }
@@ -197,11 +206,44 @@ impl QemuFeed {
         closed
     }
 
-    /// QEMU is gone and the records are in: the run's facts.
-    fn finish(&mut self, out: &mut Vec<Update>) {
-        // The socket is a rendezvous, not an artifact: do not leave it in the qperf directory.
+    /// What the session waits for, once a second while it waits and once when it stops.
+    fn tell_waiting(&mut self, out: &mut Vec<Update>) {
+        match self.session.waiting_for_prompt() {
+            Some((what, elapsed)) if self.waiting_told != Some(elapsed.as_secs()) => {
+                self.waiting_told = Some(elapsed.as_secs());
+                out.push(Update::Waiting(Some(Waiting {
+                    what,
+                    elapsed,
+                    hint: "set --shell-prefix".into(),
+                })));
+            }
+            None if self.waiting_told.take().is_some() => out.push(Update::Waiting(None)),
+            _ => {}
+        }
+    }
+
+    /// QEMU is gone and the records are in: the run's facts. `Err` when QEMU ended on
+    /// its own with a failure before the plugin sent anything (it failed to start).
+    fn finish(&mut self, out: &mut Vec<Update>) -> anyhow::Result<()> {
+        // The socket is a rendezvous, not an artifact (its directory goes with the feed).
         let _ = std::fs::remove_file(&self.stream_socket);
         let report = self.session.report();
+        // Nobody asked QEMU to stop and it did not exit 0: it failed or was killed.
+        let died = (report.window.stop_method.is_none() && report.exit_status != 0)
+            .then(|| qemu_death(report.exit_status));
+        if let Some(died) = &died
+            && self.ingest.records() == 0
+        {
+            let stderr = report.qemu_stderr.trim();
+            anyhow::bail!(
+                "{died} before the plugin sent a sample{}",
+                if stderr.is_empty() {
+                    String::new()
+                } else {
+                    format!("; QEMU said: {stderr}")
+                }
+            );
+        }
         out.push(Update::Markers(self.session.markers()));
         // The session's warnings travel in the window facts (report.json window.warnings).
         out.push(Update::Window(report.window.clone()));
@@ -232,7 +274,13 @@ impl QemuFeed {
                 out.push(Update::Facts(
                     self.ingest.facts(file_report.version.map(|v| v.as_u8())),
                 ));
-                out.push(Update::Input(input_info(&self.qperf_bin, &file_report)));
+                let mut input = input_info(&self.qperf_bin, &file_report);
+                if let Some(died) = &died {
+                    // The run was cut short: what was read is not the whole workload.
+                    input.clean = false;
+                    input.end = format!("{}; {died} before perfscope stopped it", input.end);
+                }
+                out.push(Update::Input(input));
             }
             Err(e) => {
                 out.push(Update::Warning(format!(
@@ -270,12 +318,19 @@ impl QemuFeed {
                 bytes: csv.clone().into_bytes(),
             });
         }
-        if report.exit_status != 0 && report.window.stop_method.is_none() {
-            out.push(Update::Warning(format!(
-                "QEMU exited with status {}",
-                report.exit_status
-            )));
+        if let Some(died) = died {
+            out.push(Update::Warning(died));
         }
+        Ok(())
+    }
+}
+
+/// "QEMU exited with status 1", "QEMU was killed by signal 9" (the session reports a
+/// signal as 128 + its number, as a shell does).
+fn qemu_death(status: i32) -> String {
+    match status {
+        129..=192 => format!("QEMU was killed by signal {}", status - 128),
+        _ => format!("QEMU exited with status {status}"),
     }
 }
 
@@ -302,6 +357,7 @@ impl Feed for QemuFeed {
         if update.markers_changed {
             out.push(Update::Markers(self.session.markers()));
         }
+        self.tell_waiting(out);
         if let Records::Stream(reader, _) = &self.records
             && !reader.connected.load(Ordering::Relaxed)
             && (self.started.elapsed() > STREAM_CONNECT_GRACE || update.exited)
@@ -322,8 +378,8 @@ impl Feed for QemuFeed {
             // The plugin flushes at exit and closes the stream; give it a moment.
             if closed || at.elapsed() > Duration::from_secs(3) {
                 self.take_records(out);
-                self.finish(out);
                 self.done = true;
+                self.finish(out)?;
                 return Ok(FeedStatus::Finished);
             }
         }
@@ -332,6 +388,10 @@ impl Feed for QemuFeed {
         } else {
             FeedStatus::Idle
         })
+    }
+
+    fn is_live(&self) -> bool {
+        true
     }
 
     fn send_input(&mut self, bytes: &[u8]) {

@@ -10,9 +10,11 @@ use anyhow::{Context, bail};
 use super::file::{OpenOptions, SymbolSource};
 use crate::export::layout::OutputLayout;
 use crate::sources::clock::monotonic_ns;
+use crate::sources::qemu::console::STARRY_PROMPTS;
 use crate::sources::qemu::host_perf::DEFAULT_EVENTS;
 use crate::sources::qemu::machine::{QemuLaunch, find_ovmf};
 use crate::sources::qemu::plugin_args::{CallchainMode, PluginOptions, SampleMode, kernel_text_of};
+use crate::sources::qemu::runtime_dir::RuntimeDir;
 use crate::sources::qemu::{Arch, SessionOptions};
 use crate::symbols::SymbolStyle;
 
@@ -132,9 +134,14 @@ pub fn start_qemu(o: &QemuRunOptions) -> anyhow::Result<QemuFeed> {
     ] {
         let _ = std::fs::remove_file(stale);
     }
-    let stream_socket = layout.qperf_dir.join("stream.sock");
-    let qmp_socket = layout.qperf_dir.join("qmp.sock");
-    let _ = std::fs::remove_file(&qmp_socket);
+    // The sockets live in a private directory removed at the end, not among the artifacts;
+    // a previous run's may still be in the artifact directory.
+    let runtime_dir = RuntimeDir::create()?;
+    for stale in ["stream.sock", "qmp.sock"] {
+        let _ = std::fs::remove_file(layout.qperf_dir.join(stale));
+    }
+    let stream_socket = runtime_dir.join("stream.sock");
+    let qmp_socket = runtime_dir.join("qmp.sock");
     let epoch_ns = monotonic_ns();
     let plugin_arg = PluginOptions {
         library: plugin,
@@ -169,7 +176,10 @@ pub fn start_qemu(o: &QemuRunOptions) -> anyhow::Result<QemuFeed> {
     let session = SessionOptions {
         launch,
         epoch_ns,
-        shell_prefix: o.shell_prefix.clone().unwrap_or_else(|| "root@starry:".into()),
+        shell_prompts: match &o.shell_prefix {
+            Some(prefix) => vec![prefix.clone()],
+            None => STARRY_PROMPTS.iter().map(|p| p.to_string()).collect(),
+        },
         init_cmd: o.init_cmd.as_ref().map(|c| c.trim().to_string()),
         start_marker: o.start_marker.clone(),
         stop_marker: o.stop_marker.clone(),
@@ -190,6 +200,7 @@ pub fn start_qemu(o: &QemuRunOptions) -> anyhow::Result<QemuFeed> {
         },
         qperf_bin,
         stream_socket,
+        runtime_dir,
         label: format!("qemu {}", o.arch.name()),
     })
 }

@@ -70,6 +70,29 @@ pub enum RecordOnly {
     Meta(Vec<(String, String)>),
 }
 
+/// The source waits for something before the run goes on (the guest's shell prompt, to
+/// type the workload): what, for how long, and what the user can do about it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Waiting {
+    /// "shell prompt 'root@starry:' or 'starry:~# '".
+    pub what: String,
+    pub elapsed: std::time::Duration,
+    /// "set --shell-prefix".
+    pub hint: String,
+}
+
+impl Waiting {
+    /// "waiting for shell prompt 'root@starry:' — 12 s; set --shell-prefix".
+    pub fn text(&self) -> String {
+        format!(
+            "waiting for {} — {} s; {}",
+            self.what,
+            self.elapsed.as_secs(),
+            self.hint
+        )
+    }
+}
+
 /// One typed batch.
 #[derive(Clone, Debug)]
 pub enum Update {
@@ -111,6 +134,8 @@ pub enum Update {
     /// The QEMU plugin's summary sidecar.
     PluginSummary(Vec<(String, String)>),
     Warning(String),
+    /// What the source waits for now (`None`: it waits no longer).
+    Waiting(Option<Waiting>),
     /// A file of the run for the artifact directory (`qemu.time.txt`, the console log).
     ExtraFile {
         name: String,

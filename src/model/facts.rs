@@ -38,6 +38,9 @@ pub struct SourceFacts {
     pub kernel_filter: Option<KernelFilterFacts>,
     pub aliased_frames: u64,
     pub unknown_frames: u64,
+    /// The symbols do not match the samples (another ELF, another architecture): why.
+    /// The reports then say `result: incomplete`.
+    pub symbols_mismatch: Option<String>,
 }
 
 /// What `--kernel-filter` did.

@@ -71,6 +71,10 @@ pub fn status_parts(snapshot: &Snapshot, info: &StatusInfo, theme: &Theme) -> Ve
         "done".to_string()
     };
     parts.push((format!(" {state} "), theme.status_accent, 0));
+    if let Some(waiting) = stats.waiting.as_ref().filter(|_| !stats.finished) {
+        // Nothing moves until it comes: the first thing to read.
+        parts.push((waiting.text(), theme.warning.patch(theme.status), 1));
+    }
     if let Some(m) = info.message.as_ref().or(info.hint.as_ref()) {
         // The message matters most after the state: put it second.
         parts.push((m.clone(), theme.status_accent, 1));

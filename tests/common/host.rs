@@ -64,11 +64,24 @@ pub fn perfscope_ok(cwd: &Path, args: &[&str]) -> (String, String) {
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(
-        out.status.success(),
+        out.status.success() || only_lost_records(out.status.code(), &stderr),
         "perfscope {args:?} failed ({}):\nstdout:\n{stdout}\nstderr:\n{stderr}",
         out.status
     );
     (stdout, stderr)
+}
+
+/// Exit 3 (finished but incomplete) whose only reason is records the kernel ring lost: a
+/// busy 2-core machine may overrun a ring, which the tests of what was read accept (the
+/// exit-code tests pin the code itself).
+pub fn only_lost_records(code: Option<i32>, stderr: &str) -> bool {
+    let mut reasons = stderr
+        .lines()
+        .filter(|l| l.starts_with("perfscope: incomplete: "))
+        .peekable();
+    code == Some(3)
+        && reasons.peek().is_some()
+        && reasons.all(|l| l.contains("the source lost") && l.contains("records"))
 }
 
 /// A background process, killed and reaped on drop.
@@ -124,9 +137,11 @@ pub struct TraceSummary {
 
 pub fn trace_summary(stderr: &str, analyzer: &str) -> TraceSummary {
     let prefix = format!("perfscope {analyzer}: read ");
+    // The last line, but for the exit code's reasons (exit 3 says "perfscope: incomplete:
+    // … lost …" after it when the ring lost events).
     let line = stderr
         .lines()
-        .last()
+        .rfind(|l| !l.starts_with("perfscope: incomplete: "))
         .filter(|l| l.starts_with(&prefix))
         .unwrap_or_else(|| panic!("the last stderr line is not `{prefix}…`:\n{stderr}"));
     let words: Vec<&str> = line[prefix.len()..].split_whitespace().collect();

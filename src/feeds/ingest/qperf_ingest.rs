@@ -116,6 +116,7 @@ impl QperfIngest {
             }),
             aliased_frames: stats.aliased_frames,
             unknown_frames: stats.unknown_frames,
+            symbols_mismatch: None,
         }
     }
 }

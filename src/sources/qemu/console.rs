@@ -7,6 +7,16 @@
 //! command line, which the reference harness mistakes for the markers themselves (it
 //! tries `stty -echo` first, which many guest shells do not have).
 
+/// The shell prompts StarryOS prints, looked for when `--shell-prefix` is not given: the
+/// busybox shell's `root@starry:/# ` and the test kernel's `starry:~# `.
+pub const STARRY_PROMPTS: [&str; 2] = ["root@starry:", "starry:~# "];
+
+/// "shell prompt 'root@starry:' or 'starry:~# '": what a session waiting for `prompts` says.
+pub fn describe_prompts(prompts: &[String]) -> String {
+    let quoted: Vec<String> = prompts.iter().map(|p| format!("'{p}'")).collect();
+    format!("shell prompt {}", quoted.join(" or "))
+}
+
 /// What the console showed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ConsoleEvent {
@@ -21,7 +31,8 @@ pub enum ConsoleEvent {
 /// Line assembly and matching.
 #[derive(Clone, Debug)]
 pub struct ConsoleWatch {
-    prompt: String,
+    /// Any of them on a partial line is the prompt.
+    prompts: Vec<String>,
     start_marker: Option<String>,
     stop_marker: Option<String>,
     line: Vec<u8>,
@@ -37,9 +48,9 @@ fn contains(haystack: &[u8], needle: &str) -> bool {
 }
 
 impl ConsoleWatch {
-    pub fn new(prompt: &str, start_marker: Option<&str>, stop_marker: Option<&str>) -> Self {
+    pub fn new(prompts: &[String], start_marker: Option<&str>, stop_marker: Option<&str>) -> Self {
         Self {
-            prompt: prompt.to_string(),
+            prompts: prompts.to_vec(),
             start_marker: start_marker.map(str::to_string),
             stop_marker: stop_marker.map(str::to_string),
             line: Vec::new(),
@@ -69,7 +80,7 @@ impl ConsoleWatch {
             }
         }
         // A prompt is a partial line: the shell waits without a newline.
-        if !self.prompt_reported && pending_prompt(&self.line, &self.prompt) {
+        if !self.prompt_reported && self.prompts.iter().any(|p| pending_prompt(&self.line, p)) {
             self.prompt_reported = true;
             events.push(ConsoleEvent::Prompt);
         }
@@ -110,7 +121,7 @@ mod tests {
 
     #[test]
     fn prompt_then_markers_with_the_echo_ignored() {
-        let mut w = ConsoleWatch::new("starry:~# ", Some("BEGIN"), Some("END"));
+        let mut w = ConsoleWatch::new(&["starry:~# ".into()], Some("BEGIN"), Some("END"));
         assert_eq!(w.feed(1, b"OpenSBI v1.5\r\nstarry"), []);
         assert_eq!(w.feed(2, b":~# "), [ConsoleEvent::Prompt]);
         w.typed("echo BEGIN; bench 3; echo END");
@@ -129,8 +140,21 @@ mod tests {
 
     #[test]
     fn without_markers_only_the_prompt_matters() {
-        let mut w = ConsoleWatch::new("root@starry:", None, None);
+        let mut w = ConsoleWatch::new(&["root@starry:".into()], None, None);
         assert_eq!(w.feed(1, b"root@starry:/# "), [ConsoleEvent::Prompt]);
         assert_eq!(w.feed(2, b"x"), []);
+    }
+
+    #[test]
+    fn both_starry_prompt_forms_are_found_by_default() {
+        let defaults: Vec<String> = STARRY_PROMPTS.iter().map(|p| p.to_string()).collect();
+        for console in [&b"\r\nroot@starry:/# "[..], b"\r\nstarry:~# "] {
+            let mut w = ConsoleWatch::new(&defaults, None, None);
+            assert_eq!(w.feed(1, console), [ConsoleEvent::Prompt], "{console:?}");
+        }
+        assert_eq!(
+            describe_prompts(&defaults),
+            "shell prompt 'root@starry:' or 'starry:~# '"
+        );
     }
 }

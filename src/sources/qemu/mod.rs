@@ -11,6 +11,7 @@ pub mod machine;
 pub mod plugin_args;
 pub mod process;
 pub mod qmp;
+pub mod runtime_dir;
 pub mod session;
 
 pub use machine::Arch;

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use crate::model::{PhaseMarkers, WindowInfo};
 
-use super::console::{ConsoleEvent, ConsoleWatch};
+use super::console::{ConsoleEvent, ConsoleWatch, describe_prompts};
 use super::host_perf::HostCounters;
 use super::host_time::time_txt;
 use super::machine::QemuLaunch;
@@ -20,8 +20,8 @@ pub struct SessionOptions {
     pub launch: QemuLaunch,
     /// The session clock's zero (CLOCK_MONOTONIC ns), shared with the plugin.
     pub epoch_ns: u64,
-    /// Text of the shell prompt; the init command waits for it.
-    pub shell_prefix: String,
+    /// Texts of the shell prompt (any of them); the init command waits for it.
+    pub shell_prompts: Vec<String>,
     /// Typed once the prompt is up (`--shell-init-cmd` / `--workload`).
     pub init_cmd: Option<String>,
     pub start_marker: Option<String>,
@@ -82,7 +82,7 @@ impl QemuSession {
             None => None,
         };
         let watch = ConsoleWatch::new(
-            &options.shell_prefix,
+            &options.shell_prompts,
             options.start_marker.as_deref(),
             options.stop_marker.as_deref(),
         );
@@ -183,6 +183,17 @@ impl QemuSession {
         update
     }
 
+    /// The init command waits for the shell prompt: what it waits for and since when
+    /// (`None` once typed, or with nothing to type).
+    pub fn waiting_for_prompt(&self) -> Option<(String, Duration)> {
+        (self.options.init_cmd.is_some() && !self.cmd_sent && self.process.exit().is_none()).then(|| {
+            (
+                describe_prompts(&self.options.shell_prompts),
+                self.process.started.elapsed(),
+            )
+        })
+    }
+
     /// Type into the guest.
     pub fn send_input(&mut self, bytes: &[u8]) {
         self.process.write_console(bytes);
@@ -211,8 +222,8 @@ impl QemuSession {
         let o = &self.options;
         if o.init_cmd.is_some() && !self.cmd_sent {
             warnings.push(format!(
-                "the shell prompt {:?} never appeared; the workload command was not sent",
-                o.shell_prefix
+                "the {} never appeared; the workload command was not sent (set --shell-prefix)",
+                describe_prompts(&o.shell_prompts)
             ));
         }
         let enabled = o.start_marker.is_some() || o.stop_marker.is_some() || o.workload_timeout.is_some();

@@ -1,0 +1,303 @@
+//! The exit-code table (README "Exit codes", `src/cli/exit.rs`) on the real binary:
+//! 0 clean, 1 error, 2 usage, 3 finished but incomplete — for recorded inputs and for a
+//! real QEMU that fails to start or is killed mid-run.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use common::guest::build_test_guest;
+use common::plugin::build_plugin;
+use common::profile::read_json;
+
+fn perfscope(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_perfscope"))
+        .args(args)
+        .output()
+        .expect("cannot run perfscope")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn code(o: &Output) -> Option<i32> {
+    o.status.code()
+}
+
+#[test]
+fn a_clean_report_exits_0_with_results_on_stdout_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let folded = dir.path().join("x.folded");
+    std::fs::write(&folded, "a;b 3\na;c 2\n").unwrap();
+    let out = dir.path().join("out");
+    let o = perfscope(&[
+        "report",
+        "--folded",
+        folded.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), Some(0), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).contains("5 samples, result ok"),
+        "{}",
+        text(&o.stdout)
+    );
+    assert_eq!(text(&o.stderr), "", "nothing to warn about");
+}
+
+#[test]
+fn an_unreadable_input_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = perfscope(&[
+        "report",
+        "--folded",
+        "/nonexistent/x.folded",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), Some(1), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).starts_with("perfscope: "), "{}", text(&o.stderr));
+}
+
+#[test]
+fn a_wrong_command_line_exits_2() {
+    let o = perfscope(&["report", "--no-such-flag"]);
+    assert_eq!(code(&o), Some(2), "{}", text(&o.stderr));
+    let o = perfscope(&["qemu", "--freq", "fast", "--kernel", "k"]);
+    assert_eq!(code(&o), Some(2), "{}", text(&o.stderr));
+    // The table is in --help.
+    let o = perfscope(&["--help"]);
+    assert_eq!(code(&o), Some(0));
+    assert!(text(&o.stdout).contains("Exit codes: 0 clean, 1 error, 2 usage, 3 finished but incomplete"));
+}
+
+#[test]
+fn corrupt_input_exits_3_with_result_incomplete_and_the_warning_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let folded = dir.path().join("x.folded");
+    std::fs::write(&folded, "a;b 3\nbroken line\na;c 2\n").unwrap();
+    let out = dir.path().join("out");
+    let o = perfscope(&[
+        "report",
+        "--folded",
+        folded.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), Some(3), "{}", text(&o.stderr));
+    let report = read_json(&out.join("perf/unknown/latest/report.json"));
+    assert_eq!(report["result"], "incomplete");
+    assert!(
+        text(&o.stdout).contains("result incomplete"),
+        "{}",
+        text(&o.stdout)
+    );
+    assert!(
+        !text(&o.stdout).contains("warning"),
+        "warnings are not results: {}",
+        text(&o.stdout)
+    );
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("warning: ") && err.contains("malformed line"),
+        "{err}"
+    );
+    assert!(err.contains("perfscope: incomplete: "), "{err}");
+}
+
+fn qemu_args<'a>(
+    out: &'a Path,
+    guest: &'a common::guest::TestGuest,
+    plugin: &'a Path,
+    qemu: &'a Path,
+) -> Vec<&'a str> {
+    vec![
+        "qemu",
+        "--no-tui",
+        "--arch",
+        "riscv64",
+        "--kernel",
+        guest.bin.to_str().unwrap(),
+        "--elf",
+        guest.elf.to_str().unwrap(),
+        "--plugin",
+        plugin.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--qemu",
+        qemu.to_str().unwrap(),
+        "--timeout",
+        "60",
+    ]
+}
+
+#[test]
+fn qemu_that_fails_to_start_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let guest = build_test_guest();
+    let plugin = build_plugin();
+    let out = dir.path().join("out");
+    let o = perfscope(&qemu_args(&out, &guest, &plugin, Path::new("/bin/false")));
+    assert_eq!(
+        code(&o),
+        Some(1),
+        "stdout:\n{}\nstderr:\n{}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+    assert!(
+        text(&o.stderr).contains("QEMU exited with status 1 before the plugin sent a sample"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
+#[test]
+fn qemu_killed_mid_run_exits_3_and_its_report_is_not_ok() {
+    let dir = tempfile::tempdir().unwrap();
+    let guest = build_test_guest();
+    let plugin = build_plugin();
+    // A QEMU that something else (the OOM killer, a user) SIGKILLs after 3 s.
+    let wrapper = dir.path().join("qemu-killed.sh");
+    std::fs::write(
+        &wrapper,
+        "#!/bin/sh\n( sleep 3; kill -KILL $$ ) &\nexec qemu-system-riscv64 \"$@\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = dir.path().join("out");
+    let mut args = qemu_args(&out, &guest, &plugin, &wrapper);
+    args.extend(["--freq", "1000"]);
+    let o = perfscope(&args);
+    let err = text(&o.stderr);
+    assert_eq!(code(&o), Some(3), "stdout:\n{}\nstderr:\n{err}", text(&o.stdout));
+    assert!(err.contains("QEMU was killed by signal 9"), "{err}");
+    let report = read_json(&out.join("perf/riscv64/latest/report.json"));
+    assert_eq!(report["result"], "incomplete");
+    assert_eq!(report["input"]["clean"], false);
+    assert!(
+        report["hotspots"]["total_samples"].as_u64().unwrap() > 0,
+        "what was read is kept"
+    );
+}
+
+/// Issue 11 point 17: symbols that do not match the samples are not `result ok`.
+#[test]
+fn an_elf_that_does_not_match_the_samples_exits_3_and_says_why() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let bin = root.join("assets/tinyk-riscv64.qperf.bin");
+    let dir = tempfile::tempdir().unwrap();
+    // With the plugin's summary beside it (arch = riscv64): the ELF's arch is wrong.
+    let out = dir.path().join("arch");
+    let o = perfscope(&[
+        "open",
+        bin.to_str().unwrap(),
+        "--elf",
+        "/bin/ls",
+        "--no-tui",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let err = text(&o.stderr);
+    assert_eq!(code(&o), Some(3), "{err}");
+    assert!(
+        err.contains("/bin/ls is an x86_64 ELF but the samples were recorded on riscv64"),
+        "{err}"
+    );
+    assert!(err.contains("(100%) are not in /bin/ls"), "{err}");
+    let latest = std::fs::read_dir(out.join("perf"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("latest");
+    let report = read_json(&latest.join("report.json"));
+    assert_eq!(report["result"], "incomplete");
+    let md = std::fs::read_to_string(latest.join("report.md")).unwrap();
+    assert!(md.contains("recorded on riscv64"), "report.md says it too");
+    // Without the summary (a bare qperf.bin): the unresolved share alone says it.
+    let bare = dir.path().join("bare.qperf.bin");
+    std::fs::copy(&bin, &bare).unwrap();
+    let o = perfscope(&[
+        "report",
+        bare.to_str().unwrap(),
+        "--elf",
+        "/bin/ls",
+        "--out",
+        dir.path().join("bare").to_str().unwrap(),
+    ]);
+    let err = text(&o.stderr);
+    assert_eq!(code(&o), Some(3), "{err}");
+    assert!(
+        err.contains("(100%) are not in /bin/ls: it does not match the samples"),
+        "{err}"
+    );
+    // The right ELF: clean.
+    let o = perfscope(&[
+        "open",
+        bin.to_str().unwrap(),
+        "--elf",
+        root.join("assets/tinyk-riscv64.elf").to_str().unwrap(),
+        "--no-tui",
+        "--out",
+        dir.path().join("ok").to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), Some(0), "{}", text(&o.stderr));
+}
+
+/// A tmpfs of `size` mounted for the test (needs root, as the host tests do); unmounted on
+/// drop.
+struct TinyFs(tempfile::TempDir);
+
+impl TinyFs {
+    fn mount(size: &str) -> TinyFs {
+        let dir = tempfile::tempdir().unwrap();
+        let o = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "mounting a small tmpfs needs root: {}",
+            text(&o.stderr)
+        );
+        TinyFs(dir)
+    }
+}
+
+impl Drop for TinyFs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.0.path()).status();
+    }
+}
+
+/// `top --record` onto a filesystem that fills up: the run's artifacts are written, the
+/// session is not whole — exit 3 with the reason (main exited 0).
+#[test]
+fn a_recording_that_cannot_store_its_rows_exits_3() {
+    let full = TinyFs::mount("200k");
+    let out = tempfile::tempdir().unwrap();
+    let db = full.0.path().join("s.db");
+    let o = perfscope(&[
+        "top",
+        "--no-tui",
+        "--duration",
+        "2",
+        "--record",
+        db.to_str().unwrap(),
+        "--out",
+        out.path().to_str().unwrap(),
+    ]);
+    let err = text(&o.stderr);
+    assert_eq!(code(&o), Some(3), "{err}");
+    assert!(
+        err.contains("perfscope: incomplete: session ") && err.contains("disk is full"),
+        "{err}"
+    );
+}
