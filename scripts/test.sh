@@ -17,7 +17,7 @@ cargo clippy -p perfscope-qemu-plugin --all-targets -- -D warnings
 echo "== cargo clippy -p perfscope-fuzz --all-targets --features libfuzzer -- -D warnings"
 cargo clippy --locked -p perfscope-fuzz --all-targets --features libfuzzer -- -D warnings
 echo "== cargo test"
-cargo test --all-targets
+cargo test --all-targets --no-fail-fast
 echo "== cargo test -p perfscope-fuzz"
 cargo test --locked -p perfscope-fuzz
 echo "== fuzz smoke: every target, ${FUZZ_SECONDS:=20} s each"

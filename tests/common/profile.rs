@@ -91,6 +91,20 @@ pub fn folded_leaves(folded: &Path) -> Vec<(String, u64)> {
 /// the window is wrong.
 pub const MARKER_LATENCY_SAMPLES: u64 = 3;
 
+/// Samples of a workload-window folded file whose stack does not pass through `function`:
+/// the stop marker is stamped when perfscope has read the whole marker line, so the
+/// guest's printing of that line (`BENCH_END result=… ms=…`, whose leaf-function frames
+/// may lack their caller under frame-pointer unwinding) and the read latency after it fall
+/// inside the window. At most [`MARKER_LATENCY_SAMPLES`] at each end; more means the window
+/// is wrong.
+pub fn samples_outside(workload_folded: &Path, function: &str) -> u64 {
+    folded_lines(workload_folded)
+        .iter()
+        .filter(|(s, _)| !s.split(';').any(|f| f == function))
+        .map(|(_, n)| n)
+        .sum()
+}
+
 /// Samples of a boot-phase folded file whose stack passes through `function`.
 pub fn samples_before_the_start_marker(boot_folded: &Path, function: &str) -> u64 {
     folded_lines(boot_folded)
