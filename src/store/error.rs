@@ -44,8 +44,6 @@ pub enum StoreError {
          with its layout first"
     )]
     UndeclaredEventType { index: u16 },
-    #[error("event type {type_id}: its stored layout is not valid: {reason}")]
-    BadLayout { type_id: i64, reason: String },
     #[error("cannot write the query output: {0}")]
     Output(std::io::Error),
     #[error("{path}: {what} is corrupt: {reason}")]

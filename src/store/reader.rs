@@ -343,12 +343,14 @@ pub fn read_event_types(path: &Path, conn: &Connection) -> Result<Vec<RecordedEv
     .ctx(|| format!("{}: cannot read event_types", path.display()))?;
     rows.into_iter()
         .map(|(id, alias, filter, json)| {
-            let index = u16::try_from(id).map_err(|_| StoreError::BadLayout {
-                type_id: id,
-                reason: "id out of range".into(),
-            })?;
-            let layout =
-                layout_from_json(&json).map_err(|reason| StoreError::BadLayout { type_id: id, reason })?;
+            let corrupt = |reason: String| StoreError::Corrupt {
+                path: path.into(),
+                what: "an event type",
+                reason: format!("event type {id}: {reason}"),
+            };
+            let index = u16::try_from(id).map_err(|_| corrupt("id out of range".into()))?;
+            let layout = layout_from_json(&json)
+                .map_err(|reason| corrupt(format!("its stored layout is not valid: {reason}")))?;
             Ok(RecordedEventType {
                 index: EventIndex(index),
                 alias,
