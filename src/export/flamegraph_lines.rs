@@ -13,6 +13,8 @@
 use crate::model::{FrameTable, NodeId, StackTrie};
 use crate::sources::folded::escape_frame;
 
+use super::folded::walk_paths;
+
 /// Frames deeper than this are cut from the SVG (a 10k-deep stack made a 162 MB file).
 pub const MAX_SVG_DEPTH: u32 = 512;
 /// At most this many frames are drawn; the minimum width is raised to stay under it.
@@ -98,11 +100,6 @@ pub fn svg_stacks(trie: &StackTrie, frames: &FrameTable, min_percent: f64) -> Sv
     let cut_label = format!("[deeper frames cut at depth {MAX_SVG_DEPTH}]");
 
     let mut lines = Vec::new();
-    let mut prefix = String::new();
-    enum Step {
-        Enter(NodeId),
-        Leave(usize),
-    }
     // Emits the bars of `id`'s children that are not drawn, returns those that are.
     let split_children = |id: NodeId, prefix: &str, lines: &mut Vec<String>, cuts: &mut SvgCuts| {
         let node = trie.node(id);
@@ -128,36 +125,19 @@ pub fn svg_stacks(trie: &StackTrie, frames: &FrameTable, min_percent: f64) -> Sv
         }
         kept
     };
-
-    let mut todo: Vec<Step> = split_children(NodeId::ROOT, "", &mut lines, &mut cuts)
-        .into_iter()
-        .rev()
-        .map(Step::Enter)
-        .collect();
-    while let Some(step) = todo.pop() {
-        let id = match step {
-            Step::Leave(len) => {
-                prefix.truncate(len);
-                continue;
+    // Frame names are escaped as the walk meets them, not for the whole frame table: most
+    // frames of a huge profile are merged into bars and never named.
+    walk_paths(
+        trie,
+        |frame| escape_frame(frames.name(frame)),
+        |id, path| {
+            let self_weight = trie.node(id).self_weight;
+            if id != NodeId::ROOT && self_weight > 0 {
+                lines.push(format!("{path} {self_weight}"));
             }
-            Step::Enter(id) => id,
-        };
-        let node = trie.node(id);
-        let Some(frame) = node.frame() else { continue };
-        let restore = prefix.len();
-        if !prefix.is_empty() {
-            prefix.push(';');
-        }
-        // Escaped here, not for the whole frame table: most frames of a huge profile are
-        // merged into bars and never named.
-        prefix.push_str(&escape_frame(frames.name(frame)));
-        if node.self_weight > 0 {
-            lines.push(format!("{prefix} {}", node.self_weight));
-        }
-        let kept = split_children(id, &prefix, &mut lines, &mut cuts);
-        todo.push(Step::Leave(restore));
-        todo.extend(kept.into_iter().rev().map(Step::Enter));
-    }
+            split_children(id, path, &mut lines, &mut cuts)
+        },
+    );
     SvgStacks { lines, cuts }
 }
 

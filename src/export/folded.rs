@@ -2,9 +2,10 @@
 //! name order. Unlike the reference analyzer (one line per sample), identical stacks are
 //! merged, so the file is as small as the profile allows.
 
+use std::borrow::Cow;
 use std::path::Path;
 
-use crate::model::{FrameTable, NodeId, StackTrie};
+use crate::model::{FrameId, FrameTable, NodeId, StackTrie};
 use crate::sources::folded::escape_frame;
 
 use super::{ExportError, write_file};
@@ -16,59 +17,77 @@ use super::{ExportError, write_file};
 /// frame width shows (the parent keeps its width, the thin child is not drawn), at a
 /// fraction of the lines. `min_total = 0` keeps every path.
 pub fn folded_stacks(trie: &StackTrie, frames: &FrameTable, min_total: u64) -> Vec<(NodeId, String)> {
-    let mut out = Vec::new();
-    let mut prefix = String::new();
     let escaped: Vec<String> = frames
         .ids()
         .map(|f| escape_frame(frames.name(f)).into_owned())
         .collect();
-    // (node, prefix length to restore when leaving it); `leave` entries undo the prefix.
+    let mut out = Vec::new();
+    walk_paths(
+        trie,
+        |frame| Cow::Borrowed(escaped[frame.index()].as_str()),
+        |id, path| {
+            let children = trie.children_by_name(id, frames);
+            if id != NodeId::ROOT {
+                let pruned: u64 = children
+                    .iter()
+                    .map(|&c| trie.node(c).total_weight)
+                    .filter(|&w| w < min_total)
+                    .sum();
+                let weight = trie.node(id).self_weight + pruned;
+                if weight > 0 {
+                    out.push((id, format!("{path} {weight}")));
+                }
+            }
+            children
+                .into_iter()
+                .filter(|&c| trie.node(c).total_weight >= min_total.max(1))
+                .collect()
+        },
+    );
+    out
+}
+
+/// Depth first over `trie` from the root, keeping the `;`-joined path of frame names
+/// (`name` of each frame) down to the node: `visit(node, path)` emits what it wants and
+/// returns the children to descend into, in order. The root is visited first, with an
+/// empty path. Iterative, so a 10,000-deep profile does not overflow the thread's stack;
+/// folded files and the flamegraph's lines both walk this way.
+pub(super) fn walk_paths<'n>(
+    trie: &StackTrie,
+    name: impl Fn(FrameId) -> Cow<'n, str>,
+    mut visit: impl FnMut(NodeId, &str) -> Vec<NodeId>,
+) {
+    // Enter a node, or leave one: truncate the path back to the length it had.
     enum Step {
         Enter(NodeId),
         Leave(usize),
     }
-    let mut todo: Vec<Step> = trie
-        .children_by_name(NodeId::ROOT, frames)
+    let mut path = String::new();
+    let mut todo: Vec<Step> = visit(NodeId::ROOT, "")
         .into_iter()
         .rev()
-        .filter(|&c| trie.node(c).total_weight >= min_total.max(1))
         .map(Step::Enter)
         .collect();
     while let Some(step) = todo.pop() {
         let id = match step {
             Step::Leave(len) => {
-                prefix.truncate(len);
+                path.truncate(len);
                 continue;
             }
             Step::Enter(id) => id,
         };
-        let node = trie.node(id);
-        let Some(frame) = node.frame() else { continue };
-        let restore = prefix.len();
-        if !prefix.is_empty() {
-            prefix.push(';');
+        let Some(frame) = trie.node(id).frame() else {
+            continue;
+        };
+        let restore = path.len();
+        if !path.is_empty() {
+            path.push(';');
         }
-        prefix.push_str(&escaped[frame.index()]);
-        let children = trie.children_by_name(id, frames);
-        let pruned: u64 = children
-            .iter()
-            .map(|&c| trie.node(c).total_weight)
-            .filter(|&w| w < min_total)
-            .sum();
-        let weight = node.self_weight + pruned;
-        if weight > 0 {
-            out.push((id, format!("{prefix} {weight}")));
-        }
+        path.push_str(&name(frame));
+        let children = visit(id, &path);
         todo.push(Step::Leave(restore));
-        todo.extend(
-            children
-                .into_iter()
-                .rev()
-                .filter(|&c| trie.node(c).total_weight >= min_total.max(1))
-                .map(Step::Enter),
-        );
+        todo.extend(children.into_iter().rev().map(Step::Enter));
     }
-    out
 }
 
 /// Just the lines of [`folded_stacks`] with every path kept.
