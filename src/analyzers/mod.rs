@@ -31,6 +31,7 @@ pub mod options;
 pub mod present;
 pub mod rundelay;
 pub mod session;
+pub mod stat;
 mod syscall_table;
 pub mod syscalls;
 pub mod text;

@@ -13,6 +13,10 @@ pub enum AnalyzerKind {
     MultiTraceDelay,
     MultiTracePair,
     Top,
+    /// perf-prof's `stat`: event counts per interval (per `--period`).
+    Stat,
+    /// perf-prof's `hrcount`: event counts per `--period`, several periods per interval.
+    Hrcount,
 }
 
 impl AnalyzerKind {
@@ -22,6 +26,8 @@ impl AnalyzerKind {
             AnalyzerKind::Rundelay => "rundelay",
             AnalyzerKind::MultiTraceDelay | AnalyzerKind::MultiTracePair => "multi-trace",
             AnalyzerKind::Top => "top",
+            AnalyzerKind::Stat => "stat",
+            AnalyzerKind::Hrcount => "hrcount",
         }
     }
 
@@ -40,6 +46,8 @@ impl AnalyzerKind {
             AnalyzerKind::MultiTraceDelay,
             AnalyzerKind::MultiTracePair,
             AnalyzerKind::Top,
+            AnalyzerKind::Stat,
+            AnalyzerKind::Hrcount,
         ]
         .into_iter()
         .find(|k| k.key() == key)
@@ -49,6 +57,8 @@ impl AnalyzerKind {
     pub fn default_pages(self) -> usize {
         match self {
             AnalyzerKind::Top => 4,
+            // Every event is a record here (perf-prof reads counters): size as top.
+            AnalyzerKind::Stat | AnalyzerKind::Hrcount => 4,
             _ => 64,
         }
     }
@@ -71,4 +81,27 @@ pub struct TraceOptions {
     pub cycle: bool,
     /// top `--only-comm`: aggregate by name instead of key.
     pub only_comm: bool,
+    /// stat/hrcount `--period`: the counts' time resolution (ns); `None` = the interval
+    /// (stat) or a tenth of it (hrcount).
+    #[serde(default)]
+    pub period_ns: Option<u64>,
+}
+
+/// perf-prof's default `-i` for the periodic counters (ms).
+pub const COUNTER_INTERVAL_MS: u64 = 1000;
+
+impl TraceOptions {
+    /// stat/hrcount: the counting period and the periods per printed interval.
+    pub fn counter_periods(&self) -> (u64, usize) {
+        let interval_ns = self
+            .interval
+            .map_or(COUNTER_INTERVAL_MS * 1_000_000, |i| i.as_nanos() as u64)
+            .max(1);
+        let default = match self.analyzer {
+            AnalyzerKind::Hrcount => interval_ns / 10,
+            _ => interval_ns,
+        };
+        let period_ns = self.period_ns.unwrap_or(default).clamp(1, interval_ns);
+        (period_ns, (interval_ns / period_ns).max(1) as usize)
+    }
 }

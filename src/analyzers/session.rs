@@ -14,9 +14,11 @@ use super::latency::SlowPair;
 use super::multi_trace::{Implementation, Instance, MultiTraceAnalyzer, MultiTraceConfig, StageEvent};
 use super::options::{AnalyzerKind, TraceOptions};
 use super::rundelay::{RundelayOptions, rundelay};
+use super::stat::{StatAnalyzer, StatConfig};
 use super::syscalls::{SyscallsAnalyzer, SyscallsConfig};
 use super::top::{TopAnalyzer, TopColumn, TopConfig, TopEvent};
 use crate::model::analysis::{AnalysisInfo, AnalysisRows, AnalysisSchema, KeyPrinter};
+use crate::model::period_counts::CountInstance;
 use crate::sources::tracefs::{EventPrinter, ResolvedEvent};
 use crate::symbols::host::comms::read_proc_comm;
 use crate::trace::event::{EventLayout, TraceEvent};
@@ -29,6 +31,7 @@ enum Kind {
     Syscalls(SyscallsAnalyzer),
     MultiTrace(MultiTraceAnalyzer),
     Top(TopAnalyzer),
+    Stat(StatAnalyzer),
 }
 
 /// A running analyzer with the layouts of the events it was built over.
@@ -87,6 +90,23 @@ impl Analysis {
                 printkey = key_printer;
                 Kind::Top(TopAnalyzer::new(config)?)
             }
+            AnalyzerKind::Stat | AnalyzerKind::Hrcount => {
+                let (period_ns, columns) = options.counter_periods();
+                let instance = options.perins.then_some(if threads {
+                    CountInstance::Thread
+                } else {
+                    CountInstance::Cpu
+                });
+                Kind::Stat(StatAnalyzer::new(StatConfig {
+                    events: events
+                        .iter()
+                        .map(|e| e.spec.alias.clone().unwrap_or_else(|| e.layout.full_name()))
+                        .collect(),
+                    instance,
+                    period_ns,
+                    columns,
+                }))
+            }
         };
         Ok(Analysis {
             kind,
@@ -115,6 +135,7 @@ impl Analysis {
             Kind::Syscalls(a) => a.feed(event),
             Kind::MultiTrace(a) => a.feed(event),
             Kind::Top(a) => a.feed(event),
+            Kind::Stat(a) => a.feed(event),
         }
     }
 
@@ -123,6 +144,7 @@ impl Analysis {
             Kind::Syscalls(a) => a.lost(from_ns, to_ns),
             Kind::MultiTrace(a) => a.lost(from_ns, to_ns),
             Kind::Top(a) => a.lost(from_ns, to_ns),
+            Kind::Stat(a) => a.lost(from_ns, to_ns),
         }
     }
 
@@ -139,7 +161,7 @@ impl Analysis {
         match &mut self.kind {
             Kind::Syscalls(a) => a.take_slow_pairs(),
             Kind::MultiTrace(a) => a.take_slow_pairs(),
-            Kind::Top(_) => (Vec::new(), 0),
+            Kind::Top(_) | Kind::Stat(_) => (Vec::new(), 0),
         }
     }
 
@@ -149,6 +171,7 @@ impl Analysis {
             Kind::Syscalls(a) => a.take_rows(),
             Kind::MultiTrace(a) => a.take_rows(),
             Kind::Top(a) => a.take_rows(),
+            Kind::Stat(a) => a.take_rows(),
         }
     }
 
@@ -158,6 +181,7 @@ impl Analysis {
             Kind::Syscalls(a) => a.schema(),
             Kind::MultiTrace(a) => a.schema(),
             Kind::Top(a) => a.schema(),
+            Kind::Stat(a) => a.schema(),
         };
         if let (AnalysisSchema::Top(top), Some(printkey)) = (&mut schema, &self.printkey) {
             let printkey = printkey.clone();

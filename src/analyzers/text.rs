@@ -18,6 +18,7 @@
 mod event_line;
 mod latency_tables;
 mod pair_lines;
+mod stat_lines;
 mod top_table;
 mod wall_clock;
 
@@ -27,6 +28,7 @@ mod golden_tests;
 pub use event_line::{event_line, latency_flags, slow_pair_lines};
 pub use latency_tables::{delay_table, syscall_table};
 pub use pair_lines::pair_lines;
+pub use stat_lines::stat_lines;
 pub use top_table::{TopText, top_table};
 pub use wall_clock::WallClock;
 
@@ -102,6 +104,9 @@ pub fn analysis_text(
                     printkey: printkey.is_some().then_some(printkey_ref),
                 },
             )
+        }
+        (AnalysisSchema::Periods(schema), AnalysisRows::Periods(counts)) => {
+            stat_lines(&crate::analyzers::stat::stat_table(schema, counts), wall)
         }
         _ => String::new(),
     }

@@ -7,7 +7,7 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 
-use crate::analyzers::options::{AnalyzerKind, TraceOptions};
+use crate::analyzers::options::{AnalyzerKind, COUNTER_INTERVAL_MS, TraceOptions};
 use crate::app::launch::run_tui;
 use crate::batch::headless::{self, Headless};
 use crate::batch::report;
@@ -38,6 +38,38 @@ pub enum HostCommand {
     Rundelay(TraceCommandArgs),
     /// Delay (or pairing) between events of consecutive -e stages, matched by key.
     MultiTrace(MultiTraceCommandArgs),
+    /// Count each -e event per interval (per --period columns), per CPU or thread with
+    /// --perins: perf-prof's `stat` (`-e sched:sched_switch -i 1000`).
+    Stat(CounterCommandArgs),
+    /// Count each -e event per --period, several periods per -i interval: perf-prof's
+    /// `hrcount` (`-e sched:sched_switch --period 100ms -i 1000`).
+    Hrcount(CounterCommandArgs),
+}
+
+#[derive(Args)]
+pub struct CounterCommandArgs {
+    #[command(flatten)]
+    pub host: HostArgs,
+    #[command(flatten)]
+    pub trace: TraceArgs,
+    /// The counts' time resolution (`100ms`, `1s`, plain ns): one column per period of
+    /// each -i interval (stat: default the interval; hrcount: a tenth of it).
+    #[arg(long, value_name = "TIME", value_parser = crate::cli::units::parse_duration_ns)]
+    pub period: Option<u64>,
+    #[command(flatten)]
+    pub tui: TuiArgs,
+}
+
+impl CounterCommandArgs {
+    fn options(&self, analyzer: AnalyzerKind) -> TraceOptions {
+        let mut trace = self.trace.options(analyzer);
+        // perf-prof prints its counters every second unless told otherwise.
+        trace.interval = trace
+            .interval
+            .or(Some(std::time::Duration::from_millis(COUNTER_INTERVAL_MS)));
+        trace.period_ns = self.period;
+        trace
+    }
 }
 
 #[derive(Args)]
@@ -116,6 +148,8 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
             trace.cycle = a.multi.cycle;
             run_trace_command(&a.host, &trace, &a.tui)
         }
+        HostCommand::Stat(a) => run_trace_command(&a.host, &a.options(AnalyzerKind::Stat), &a.tui),
+        HostCommand::Hrcount(a) => run_trace_command(&a.host, &a.options(AnalyzerKind::Hrcount), &a.tui),
     }
 }
 
@@ -217,7 +251,9 @@ fn run_trace_command(host: &HostArgs, trace: &TraceOptions, tui: &TuiArgs) -> an
     if tui.view.is_none() {
         // An analyzer has no stacks to draw: its distributions are what there is to see.
         config.initial_view = match trace.analyzer {
-            AnalyzerKind::Top | AnalyzerKind::MultiTracePair => ViewKind::Table,
+            AnalyzerKind::Top | AnalyzerKind::MultiTracePair | AnalyzerKind::Stat | AnalyzerKind::Hrcount => {
+                ViewKind::Table
+            }
             _ => ViewKind::Histogram,
         };
     }

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 
 use super::histogram::LatencyHistogram;
+use super::period_counts::{PeriodCounts, PeriodSchema};
 
 /// One latency cell of an analyzer table: a distribution plus the counts perf-prof keeps
 /// next to it.
@@ -125,6 +126,8 @@ pub enum AnalysisRows {
     Latency(LatencyRows),
     Pairs(PairRows),
     Top(TopRows),
+    /// `stat`/`hrcount`: event counts per period.
+    Periods(PeriodCounts),
 }
 
 impl AnalysisRows {
@@ -134,6 +137,7 @@ impl AnalysisRows {
             AnalysisRows::Latency(_) => AnalysisRows::Latency(LatencyRows::default()),
             AnalysisRows::Pairs(_) => AnalysisRows::Pairs(PairRows::default()),
             AnalysisRows::Top(_) => AnalysisRows::Top(TopRows::default()),
+            AnalysisRows::Periods(_) => AnalysisRows::Periods(PeriodCounts::default()),
         }
     }
 
@@ -142,6 +146,7 @@ impl AnalysisRows {
             AnalysisRows::Latency(l) => l.rows.is_empty(),
             AnalysisRows::Pairs(p) => p.paired.iter().chain(&p.unpaired).all(|&n| n == 0),
             AnalysisRows::Top(t) => t.rows.is_empty() && t.events == 0,
+            AnalysisRows::Periods(p) => p.counts.is_empty(),
         }
     }
 
@@ -189,6 +194,7 @@ impl AnalysisRows {
                 }
                 a.events = a.events.saturating_add(scale(b.events, factor));
             }
+            (AnalysisRows::Periods(a), AnalysisRows::Periods(b)) => a.merge_scaled(b, factor),
             // Rows of another analyzer: a session runs one, so this does not happen.
             _ => {}
         }
@@ -215,6 +221,9 @@ impl AnalysisRows {
                         }
                 })
                 .sum(),
+            AnalysisRows::Periods(p) => {
+                p.counts.capacity() * std::mem::size_of::<(super::period_counts::PeriodKey, u64)>()
+            }
         }
     }
 }
@@ -301,6 +310,7 @@ pub enum AnalysisSchema {
     Delay(DelaySchema),
     Pairs(PairSchema),
     Top(TopSchema),
+    Periods(PeriodSchema),
 }
 
 impl AnalysisSchema {
@@ -315,6 +325,7 @@ impl AnalysisSchema {
                 unpaired: vec![0; p.nodes.len()],
             }),
             AnalysisSchema::Top(_) => AnalysisRows::Top(TopRows::default()),
+            AnalysisSchema::Periods(_) => AnalysisRows::Periods(PeriodCounts::default()),
         }
     }
 }

@@ -24,6 +24,7 @@ pub mod hash;
 pub mod histogram;
 pub mod hotspots;
 pub mod location;
+pub mod period_counts;
 pub mod present;
 pub mod sample;
 pub mod sample_list;

@@ -1,0 +1,151 @@
+//! perf-prof's periodic counters end to end on real tracefs/perf_event (as root): `stat`
+//! counts a child's known number of `write()`s per interval, `hrcount` splits the same
+//! count into `--period` buckets that add up to it.
+
+mod common;
+
+use std::sync::{Mutex, MutexGuard};
+
+use common::host::{build_fixture, ensure_tracefs, perfscope_ok, starts_with_date};
+
+/// One test at a time: they share 2 CPUs.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// One counter row of perf-prof's stat/hrcount text: `[ 19225] sys:name  6| 1| 0 | total 8`.
+#[derive(Debug)]
+struct CounterRow {
+    instance: Option<String>,
+    event: String,
+    buckets: Vec<u64>,
+    total: u64,
+}
+
+fn counter_rows(stdout: &str) -> Vec<CounterRow> {
+    stdout
+        .lines()
+        .filter(|l| !starts_with_date(l) && l.contains(" | total "))
+        .map(|line| {
+            let (cells, total) = line.rsplit_once(" | total ").unwrap();
+            let (instance, rest) = match cells.trim_start().strip_prefix('[') {
+                Some(r) => {
+                    let (inst, rest) = r.split_once(']').unwrap();
+                    (Some(inst.trim().to_string()), rest)
+                }
+                None => (None, cells),
+            };
+            let rest = rest.trim_start();
+            let (event, buckets) = rest.split_once(' ').unwrap();
+            CounterRow {
+                instance,
+                event: event.to_string(),
+                buckets: buckets.split('|').map(|b| b.trim().parse().unwrap()).collect(),
+                total: total.trim().parse().unwrap(),
+            }
+        })
+        .collect()
+}
+
+const WRITES: u64 = 3000;
+
+/// The writer's rows (its pid is the only instance of a workload run).
+fn writes_of(stdout: &str) -> (u64, Vec<CounterRow>) {
+    let rows: Vec<CounterRow> = counter_rows(stdout)
+        .into_iter()
+        .filter(|r| r.event == "syscalls:sys_enter_write")
+        .collect();
+    assert!(!rows.is_empty(), "no sys_enter_write rows in:\n{stdout}");
+    for row in &rows {
+        assert_eq!(row.buckets.iter().sum::<u64>(), row.total, "{row:?}\n{stdout}");
+    }
+    (rows.iter().map(|r| r.total).sum(), rows)
+}
+
+#[test]
+fn stat_counts_every_write_of_a_child_per_interval() {
+    let _serial = serial();
+    ensure_tracefs();
+    let dir = tempfile::tempdir().unwrap();
+    build_fixture(dir.path(), "writer", &["-static"]);
+    let pause_us = "200"; // 3000 writes over ≥ 0.6 s: several 200 ms intervals
+    let (stdout, _) = perfscope_ok(
+        dir.path(),
+        &[
+            "stat",
+            "--no-tui",
+            "-e",
+            "syscalls:sys_enter_write",
+            "-i",
+            "200",
+            "--perins",
+            "-m",
+            "256",
+            "--",
+            "./writer",
+            "3000",
+            pause_us,
+        ],
+    );
+    let (total, rows) = writes_of(&stdout);
+    // The static writer makes exactly WRITES write()s and nothing else writes in its pid.
+    assert_eq!(total, WRITES, "{stdout}");
+    assert!(
+        rows.len() >= 3,
+        "one row per interval expected, {} rows:\n{stdout}",
+        rows.len()
+    );
+    // --perins on a workload: the instance is the writer's thread, printed `[%6d]`.
+    for row in &rows {
+        let tid = row.instance.as_deref().expect("a --perins row has an instance");
+        assert!(tid.parse::<u32>().unwrap() > 1, "{row:?}");
+        assert_eq!(row.buckets.len(), 1, "stat without --period: one column, {row:?}");
+    }
+    let stamps = stdout.lines().filter(|l| starts_with_date(l)).count();
+    assert!(
+        stamps >= rows.len(),
+        "every interval starts with its time:\n{stdout}"
+    );
+}
+
+#[test]
+fn hrcount_buckets_add_up_to_stat_count() {
+    let _serial = serial();
+    ensure_tracefs();
+    let dir = tempfile::tempdir().unwrap();
+    build_fixture(dir.path(), "writer", &["-static"]);
+    let (stdout, _) = perfscope_ok(
+        dir.path(),
+        &[
+            "hrcount",
+            "--no-tui",
+            "-e",
+            "syscalls:sys_enter_write",
+            "--period",
+            "50ms",
+            "-i",
+            "250",
+            "-m",
+            "256",
+            "--",
+            "./writer",
+            "3000",
+            "200",
+        ],
+    );
+    let (total, rows) = writes_of(&stdout);
+    assert_eq!(total, WRITES, "{stdout}");
+    // 250 ms / 50 ms: five buckets per interval, and the writer (≥ 0.6 s) fills several.
+    assert!(rows.iter().all(|r| r.buckets.len() == 5), "{stdout}");
+    let busy_buckets = rows.iter().flat_map(|r| &r.buckets).filter(|&&b| b > 0).count();
+    assert!(
+        busy_buckets >= 8,
+        "writes spread over ≥ 0.6 s fill ≥ 8 buckets:\n{stdout}"
+    );
+    assert!(
+        rows.iter().all(|r| r.instance.is_none()),
+        "no --perins: no instance column"
+    );
+}
