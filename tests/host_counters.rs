@@ -149,3 +149,67 @@ fn hrcount_buckets_add_up_to_stat_count() {
         "no --perins: no instance column"
     );
 }
+
+/// What spin_touch says of itself: its CPU time (ns) at the end.
+fn child_cpu_ns(stderr: &str) -> u64 {
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("cpu_ns="))
+        .unwrap_or_else(|| panic!("spin_touch printed no cpu_ns:\n{stderr}"));
+    line["cpu_ns=".len()..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn stat_counts_software_events_cpu_clock_and_page_faults() {
+    let _serial = serial();
+    ensure_tracefs();
+    let dir = tempfile::tempdir().unwrap();
+    build_fixture(dir.path(), "spin_touch", &["-static"]);
+    const PAGES: u64 = 2000;
+    let (stdout, stderr) = perfscope_ok(
+        dir.path(),
+        &[
+            "stat",
+            "--no-tui",
+            "-e",
+            "cpu-clock,page-faults",
+            "-i",
+            "200",
+            "-m",
+            "256",
+            "--",
+            "./spin_touch",
+            "600",
+            "2000",
+        ],
+    );
+    let rows = counter_rows(&stdout);
+    let total_of = |event: &str| -> u64 {
+        let of: Vec<&CounterRow> = rows.iter().filter(|r| r.event == event).collect();
+        assert!(!of.is_empty(), "no {event} rows in:\n{stdout}");
+        of.iter().map(|r| r.total).sum()
+    };
+    // cpu-clock counts ns: the child's own CPU time, to the 1 ms sampling period (and the
+    // exec before main, which its clock also counts).
+    let cpu_ns = child_cpu_ns(&stderr);
+    let clock_ns = total_of("cpu-clock");
+    assert!(
+        clock_ns + 3_000_000 >= cpu_ns && clock_ns <= cpu_ns + cpu_ns / 10 + 3_000_000,
+        "cpu-clock {clock_ns} ns for a child that ran {cpu_ns} ns:\n{stdout}"
+    );
+    // Every fresh page written is a fault of its own.
+    let faults = total_of("page-faults");
+    assert!(
+        faults >= PAGES,
+        "{faults} page faults for {PAGES} fresh pages:\n{stdout}"
+    );
+    assert!(
+        faults < PAGES + 500,
+        "{faults} page faults for {PAGES} fresh pages:\n{stdout}"
+    );
+}

@@ -56,9 +56,9 @@ impl AnalyzerKind {
     /// perf-prof's default ring size for the analyzer (pages).
     pub fn default_pages(self) -> usize {
         match self {
+            // stat/hrcount: every event is a record here (perf-prof reads counters), and
+            // page faults come in bursts of thousands: the tracing analyzers' 64.
             AnalyzerKind::Top => 4,
-            // Every event is a record here (perf-prof reads counters): size as top.
-            AnalyzerKind::Stat | AnalyzerKind::Hrcount => 4,
             _ => 64,
         }
     }

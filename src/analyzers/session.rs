@@ -19,6 +19,7 @@ use super::syscalls::{SyscallsAnalyzer, SyscallsConfig};
 use super::top::{TopAnalyzer, TopColumn, TopConfig, TopEvent};
 use crate::model::analysis::{AnalysisInfo, AnalysisRows, AnalysisSchema, KeyPrinter};
 use crate::model::period_counts::CountInstance;
+use crate::sources::perf_event::software::software_event_of;
 use crate::sources::tracefs::{EventPrinter, ResolvedEvent};
 use crate::symbols::host::comms::read_proc_comm;
 use crate::trace::event::{EventLayout, TraceEvent};
@@ -100,7 +101,17 @@ impl Analysis {
                 Kind::Stat(StatAnalyzer::new(StatConfig {
                     events: events
                         .iter()
-                        .map(|e| e.spec.alias.clone().unwrap_or_else(|| e.layout.full_name()))
+                        .map(|e| match (&e.spec.alias, software_event_of(&e.layout)) {
+                            (Some(alias), _) => alias.clone(),
+                            // perf's own name: `page-faults`, `cpu-clock`.
+                            (None, Some(_)) => e.layout.name.clone(),
+                            (None, None) => e.layout.full_name(),
+                        })
+                        .collect(),
+                    // A software event's record stands for its sampling period (ns of clock).
+                    weights: events
+                        .iter()
+                        .map(|e| software_event_of(&e.layout).map_or(1, |sw| sw.period))
                         .collect(),
                     instance,
                     period_ns,

@@ -18,6 +18,8 @@ use crate::trace::event::TraceEvent;
 pub struct StatConfig {
     /// Printed name of every event, by event index.
     pub events: Vec<String>,
+    /// What one record of each event counts for (1; a clock's sampling period in ns).
+    pub weights: Vec<u64>,
     /// `--perins`: count per CPU (CPU-wide) or per thread (attached to threads).
     pub instance: Option<CountInstance>,
     pub period_ns: u64,
@@ -127,7 +129,11 @@ impl Analyzer for StatAnalyzer {
                 event: event.event.0,
                 period: event.time_ns / self.config.period_ns,
             },
-            1,
+            self.config
+                .weights
+                .get(usize::from(event.event.0))
+                .copied()
+                .unwrap_or(1),
         );
     }
 
@@ -195,6 +201,7 @@ mod tests {
     fn analyzer(instance: Option<CountInstance>, columns: usize) -> StatAnalyzer {
         StatAnalyzer::new(StatConfig {
             events: vec!["sched:sched_switch".into(), "wakeup".into()],
+            weights: vec![1, 1],
             instance,
             period_ns: 100,
             columns,

@@ -17,6 +17,7 @@ use crate::feeds::host::options::{HostRunOptions, SamplingOptions};
 use crate::feeds::host::sampling_feed::HostSampleFeed;
 use crate::feeds::host::tracing_feed::HostTraceFeed;
 use crate::model::Selection;
+use crate::sources::perf_event::software::spell_software_selectors;
 use crate::store::{Recorder, SessionMeta};
 use crate::views::ViewKind;
 
@@ -63,6 +64,8 @@ pub struct CounterCommandArgs {
 impl CounterCommandArgs {
     fn options(&self, analyzer: AnalyzerKind) -> TraceOptions {
         let mut trace = self.trace.options(analyzer);
+        // `-e page-faults,cpu-clock`: perf's software events, as perf-prof takes them.
+        trace.events = trace.events.iter().map(|e| spell_software_selectors(e)).collect();
         // perf-prof prints its counters every second unless told otherwise.
         trace.interval = trace
             .interval
