@@ -213,3 +213,64 @@ fn stat_counts_software_events_cpu_clock_and_page_faults() {
         "{faults} page faults for {PAGES} fresh pages:\n{stdout}"
     );
 }
+
+/// percpu-stat: perf's software events per CPU, CPU-wide. A CPU's cpu-clock counts its
+/// wall time, idle or not (~ the interval on every CPU), and a child touching K fresh
+/// pages during the run adds ≥ K page faults over the CPUs.
+#[test]
+fn percpu_stat_counts_software_events_on_every_cpu() {
+    let _serial = serial();
+    ensure_tracefs();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build_fixture(dir.path(), "spin_touch", &["-static"]);
+    const PAGES: u64 = 3000;
+    let toucher = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(400));
+        let out = std::process::Command::new(&exe)
+            .args(["20", "3000"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+    });
+    let (stdout, _) = perfscope_ok(
+        dir.path(),
+        &[
+            "percpu-stat",
+            "--no-tui",
+            "-i",
+            "400",
+            "--duration",
+            "1.3",
+            "-C",
+            "0-1",
+        ],
+    );
+    toucher.join().unwrap();
+    let rows = counter_rows(&stdout);
+    for cpu in ["000", "001"] {
+        let clocks: Vec<u64> = rows
+            .iter()
+            .filter(|r| r.event == "cpu-clock" && r.instance.as_deref() == Some(cpu))
+            .map(|r| r.total)
+            .collect();
+        // Three 400 ms intervals, then the rest: the middle one is whole.
+        assert!(clocks.len() >= 3, "cpu {cpu}: {clocks:?}\n{stdout}");
+        let whole = clocks[1];
+        assert!(
+            (320_000_000..=480_000_000).contains(&whole),
+            "cpu {cpu} counted {whole} ns of cpu-clock in a 400 ms interval:\n{stdout}"
+        );
+    }
+    let faults: u64 = rows
+        .iter()
+        .filter(|r| r.event == "page-faults")
+        .map(|r| r.total)
+        .sum();
+    assert!(
+        faults >= PAGES,
+        "{faults} page faults, the child alone made {PAGES}:\n{stdout}"
+    );
+    for event in ["task-clock", "context-switches", "cpu-migrations"] {
+        assert!(rows.iter().any(|r| r.event == event), "no {event} row:\n{stdout}");
+    }
+}

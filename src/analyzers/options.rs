@@ -17,6 +17,8 @@ pub enum AnalyzerKind {
     Stat,
     /// perf-prof's `hrcount`: event counts per `--period`, several periods per interval.
     Hrcount,
+    /// perf-prof's `percpu-stat`: software event counts per CPU per interval.
+    PercpuStat,
 }
 
 impl AnalyzerKind {
@@ -28,6 +30,7 @@ impl AnalyzerKind {
             AnalyzerKind::Top => "top",
             AnalyzerKind::Stat => "stat",
             AnalyzerKind::Hrcount => "hrcount",
+            AnalyzerKind::PercpuStat => "percpu-stat",
         }
     }
 
@@ -48,6 +51,7 @@ impl AnalyzerKind {
             AnalyzerKind::Top,
             AnalyzerKind::Stat,
             AnalyzerKind::Hrcount,
+            AnalyzerKind::PercpuStat,
         ]
         .into_iter()
         .find(|k| k.key() == key)

@@ -91,13 +91,18 @@ impl Analysis {
                 printkey = key_printer;
                 Kind::Top(TopAnalyzer::new(config)?)
             }
-            AnalyzerKind::Stat | AnalyzerKind::Hrcount => {
+            AnalyzerKind::Stat | AnalyzerKind::Hrcount | AnalyzerKind::PercpuStat => {
                 let (period_ns, columns) = options.counter_periods();
-                let instance = options.perins.then_some(if threads {
-                    CountInstance::Thread
+                let instance = if options.analyzer == AnalyzerKind::PercpuStat {
+                    // Per CPU whatever the session is attached to: it is the point.
+                    Some(CountInstance::Cpu)
                 } else {
-                    CountInstance::Cpu
-                });
+                    options.perins.then_some(if threads {
+                        CountInstance::Thread
+                    } else {
+                        CountInstance::Cpu
+                    })
+                };
                 Kind::Stat(StatAnalyzer::new(StatConfig {
                     events: events
                         .iter()

@@ -45,6 +45,10 @@ pub enum HostCommand {
     /// Count each -e event per --period, several periods per -i interval: perf-prof's
     /// `hrcount` (`-e sched:sched_switch --period 100ms -i 1000`).
     Hrcount(CounterCommandArgs),
+    /// Count perf's software events (cpu-clock, task-clock, page-faults,
+    /// context-switches, cpu-migrations; or the -e events) per CPU per interval:
+    /// perf-prof's `percpu-stat`.
+    PercpuStat(CounterCommandArgs),
 }
 
 #[derive(Args)]
@@ -153,6 +157,9 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
         }
         HostCommand::Stat(a) => run_trace_command(&a.host, &a.options(AnalyzerKind::Stat), &a.tui),
         HostCommand::Hrcount(a) => run_trace_command(&a.host, &a.options(AnalyzerKind::Hrcount), &a.tui),
+        HostCommand::PercpuStat(a) => {
+            run_trace_command(&a.host, &a.options(AnalyzerKind::PercpuStat), &a.tui)
+        }
     }
 }
 
@@ -254,9 +261,11 @@ fn run_trace_command(host: &HostArgs, trace: &TraceOptions, tui: &TuiArgs) -> an
     if tui.view.is_none() {
         // An analyzer has no stacks to draw: its distributions are what there is to see.
         config.initial_view = match trace.analyzer {
-            AnalyzerKind::Top | AnalyzerKind::MultiTracePair | AnalyzerKind::Stat | AnalyzerKind::Hrcount => {
-                ViewKind::Table
-            }
+            AnalyzerKind::Top
+            | AnalyzerKind::MultiTracePair
+            | AnalyzerKind::Stat
+            | AnalyzerKind::Hrcount
+            | AnalyzerKind::PercpuStat => ViewKind::Table,
             _ => ViewKind::Histogram,
         };
     }

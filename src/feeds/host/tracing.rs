@@ -62,6 +62,12 @@ fn default_events(analyzer: AnalyzerKind) -> Vec<String> {
             "sched:sched_wakeup*,sched:sched_switch".into(),
             "sched:sched_switch".into(),
         ],
+        // perf's software events, each counted per CPU.
+        AnalyzerKind::PercpuStat => vec![
+            "software:cpu-clock,software:task-clock,software:page-faults,\
+             software:context-switches,software:cpu-migrations"
+                .into(),
+        ],
         _ => Vec::new(),
     }
 }
