@@ -7,6 +7,7 @@ mod common;
 use std::sync::{Mutex, MutexGuard};
 
 use common::host::{build_fixture, ensure_tracefs, perfscope_ok, starts_with_date};
+use perfscope::model::present::Cell;
 
 /// One test at a time: they share 2 CPUs.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -273,4 +274,81 @@ fn percpu_stat_counts_software_events_on_every_cpu() {
     for event in ["task-clock", "context-switches", "cpu-migrations"] {
         assert!(rows.iter().any(|r| r.event == event), "no {event} row:\n{stdout}");
     }
+}
+
+/// A recorded stat session (tracepoint and software events) replays through the engine
+/// into the table the TUI shows: the same counts as the live run printed.
+#[test]
+fn a_recorded_stat_session_replays_the_same_counts() {
+    let _serial = serial();
+    ensure_tracefs();
+    let dir = tempfile::tempdir().unwrap();
+    build_fixture(dir.path(), "writer", &["-static"]);
+    let (stdout, _) = perfscope_ok(
+        dir.path(),
+        &[
+            "stat",
+            "--no-tui",
+            "-e",
+            "syscalls:sys_enter_write,page-faults",
+            "-i",
+            "200",
+            "-m",
+            "256",
+            "--record",
+            "s.db",
+            "--",
+            "./writer",
+            "1000",
+            "300",
+        ],
+    );
+    let (writes, _) = writes_of(&stdout);
+    assert_eq!(writes, 1000, "{stdout}");
+    let live_faults: u64 = counter_rows(&stdout)
+        .iter()
+        .filter(|r| r.event == "page-faults")
+        .map(|r| r.total)
+        .sum();
+    assert!(live_faults > 0, "{stdout}");
+
+    let feed = perfscope::feeds::replay::ReplayFeed::open(&dir.path().join("s.db")).unwrap();
+    let mut engine = perfscope::batch::headless::run(
+        Box::new(feed),
+        perfscope::batch::headless::Headless {
+            selection: perfscope::model::Selection::all(),
+            export: None,
+            recording: None,
+            progress: None,
+        },
+        &mut [],
+    )
+    .unwrap()
+    .engine;
+    let snapshot = engine.snapshot();
+    let replayed = snapshot.analysis.as_ref().expect("a stat session replays");
+    let table = &replayed.table;
+    assert_eq!(
+        table.columns.first().map(String::as_str),
+        Some("event"),
+        "{table:?}"
+    );
+    assert_eq!(
+        table.columns.last().map(String::as_str),
+        Some("total"),
+        "{table:?}"
+    );
+    let total_of = |event: &str| -> u64 {
+        let row = table
+            .rows
+            .iter()
+            .find(|r| r.cells.first() == Some(&Cell::Text(event.into())))
+            .unwrap_or_else(|| panic!("no {event} row in {table:?}"));
+        match row.cells.last() {
+            Some(Cell::Number(n)) => *n as u64,
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(total_of("syscalls:sys_enter_write"), 1000);
+    assert_eq!(total_of("page-faults"), live_faults);
 }
