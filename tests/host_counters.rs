@@ -352,3 +352,66 @@ fn a_recorded_stat_session_replays_the_same_counts() {
     assert_eq!(total_of("syscalls:sys_enter_write"), 1000);
     assert_eq!(total_of("page-faults"), live_faults);
 }
+
+/// The area spin_touch touched: `area=0xSTART-0xEND` on its stderr line.
+fn child_area(stderr: &str) -> (u64, u64) {
+    let line = stderr.lines().find(|l| l.starts_with("cpu_ns=")).unwrap();
+    let area = line.split("area=").nth(1).unwrap().trim();
+    let (start, end) = area.split_once('-').unwrap();
+    let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).unwrap();
+    (hex(start), hex(end))
+}
+
+/// page-faults: a child writing K fresh pages takes ≥ K user write faults, all in the
+/// 2 MiB regions of the mapping it wrote.
+#[test]
+fn page_faults_sees_every_fresh_page_a_child_writes_in_its_mapping() {
+    let _serial = serial();
+    ensure_tracefs();
+    let dir = tempfile::tempdir().unwrap();
+    build_fixture(dir.path(), "spin_touch", &["-static"]);
+    const PAGES: u64 = 3000;
+    let (stdout, stderr) = perfscope_ok(
+        dir.path(),
+        &[
+            "page-faults",
+            "--no-tui",
+            "-m",
+            "1024",
+            "--",
+            "./spin_touch",
+            "0",
+            "3000",
+        ],
+    );
+    let (start, end) = child_area(&stderr);
+    let table = common::host::text_tables(&stdout).remove(0);
+    assert_eq!(
+        table.columns,
+        [
+            "THREAD",
+            "COMM",
+            "REGION(2M)",
+            "FAULTS",
+            "USER",
+            "KERNEL",
+            "WRITE"
+        ],
+        "{stdout}"
+    );
+    let region = |row: &Vec<String>| u64::from_str_radix(row[2].trim_start_matches("0x"), 16).unwrap();
+    let in_area: Vec<&Vec<String>> = table
+        .rows
+        .iter()
+        .filter(|r| region(r) + (2 << 20) > start && region(r) < end)
+        .collect();
+    let user: u64 = in_area.iter().map(|r| table.number(r, "USER")).sum();
+    let writes: u64 = in_area.iter().map(|r| table.number(r, "WRITE")).sum();
+    assert!(
+        user >= PAGES,
+        "{user} user faults in the mapping {start:#x}-{end:#x}:\n{stdout}"
+    );
+    assert!(writes >= PAGES, "{writes} write faults in the mapping:\n{stdout}");
+    assert!(user < PAGES + 64, "{user} faults for {PAGES} pages:\n{stdout}");
+    assert!(in_area.iter().all(|r| r[1] == "spin_touch"), "{stdout}");
+}

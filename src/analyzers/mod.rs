@@ -28,6 +28,7 @@ pub mod key;
 pub mod latency;
 pub mod multi_trace;
 pub mod options;
+pub mod page_faults;
 pub mod present;
 pub mod rundelay;
 pub mod session;

@@ -19,6 +19,8 @@ pub enum AnalyzerKind {
     Hrcount,
     /// perf-prof's `percpu-stat`: software event counts per CPU per interval.
     PercpuStat,
+    /// Page faults per thread and address region.
+    PageFaults,
 }
 
 impl AnalyzerKind {
@@ -31,6 +33,7 @@ impl AnalyzerKind {
             AnalyzerKind::Stat => "stat",
             AnalyzerKind::Hrcount => "hrcount",
             AnalyzerKind::PercpuStat => "percpu-stat",
+            AnalyzerKind::PageFaults => "page-faults",
         }
     }
 
@@ -52,6 +55,7 @@ impl AnalyzerKind {
             AnalyzerKind::Stat,
             AnalyzerKind::Hrcount,
             AnalyzerKind::PercpuStat,
+            AnalyzerKind::PageFaults,
         ]
         .into_iter()
         .find(|k| k.key() == key)

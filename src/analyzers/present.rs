@@ -5,6 +5,7 @@
 use std::time::SystemTime;
 
 use super::multi_trace::{delay_table, pair_table};
+use super::page_faults::fault_table;
 use super::stat::stat_table;
 use super::syscall_label;
 use super::syscalls::syscall_table;
@@ -255,6 +256,24 @@ pub fn table(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNames) -> A
                     })
                     .collect();
                 (true, 0, cols, cells)
+            }
+            (AnalysisSchema::Faults, AnalysisRows::Faults(counts)) => {
+                let cells = fault_table(counts)
+                    .iter()
+                    .map(|row| {
+                        vec![
+                            number(u64::from(row.tid)),
+                            Cell::Text(name(u64::from(row.tid))),
+                            Cell::Text(format!("{:#x}", row.region_start)),
+                            number(row.total()),
+                            number(row.user),
+                            number(row.kernel),
+                            number(row.write),
+                        ]
+                    })
+                    .collect();
+                let cols = columns(&["thread", "comm", "region", "faults", "user", "kernel", "write"]);
+                (true, 2, cols, cells)
             }
             _ => (false, 0, Vec::new(), Vec::new()),
         };

@@ -13,6 +13,7 @@ use super::key::KeySource;
 use super::latency::SlowPair;
 use super::multi_trace::{Implementation, Instance, MultiTraceAnalyzer, MultiTraceConfig, StageEvent};
 use super::options::{AnalyzerKind, TraceOptions};
+use super::page_faults::PageFaultsAnalyzer;
 use super::rundelay::{RundelayOptions, rundelay};
 use super::stat::{StatAnalyzer, StatConfig};
 use super::syscalls::{SyscallsAnalyzer, SyscallsConfig};
@@ -33,6 +34,7 @@ enum Kind {
     MultiTrace(MultiTraceAnalyzer),
     Top(TopAnalyzer),
     Stat(StatAnalyzer),
+    PageFaults(PageFaultsAnalyzer),
 }
 
 /// A running analyzer with the layouts of the events it was built over.
@@ -91,6 +93,7 @@ impl Analysis {
                 printkey = key_printer;
                 Kind::Top(TopAnalyzer::new(config)?)
             }
+            AnalyzerKind::PageFaults => Kind::PageFaults(PageFaultsAnalyzer::new(&layouts)?),
             AnalyzerKind::Stat | AnalyzerKind::Hrcount | AnalyzerKind::PercpuStat => {
                 let (period_ns, columns) = options.counter_periods();
                 let instance = if options.analyzer == AnalyzerKind::PercpuStat {
@@ -152,6 +155,7 @@ impl Analysis {
             Kind::MultiTrace(a) => a.feed(event),
             Kind::Top(a) => a.feed(event),
             Kind::Stat(a) => a.feed(event),
+            Kind::PageFaults(a) => a.feed(event),
         }
     }
 
@@ -161,6 +165,7 @@ impl Analysis {
             Kind::MultiTrace(a) => a.lost(from_ns, to_ns),
             Kind::Top(a) => a.lost(from_ns, to_ns),
             Kind::Stat(a) => a.lost(from_ns, to_ns),
+            Kind::PageFaults(a) => a.lost(from_ns, to_ns),
         }
     }
 
@@ -177,7 +182,7 @@ impl Analysis {
         match &mut self.kind {
             Kind::Syscalls(a) => a.take_slow_pairs(),
             Kind::MultiTrace(a) => a.take_slow_pairs(),
-            Kind::Top(_) | Kind::Stat(_) => (Vec::new(), 0),
+            Kind::Top(_) | Kind::Stat(_) | Kind::PageFaults(_) => (Vec::new(), 0),
         }
     }
 
@@ -188,6 +193,7 @@ impl Analysis {
             Kind::MultiTrace(a) => a.take_rows(),
             Kind::Top(a) => a.take_rows(),
             Kind::Stat(a) => a.take_rows(),
+            Kind::PageFaults(a) => a.take_rows(),
         }
     }
 
@@ -198,6 +204,7 @@ impl Analysis {
             Kind::MultiTrace(a) => a.schema(),
             Kind::Top(a) => a.schema(),
             Kind::Stat(a) => a.schema(),
+            Kind::PageFaults(a) => a.schema(),
         };
         if let (AnalysisSchema::Top(top), Some(printkey)) = (&mut schema, &self.printkey) {
             let printkey = printkey.clone();

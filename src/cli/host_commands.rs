@@ -49,6 +49,9 @@ pub enum HostCommand {
     /// context-switches, cpu-migrations; or the -e events) per CPU per interval:
     /// perf-prof's `percpu-stat`.
     PercpuStat(CounterCommandArgs),
+    /// Page faults per thread and 2 MiB address region, user/kernel and writes
+    /// (exceptions:page_fault_user/kernel; -e to filter or add `stack`).
+    PageFaults(TraceCommandArgs),
 }
 
 #[derive(Args)]
@@ -157,6 +160,9 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
         }
         HostCommand::Stat(a) => run_trace_command(&a.host, &a.options(AnalyzerKind::Stat), &a.tui),
         HostCommand::Hrcount(a) => run_trace_command(&a.host, &a.options(AnalyzerKind::Hrcount), &a.tui),
+        HostCommand::PageFaults(a) => {
+            run_trace_command(&a.host, &a.trace.options(AnalyzerKind::PageFaults), &a.tui)
+        }
         HostCommand::PercpuStat(a) => {
             run_trace_command(&a.host, &a.options(AnalyzerKind::PercpuStat), &a.tui)
         }
@@ -265,7 +271,8 @@ fn run_trace_command(host: &HostArgs, trace: &TraceOptions, tui: &TuiArgs) -> an
             | AnalyzerKind::MultiTracePair
             | AnalyzerKind::Stat
             | AnalyzerKind::Hrcount
-            | AnalyzerKind::PercpuStat => ViewKind::Table,
+            | AnalyzerKind::PercpuStat
+            | AnalyzerKind::PageFaults => ViewKind::Table,
             _ => ViewKind::Histogram,
         };
     }

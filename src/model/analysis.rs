@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
+use super::fault_counts::FaultCounts;
 use super::histogram::LatencyHistogram;
 use super::period_counts::{PeriodCounts, PeriodSchema};
 
@@ -128,6 +129,8 @@ pub enum AnalysisRows {
     Top(TopRows),
     /// `stat`/`hrcount`: event counts per period.
     Periods(PeriodCounts),
+    /// `page-faults`: faults per thread and address region.
+    Faults(FaultCounts),
 }
 
 impl AnalysisRows {
@@ -138,6 +141,7 @@ impl AnalysisRows {
             AnalysisRows::Pairs(_) => AnalysisRows::Pairs(PairRows::default()),
             AnalysisRows::Top(_) => AnalysisRows::Top(TopRows::default()),
             AnalysisRows::Periods(_) => AnalysisRows::Periods(PeriodCounts::default()),
+            AnalysisRows::Faults(_) => AnalysisRows::Faults(FaultCounts::default()),
         }
     }
 
@@ -147,6 +151,7 @@ impl AnalysisRows {
             AnalysisRows::Pairs(p) => p.paired.iter().chain(&p.unpaired).all(|&n| n == 0),
             AnalysisRows::Top(t) => t.rows.is_empty() && t.events == 0,
             AnalysisRows::Periods(p) => p.counts.is_empty(),
+            AnalysisRows::Faults(f) => f.cells.is_empty(),
         }
     }
 
@@ -195,6 +200,7 @@ impl AnalysisRows {
                 a.events = a.events.saturating_add(scale(b.events, factor));
             }
             (AnalysisRows::Periods(a), AnalysisRows::Periods(b)) => a.merge_scaled(b, factor),
+            (AnalysisRows::Faults(a), AnalysisRows::Faults(b)) => a.merge_scaled(b, factor),
             // Rows of another analyzer: a session runs one, so this does not happen.
             _ => {}
         }
@@ -221,6 +227,10 @@ impl AnalysisRows {
                         }
                 })
                 .sum(),
+            AnalysisRows::Faults(f) => {
+                f.cells.capacity()
+                    * std::mem::size_of::<(super::fault_counts::FaultKey, super::fault_counts::FaultCells)>()
+            }
             AnalysisRows::Periods(p) => {
                 p.counts.capacity() * std::mem::size_of::<(super::period_counts::PeriodKey, u64)>()
             }
@@ -311,6 +321,8 @@ pub enum AnalysisSchema {
     Pairs(PairSchema),
     Top(TopSchema),
     Periods(PeriodSchema),
+    /// `page-faults` (its rows say all there is).
+    Faults,
 }
 
 impl AnalysisSchema {
@@ -326,6 +338,7 @@ impl AnalysisSchema {
             }),
             AnalysisSchema::Top(_) => AnalysisRows::Top(TopRows::default()),
             AnalysisSchema::Periods(_) => AnalysisRows::Periods(PeriodCounts::default()),
+            AnalysisSchema::Faults => AnalysisRows::Faults(FaultCounts::default()),
         }
     }
 }

@@ -18,6 +18,7 @@ pub mod console;
 pub mod counts;
 pub mod diff;
 pub mod facts;
+pub mod fault_counts;
 pub mod focus;
 pub mod frames;
 pub mod hash;

@@ -62,6 +62,7 @@ fn default_events(analyzer: AnalyzerKind) -> Vec<String> {
             "sched:sched_wakeup*,sched:sched_switch".into(),
             "sched:sched_switch".into(),
         ],
+        AnalyzerKind::PageFaults => vec!["exceptions:page_fault_user,exceptions:page_fault_kernel".into()],
         // perf's software events, each counted per CPU.
         AnalyzerKind::PercpuStat => vec![
             "software:cpu-clock,software:task-clock,software:page-faults,\
@@ -468,6 +469,7 @@ fn tids_named_by(schema: &AnalysisSchema, rows: &AnalysisRows) -> Vec<u32> {
                 crate::model::analysis::TopKey::Comm(_) => None,
             })
             .collect(),
+        (AnalysisSchema::Faults, AnalysisRows::Faults(r)) => r.cells.keys().map(|k| k.tid).collect(),
         _ => Vec::new(),
     }
 }
