@@ -142,3 +142,85 @@ impl Analyzer for PageFaultsAnalyzer {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyzers::test_events::{Value, event, layout, record};
+    use crate::analyzers::text::WallClock;
+    use crate::trace::event::FieldKind;
+
+    fn fault_layout(name: &str, id: u64) -> EventLayout {
+        layout(
+            "exceptions",
+            name,
+            id,
+            &[
+                ("address", 8, FieldKind::Unsigned),
+                ("ip", 8, FieldKind::Unsigned),
+                ("error_code", 8, FieldKind::Unsigned),
+            ],
+        )
+    }
+
+    #[test]
+    fn faults_are_counted_per_thread_and_region_with_their_kind() {
+        let user = fault_layout("page_fault_user", 190);
+        let kernel = fault_layout("page_fault_kernel", 191);
+        let mut a = PageFaultsAnalyzer::new(&[user.clone(), kernel.clone()]).unwrap();
+        let fault = |layout: &EventLayout, address: i64, code: i64| {
+            record(
+                layout,
+                7,
+                &[("address", Value::Int(address)), ("error_code", Value::Int(code))],
+            )
+        };
+        // Two write faults and a read in one 2 MiB region, a kernel fault in the next.
+        for (addr, code) in [
+            (0x7f00_0000_1000, 6),
+            (0x7f00_0000_2000, 6),
+            (0x7f00_0010_0000, 4),
+        ] {
+            let raw = fault(&user, addr, code);
+            a.feed(&event(0, 1, 0, 42, &raw));
+        }
+        let raw = fault(&kernel, 0x7f00_0020_0000, 2);
+        a.feed(&event(1, 2, 0, 42, &raw));
+        let table = a.tabulate(&a.rows());
+        assert_eq!(
+            table,
+            vec![
+                FaultRow {
+                    tid: 42,
+                    region_start: 0x7f00_0000_0000,
+                    user: 3,
+                    kernel: 0,
+                    write: 2
+                },
+                FaultRow {
+                    tid: 42,
+                    region_start: 0x7f00_0020_0000,
+                    user: 0,
+                    kernel: 1,
+                    write: 1
+                },
+            ]
+        );
+        let wall = WallClock {
+            year: 2026,
+            month: 12,
+            day: 2,
+            hour: 15,
+            minute: 0,
+            second: 0,
+            microsecond: 1,
+        };
+        let text = crate::analyzers::text::fault_table(&table, &wall, &|_| Some("toucher".into()));
+        assert_eq!(
+            text.lines().nth(4).unwrap(),
+            "    42 toucher              0x7f0000200000          1          0          1          1"
+        );
+        // A layout without `address` is refused, naming the field.
+        assert!(PageFaultsAnalyzer::new(&[crate::analyzers::test_events::sys_exit()]).is_err());
+    }
+}
