@@ -13,6 +13,14 @@ pub enum AnalyzerKind {
     MultiTraceDelay,
     MultiTracePair,
     Top,
+    /// perf-prof's `stat`: event counts per interval (per `--period`).
+    Stat,
+    /// perf-prof's `hrcount`: event counts per `--period`, several periods per interval.
+    Hrcount,
+    /// perf-prof's `percpu-stat`: software event counts per CPU per interval.
+    PercpuStat,
+    /// Page faults per thread and address region.
+    PageFaults,
 }
 
 impl AnalyzerKind {
@@ -22,6 +30,10 @@ impl AnalyzerKind {
             AnalyzerKind::Rundelay => "rundelay",
             AnalyzerKind::MultiTraceDelay | AnalyzerKind::MultiTracePair => "multi-trace",
             AnalyzerKind::Top => "top",
+            AnalyzerKind::Stat => "stat",
+            AnalyzerKind::Hrcount => "hrcount",
+            AnalyzerKind::PercpuStat => "percpu-stat",
+            AnalyzerKind::PageFaults => "page-faults",
         }
     }
 
@@ -40,6 +52,10 @@ impl AnalyzerKind {
             AnalyzerKind::MultiTraceDelay,
             AnalyzerKind::MultiTracePair,
             AnalyzerKind::Top,
+            AnalyzerKind::Stat,
+            AnalyzerKind::Hrcount,
+            AnalyzerKind::PercpuStat,
+            AnalyzerKind::PageFaults,
         ]
         .into_iter()
         .find(|k| k.key() == key)
@@ -48,6 +64,8 @@ impl AnalyzerKind {
     /// perf-prof's default ring size for the analyzer (pages).
     pub fn default_pages(self) -> usize {
         match self {
+            // stat/hrcount: every event is a record here (perf-prof reads counters), and
+            // page faults come in bursts of thousands: the tracing analyzers' 64.
             AnalyzerKind::Top => 4,
             _ => 64,
         }
@@ -71,4 +89,27 @@ pub struct TraceOptions {
     pub cycle: bool,
     /// top `--only-comm`: aggregate by name instead of key.
     pub only_comm: bool,
+    /// stat/hrcount `--period`: the counts' time resolution (ns); `None` = the interval
+    /// (stat) or a tenth of it (hrcount).
+    #[serde(default)]
+    pub period_ns: Option<u64>,
+}
+
+/// perf-prof's default `-i` for the periodic counters (ms).
+pub const COUNTER_INTERVAL_MS: u64 = 1000;
+
+impl TraceOptions {
+    /// stat/hrcount: the counting period and the periods per printed interval.
+    pub fn counter_periods(&self) -> (u64, usize) {
+        let interval_ns = self
+            .interval
+            .map_or(COUNTER_INTERVAL_MS * 1_000_000, |i| i.as_nanos() as u64)
+            .max(1);
+        let default = match self.analyzer {
+            AnalyzerKind::Hrcount => interval_ns / 10,
+            _ => interval_ns,
+        };
+        let period_ns = self.period_ns.unwrap_or(default).clamp(1, interval_ns);
+        (period_ns, (interval_ns / period_ns).max(1) as usize)
+    }
 }

@@ -5,11 +5,14 @@
 use std::time::SystemTime;
 
 use super::multi_trace::{delay_table, pair_table};
+use super::page_faults::fault_table;
+use super::stat::stat_table;
 use super::syscall_label;
 use super::syscalls::syscall_table;
 use super::text::{TextStyle, UNKNOWN_COMM, WallClock, analysis_text};
 use super::top::top_table;
 use crate::model::analysis::{AnalysisInfo, AnalysisRows, AnalysisSchema, LatencyStats};
+use crate::model::period_counts::CountInstance;
 use crate::model::present::{AnalysisTable, Cell, LatencySeries, TableRow};
 use crate::model::threads::ThreadNames;
 
@@ -88,6 +91,16 @@ const LATENCY_COLUMNS: [&str; 9] = [
 
 fn columns(names: &[&str]) -> Vec<String> {
     names.iter().map(|s| s.to_string()).collect()
+}
+
+/// A period's column name: `now` for the latest, else `-N ms` (its start, before the
+/// latest period's).
+fn period_column(periods_ago: usize, period_ns: u64) -> String {
+    if periods_ago == 0 {
+        "now".into()
+    } else {
+        format!("-{}ms", periods_ago as u64 * period_ns / 1_000_000)
+    }
 }
 
 /// The table as the text output prints it, line by line with typed cells.
@@ -211,6 +224,56 @@ pub fn table(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNames) -> A
                     })
                     .collect();
                 (true, 1, cols, cells)
+            }
+            (AnalysisSchema::Periods(schema), AnalysisRows::Periods(counts)) => {
+                let table = stat_table(schema, counts);
+                let mut cols = Vec::new();
+                if schema.instance.is_some() {
+                    cols.push(match schema.instance {
+                        Some(CountInstance::Cpu) => "cpu".to_string(),
+                        _ => "thread".to_string(),
+                    });
+                }
+                cols.push("event".into());
+                // Periods oldest first, named by how long ago they ended (the last is `now`).
+                let columns = schema.columns.max(1);
+                cols.extend((0..columns).map(|i| period_column(columns - 1 - i, schema.period_ns)));
+                cols.push("total".into());
+                let cells = table
+                    .rows
+                    .iter()
+                    .map(|row| {
+                        let mut c = Vec::new();
+                        if let Some(instance) = row.instance {
+                            c.push(number(instance));
+                        }
+                        c.push(Cell::Text(
+                            table.events.get(row.event).cloned().unwrap_or_default(),
+                        ));
+                        c.extend(row.buckets.iter().map(|&n| number(n)));
+                        c.push(number(row.total));
+                        c
+                    })
+                    .collect();
+                (true, 0, cols, cells)
+            }
+            (AnalysisSchema::Faults, AnalysisRows::Faults(counts)) => {
+                let cells = fault_table(counts)
+                    .iter()
+                    .map(|row| {
+                        vec![
+                            number(u64::from(row.tid)),
+                            Cell::Text(name(u64::from(row.tid))),
+                            Cell::Text(format!("{:#x}", row.region_start)),
+                            number(row.total()),
+                            number(row.user),
+                            number(row.kernel),
+                            number(row.write),
+                        ]
+                    })
+                    .collect();
+                let cols = columns(&["thread", "comm", "region", "faults", "user", "kernel", "write"]);
+                (true, 2, cols, cells)
             }
             _ => (false, 0, Vec::new(), Vec::new()),
         };

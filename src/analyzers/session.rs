@@ -13,10 +13,14 @@ use super::key::KeySource;
 use super::latency::SlowPair;
 use super::multi_trace::{Implementation, Instance, MultiTraceAnalyzer, MultiTraceConfig, StageEvent};
 use super::options::{AnalyzerKind, TraceOptions};
+use super::page_faults::PageFaultsAnalyzer;
 use super::rundelay::{RundelayOptions, rundelay};
+use super::stat::{StatAnalyzer, StatConfig};
 use super::syscalls::{SyscallsAnalyzer, SyscallsConfig};
 use super::top::{TopAnalyzer, TopColumn, TopConfig, TopEvent};
 use crate::model::analysis::{AnalysisInfo, AnalysisRows, AnalysisSchema, KeyPrinter};
+use crate::model::period_counts::CountInstance;
+use crate::sources::perf_event::software::software_event_of;
 use crate::sources::tracefs::{EventPrinter, ResolvedEvent};
 use crate::symbols::host::comms::read_proc_comm;
 use crate::trace::event::{EventLayout, TraceEvent};
@@ -29,6 +33,8 @@ enum Kind {
     Syscalls(SyscallsAnalyzer),
     MultiTrace(MultiTraceAnalyzer),
     Top(TopAnalyzer),
+    Stat(StatAnalyzer),
+    PageFaults(PageFaultsAnalyzer),
 }
 
 /// A running analyzer with the layouts of the events it was built over.
@@ -87,6 +93,39 @@ impl Analysis {
                 printkey = key_printer;
                 Kind::Top(TopAnalyzer::new(config)?)
             }
+            AnalyzerKind::PageFaults => Kind::PageFaults(PageFaultsAnalyzer::new(&layouts)?),
+            AnalyzerKind::Stat | AnalyzerKind::Hrcount | AnalyzerKind::PercpuStat => {
+                let (period_ns, columns) = options.counter_periods();
+                let instance = if options.analyzer == AnalyzerKind::PercpuStat {
+                    // Per CPU whatever the session is attached to: it is the point.
+                    Some(CountInstance::Cpu)
+                } else {
+                    options.perins.then_some(if threads {
+                        CountInstance::Thread
+                    } else {
+                        CountInstance::Cpu
+                    })
+                };
+                Kind::Stat(StatAnalyzer::new(StatConfig {
+                    events: events
+                        .iter()
+                        .map(|e| match (&e.spec.alias, software_event_of(&e.layout)) {
+                            (Some(alias), _) => alias.clone(),
+                            // perf's own name: `page-faults`, `cpu-clock`.
+                            (None, Some(_)) => e.layout.name.clone(),
+                            (None, None) => e.layout.full_name(),
+                        })
+                        .collect(),
+                    // A software event's record stands for its sampling period (ns of clock).
+                    weights: events
+                        .iter()
+                        .map(|e| software_event_of(&e.layout).map_or(1, |sw| sw.period))
+                        .collect(),
+                    instance,
+                    period_ns,
+                    columns,
+                }))
+            }
         };
         Ok(Analysis {
             kind,
@@ -115,6 +154,8 @@ impl Analysis {
             Kind::Syscalls(a) => a.feed(event),
             Kind::MultiTrace(a) => a.feed(event),
             Kind::Top(a) => a.feed(event),
+            Kind::Stat(a) => a.feed(event),
+            Kind::PageFaults(a) => a.feed(event),
         }
     }
 
@@ -123,6 +164,8 @@ impl Analysis {
             Kind::Syscalls(a) => a.lost(from_ns, to_ns),
             Kind::MultiTrace(a) => a.lost(from_ns, to_ns),
             Kind::Top(a) => a.lost(from_ns, to_ns),
+            Kind::Stat(a) => a.lost(from_ns, to_ns),
+            Kind::PageFaults(a) => a.lost(from_ns, to_ns),
         }
     }
 
@@ -139,7 +182,7 @@ impl Analysis {
         match &mut self.kind {
             Kind::Syscalls(a) => a.take_slow_pairs(),
             Kind::MultiTrace(a) => a.take_slow_pairs(),
-            Kind::Top(_) => (Vec::new(), 0),
+            Kind::Top(_) | Kind::Stat(_) | Kind::PageFaults(_) => (Vec::new(), 0),
         }
     }
 
@@ -149,6 +192,8 @@ impl Analysis {
             Kind::Syscalls(a) => a.take_rows(),
             Kind::MultiTrace(a) => a.take_rows(),
             Kind::Top(a) => a.take_rows(),
+            Kind::Stat(a) => a.take_rows(),
+            Kind::PageFaults(a) => a.take_rows(),
         }
     }
 
@@ -158,6 +203,8 @@ impl Analysis {
             Kind::Syscalls(a) => a.schema(),
             Kind::MultiTrace(a) => a.schema(),
             Kind::Top(a) => a.schema(),
+            Kind::Stat(a) => a.schema(),
+            Kind::PageFaults(a) => a.schema(),
         };
         if let (AnalysisSchema::Top(top), Some(printkey)) = (&mut schema, &self.printkey) {
             let printkey = printkey.clone();

@@ -16,8 +16,10 @@
 //! in as a [`WallClock`] (local time), never read here.
 
 mod event_line;
+mod fault_table;
 mod latency_tables;
 mod pair_lines;
+mod stat_lines;
 mod top_table;
 mod wall_clock;
 
@@ -25,8 +27,10 @@ mod wall_clock;
 mod golden_tests;
 
 pub use event_line::{event_line, latency_flags, slow_pair_lines};
+pub use fault_table::fault_table;
 pub use latency_tables::{delay_table, syscall_table};
 pub use pair_lines::pair_lines;
+pub use stat_lines::stat_lines;
 pub use top_table::{TopText, top_table};
 pub use wall_clock::WallClock;
 
@@ -103,6 +107,14 @@ pub fn analysis_text(
                 },
             )
         }
+        (AnalysisSchema::Periods(schema), AnalysisRows::Periods(counts)) => {
+            stat_lines(&crate::analyzers::stat::stat_table(schema, counts), wall)
+        }
+        (AnalysisSchema::Faults, AnalysisRows::Faults(counts)) => fault_table(
+            &crate::analyzers::page_faults::fault_table(counts),
+            wall,
+            &comm_of,
+        ),
         _ => String::new(),
     }
 }

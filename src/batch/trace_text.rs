@@ -10,7 +10,8 @@ use crate::analyzers::latency::SlowPair;
 use crate::analyzers::text::{self, TextStyle, WallClock};
 use crate::engine::Engine;
 use crate::feeds::Update;
-use crate::model::analysis::AnalysisRows;
+use crate::model::analysis::{AnalysisRows, AnalysisSchema};
+use crate::model::period_counts::PeriodCounts;
 use crate::sources::clock::monotonic_ns;
 
 use super::headless::Sink;
@@ -47,12 +48,17 @@ impl<W: Write> IntervalText<W> {
         }
     }
 
-    fn print(&mut self, engine: &Engine) -> anyhow::Result<()> {
+    fn print(&mut self, engine: &Engine, finished: bool) -> anyhow::Result<()> {
         let state = &engine.state;
         let Some(info) = &state.analysis else {
             return Ok(());
         };
-        let rows = self.rows.take().unwrap_or_else(|| info.schema.empty_rows());
+        let mut rows = self.rows.take().unwrap_or_else(|| info.schema.empty_rows());
+        if !finished {
+            // stat/hrcount print whole periods: the one still running waits for the next
+            // interval, as perf-prof prints a period once its counters were read.
+            self.rows = hold_running_period(&info.schema, &mut rows, monotonic_ns());
+        }
         let offenders = std::mem::take(&mut self.offenders);
         let comm_of = |tid: u32| state.threads.name(tid);
         let mut text = String::new();
@@ -116,19 +122,81 @@ impl<W: Write> Sink for IntervalText<W> {
             && Instant::now() >= at
             && !finished
         {
-            self.print(engine)?;
+            self.print(engine, false)?;
             self.next_print = Some(at + interval);
         }
         if finished {
             // perf-prof prints the last (partial) interval at exit too.
-            self.print(engine)?;
+            self.print(engine, true)?;
         }
         Ok(())
     }
+}
+
+/// Take the counts of the period running at `now_ns` (and later) out of `rows`: the rows
+/// of the next interval. Other analyses keep all their rows.
+fn hold_running_period(
+    schema: &AnalysisSchema,
+    rows: &mut AnalysisRows,
+    now_ns: u64,
+) -> Option<AnalysisRows> {
+    let (AnalysisSchema::Periods(schema), AnalysisRows::Periods(counts)) = (schema, rows) else {
+        return None;
+    };
+    let running = now_ns / schema.period_ns.max(1);
+    let mut held = PeriodCounts::default();
+    counts.counts.retain(|key, n| {
+        if key.period >= running {
+            held.add(*key, *n);
+            false
+        } else {
+            true
+        }
+    });
+    (!held.counts.is_empty()).then_some(AnalysisRows::Periods(held))
 }
 
 /// `time_ns` (CLOCK_MONOTONIC) on the local wall clock, given realtime − monotonic.
 pub fn wall_of(offset_ns: i128, time_ns: u64) -> WallClock {
     let real = (i128::from(time_ns) + offset_ns).max(0) as u128;
     WallClock::local(SystemTime::UNIX_EPOCH + Duration::from_nanos(real as u64))
+}
+
+#[cfg(test)]
+mod period_tests {
+    use super::*;
+    use crate::model::period_counts::{PeriodKey, PeriodSchema};
+
+    #[test]
+    fn the_running_period_waits_for_the_next_interval() {
+        let schema = AnalysisSchema::Periods(PeriodSchema {
+            events: vec!["e".into()],
+            instance: None,
+            period_ns: 100,
+            columns: 5,
+        });
+        let mut counts = PeriodCounts::default();
+        for (period, n) in [(3, 4), (4, 5), (5, 6)] {
+            counts.add(
+                PeriodKey {
+                    instance: 0,
+                    event: 0,
+                    period,
+                },
+                n,
+            );
+        }
+        let mut rows = AnalysisRows::Periods(counts);
+        // At 450 ns period 4 runs: it and 5 (events read early) are held.
+        let held = hold_running_period(&schema, &mut rows, 450);
+        let AnalysisRows::Periods(printed) = &rows else {
+            panic!()
+        };
+        assert_eq!(printed.counts.values().sum::<u64>(), 4);
+        let Some(AnalysisRows::Periods(held)) = held else {
+            panic!("{held:?}")
+        };
+        assert_eq!(held.counts.values().sum::<u64>(), 11);
+        assert!(hold_running_period(&schema, &mut rows, 450).is_none());
+    }
 }

@@ -7,7 +7,7 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 
-use crate::analyzers::options::{AnalyzerKind, TraceOptions};
+use crate::analyzers::options::{AnalyzerKind, COUNTER_INTERVAL_MS, TraceOptions};
 use crate::app::launch::run_tui;
 use crate::batch::headless::{self, Headless};
 use crate::batch::report;
@@ -17,6 +17,7 @@ use crate::feeds::host::options::{HostRunOptions, SamplingOptions};
 use crate::feeds::host::sampling_feed::HostSampleFeed;
 use crate::feeds::host::tracing_feed::HostTraceFeed;
 use crate::model::Selection;
+use crate::sources::perf_event::software::spell_software_selectors;
 use crate::store::{Recorder, SessionMeta};
 use crate::views::ViewKind;
 
@@ -38,6 +39,47 @@ pub enum HostCommand {
     Rundelay(TraceCommandArgs),
     /// Delay (or pairing) between events of consecutive -e stages, matched by key.
     MultiTrace(MultiTraceCommandArgs),
+    /// Count each -e event per interval (per --period columns), per CPU or thread with
+    /// --perins: perf-prof's `stat` (`-e sched:sched_switch -i 1000`).
+    Stat(CounterCommandArgs),
+    /// Count each -e event per --period, several periods per -i interval: perf-prof's
+    /// `hrcount` (`-e sched:sched_switch --period 100ms -i 1000`).
+    Hrcount(CounterCommandArgs),
+    /// Count perf's software events (cpu-clock, task-clock, page-faults,
+    /// context-switches, cpu-migrations; or the -e events) per CPU per interval:
+    /// perf-prof's `percpu-stat`.
+    PercpuStat(CounterCommandArgs),
+    /// Page faults per thread and 2 MiB address region, user/kernel and writes
+    /// (exceptions:page_fault_user/kernel; -e to filter or add `stack`).
+    PageFaults(TraceCommandArgs),
+}
+
+#[derive(Args)]
+pub struct CounterCommandArgs {
+    #[command(flatten)]
+    pub host: HostArgs,
+    #[command(flatten)]
+    pub trace: TraceArgs,
+    /// The counts' time resolution (`100ms`, `1s`, plain ns): one column per period of
+    /// each -i interval (stat: default the interval; hrcount: a tenth of it).
+    #[arg(long, value_name = "TIME", value_parser = crate::cli::units::parse_duration_ns)]
+    pub period: Option<u64>,
+    #[command(flatten)]
+    pub tui: TuiArgs,
+}
+
+impl CounterCommandArgs {
+    fn options(&self, analyzer: AnalyzerKind) -> TraceOptions {
+        let mut trace = self.trace.options(analyzer);
+        // `-e page-faults,cpu-clock`: perf's software events, as perf-prof takes them.
+        trace.events = trace.events.iter().map(|e| spell_software_selectors(e)).collect();
+        // perf-prof prints its counters every second unless told otherwise.
+        trace.interval = trace
+            .interval
+            .or(Some(std::time::Duration::from_millis(COUNTER_INTERVAL_MS)));
+        trace.period_ns = self.period;
+        trace
+    }
 }
 
 #[derive(Args)]
@@ -115,6 +157,14 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
             let mut trace = a.trace.options(analyzer);
             trace.cycle = a.multi.cycle;
             run_trace_command(&a.host, &trace, &a.tui)
+        }
+        HostCommand::Stat(a) => run_trace_command(&a.host, &a.options(AnalyzerKind::Stat), &a.tui),
+        HostCommand::Hrcount(a) => run_trace_command(&a.host, &a.options(AnalyzerKind::Hrcount), &a.tui),
+        HostCommand::PageFaults(a) => {
+            run_trace_command(&a.host, &a.trace.options(AnalyzerKind::PageFaults), &a.tui)
+        }
+        HostCommand::PercpuStat(a) => {
+            run_trace_command(&a.host, &a.options(AnalyzerKind::PercpuStat), &a.tui)
         }
     }
 }
@@ -217,7 +267,12 @@ fn run_trace_command(host: &HostArgs, trace: &TraceOptions, tui: &TuiArgs) -> an
     if tui.view.is_none() {
         // An analyzer has no stacks to draw: its distributions are what there is to see.
         config.initial_view = match trace.analyzer {
-            AnalyzerKind::Top | AnalyzerKind::MultiTracePair => ViewKind::Table,
+            AnalyzerKind::Top
+            | AnalyzerKind::MultiTracePair
+            | AnalyzerKind::Stat
+            | AnalyzerKind::Hrcount
+            | AnalyzerKind::PercpuStat
+            | AnalyzerKind::PageFaults => ViewKind::Table,
             _ => ViewKind::Histogram,
         };
     }

@@ -12,7 +12,9 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
+use super::fault_counts::FaultCounts;
 use super::histogram::LatencyHistogram;
+use super::period_counts::{PeriodCounts, PeriodSchema};
 
 /// One latency cell of an analyzer table: a distribution plus the counts perf-prof keeps
 /// next to it.
@@ -125,6 +127,10 @@ pub enum AnalysisRows {
     Latency(LatencyRows),
     Pairs(PairRows),
     Top(TopRows),
+    /// `stat`/`hrcount`: event counts per period.
+    Periods(PeriodCounts),
+    /// `page-faults`: faults per thread and address region.
+    Faults(FaultCounts),
 }
 
 impl AnalysisRows {
@@ -134,6 +140,8 @@ impl AnalysisRows {
             AnalysisRows::Latency(_) => AnalysisRows::Latency(LatencyRows::default()),
             AnalysisRows::Pairs(_) => AnalysisRows::Pairs(PairRows::default()),
             AnalysisRows::Top(_) => AnalysisRows::Top(TopRows::default()),
+            AnalysisRows::Periods(_) => AnalysisRows::Periods(PeriodCounts::default()),
+            AnalysisRows::Faults(_) => AnalysisRows::Faults(FaultCounts::default()),
         }
     }
 
@@ -142,6 +150,8 @@ impl AnalysisRows {
             AnalysisRows::Latency(l) => l.rows.is_empty(),
             AnalysisRows::Pairs(p) => p.paired.iter().chain(&p.unpaired).all(|&n| n == 0),
             AnalysisRows::Top(t) => t.rows.is_empty() && t.events == 0,
+            AnalysisRows::Periods(p) => p.counts.is_empty(),
+            AnalysisRows::Faults(f) => f.cells.is_empty(),
         }
     }
 
@@ -189,6 +199,8 @@ impl AnalysisRows {
                 }
                 a.events = a.events.saturating_add(scale(b.events, factor));
             }
+            (AnalysisRows::Periods(a), AnalysisRows::Periods(b)) => a.merge_scaled(b, factor),
+            (AnalysisRows::Faults(a), AnalysisRows::Faults(b)) => a.merge_scaled(b, factor),
             // Rows of another analyzer: a session runs one, so this does not happen.
             _ => {}
         }
@@ -215,6 +227,13 @@ impl AnalysisRows {
                         }
                 })
                 .sum(),
+            AnalysisRows::Faults(f) => {
+                f.cells.capacity()
+                    * std::mem::size_of::<(super::fault_counts::FaultKey, super::fault_counts::FaultCells)>()
+            }
+            AnalysisRows::Periods(p) => {
+                p.counts.capacity() * std::mem::size_of::<(super::period_counts::PeriodKey, u64)>()
+            }
         }
     }
 }
@@ -301,6 +320,9 @@ pub enum AnalysisSchema {
     Delay(DelaySchema),
     Pairs(PairSchema),
     Top(TopSchema),
+    Periods(PeriodSchema),
+    /// `page-faults` (its rows say all there is).
+    Faults,
 }
 
 impl AnalysisSchema {
@@ -315,6 +337,8 @@ impl AnalysisSchema {
                 unpaired: vec![0; p.nodes.len()],
             }),
             AnalysisSchema::Top(_) => AnalysisRows::Top(TopRows::default()),
+            AnalysisSchema::Periods(_) => AnalysisRows::Periods(PeriodCounts::default()),
+            AnalysisSchema::Faults => AnalysisRows::Faults(FaultCounts::default()),
         }
     }
 }

@@ -19,6 +19,7 @@ pub mod reader;
 pub mod record;
 pub mod refusal;
 pub mod ring;
+pub mod software;
 pub mod targets;
 
 pub use error::PerfEventError;

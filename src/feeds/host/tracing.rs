@@ -19,11 +19,13 @@ use crate::model::threads::ThreadNames;
 use crate::sources::clock::monotonic_ns;
 use crate::sources::perf_event::PerfEventError;
 use crate::sources::perf_event::attr::{EventAttr, Wakeup};
+use crate::sources::perf_event::attr::{EventKind, Sampling};
 use crate::sources::perf_event::reader::{Ordered, PerfEvents, RingOptions};
 use crate::sources::perf_event::record::Record;
 use crate::sources::perf_event::ring::page_size;
+use crate::sources::perf_event::software::{SOFTWARE_SYSTEM, software_event_of, software_layout};
 use crate::sources::perf_event::targets::Target;
-use crate::sources::tracefs::{ResolvedEvent, Tracefs, parse_selectors, resolve};
+use crate::sources::tracefs::{ResolvedEvent, Tracefs, bind_event, parse_selectors, resolve};
 use crate::store::RecordedEventType;
 use crate::symbols::host::comms::read_proc_comm;
 use crate::symbols::host::kernel::KernelSymbols;
@@ -60,6 +62,13 @@ fn default_events(analyzer: AnalyzerKind) -> Vec<String> {
             "sched:sched_wakeup*,sched:sched_switch".into(),
             "sched:sched_switch".into(),
         ],
+        AnalyzerKind::PageFaults => vec!["exceptions:page_fault_user,exceptions:page_fault_kernel".into()],
+        // perf's software events, each counted per CPU.
+        AnalyzerKind::PercpuStat => vec![
+            "software:cpu-clock,software:task-clock,software:page-faults,\
+             software:context-switches,software:cpu-migrations"
+                .into(),
+        ],
         _ => Vec::new(),
     }
 }
@@ -70,7 +79,20 @@ fn resolve_stages(tracefs: &Tracefs, texts: &[String]) -> anyhow::Result<Vec<Vec
         .iter()
         .map(|text| {
             let specs = parse_selectors(text).map_err(|e| anyhow::anyhow!("{e}"))?;
-            resolve(tracefs, &specs).map_err(|e| anyhow::anyhow!("{e}"))
+            let mut events = Vec::new();
+            for spec in specs {
+                // `software:page-faults` is a perf software event, not a tracefs one.
+                let software = (spec.system == SOFTWARE_SYSTEM)
+                    .then(|| software_layout(&spec.name))
+                    .flatten();
+                match software {
+                    Some(layout) => {
+                        events.push(bind_event(spec, layout).map_err(|e| anyhow::anyhow!("{e}"))?)
+                    }
+                    None => events.extend(resolve(tracefs, &[spec]).map_err(|e| anyhow::anyhow!("{e}"))?),
+                }
+            }
+            Ok(events)
         })
         .collect()
 }
@@ -148,11 +170,23 @@ impl TraceSession {
         }
         let targets = open_targets(&run.target)?;
         let attr_of = |event: &ResolvedEvent| {
-            let mut attr =
-                EventAttr::tracepoint(event.layout.id).with_wakeup(match run.ring.watermark_percent {
-                    Some(w) => Wakeup::WatermarkPercent(u32::from(w)),
-                    None => Wakeup::default(),
-                });
+            let attr = match software_event_of(&event.layout) {
+                // The same sample fields as a tracepoint's (an empty raw record), so every
+                // event of the session reads alike.
+                Some(sw) => EventAttr::new(
+                    EventKind::Software { config: sw.config },
+                    Sampling::Period(sw.period),
+                )
+                .with_sample(
+                    perf_event_open_sys::bindings::PERF_SAMPLE_RAW
+                        | perf_event_open_sys::bindings::PERF_SAMPLE_PERIOD,
+                ),
+                None => EventAttr::tracepoint(event.layout.id),
+            };
+            let mut attr = attr.with_wakeup(match run.ring.watermark_percent {
+                Some(w) => Wakeup::WatermarkPercent(u32::from(w)),
+                None => Wakeup::default(),
+            });
             if event.spec.stack {
                 attr = attr
                     .with_callchain()
@@ -435,6 +469,7 @@ fn tids_named_by(schema: &AnalysisSchema, rows: &AnalysisRows) -> Vec<u32> {
                 crate::model::analysis::TopKey::Comm(_) => None,
             })
             .collect(),
+        (AnalysisSchema::Faults, AnalysisRows::Faults(r)) => r.cells.keys().map(|k| k.tid).collect(),
         _ => Vec::new(),
     }
 }

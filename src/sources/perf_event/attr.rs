@@ -22,6 +22,10 @@ pub enum EventKind {
     /// Hardware CPU cycles; [`EventAttr::fallback`] turns it into `CpuClock` where the
     /// machine has no PMU (VMs).
     HardwareCycles,
+    /// A `PERF_TYPE_SOFTWARE` event by its `PERF_COUNT_SW_*` config (`page-faults`, …).
+    Software {
+        config: u32,
+    },
 }
 
 impl EventKind {
@@ -31,6 +35,7 @@ impl EventKind {
             EventKind::CpuClock => "cpu-clock".into(),
             EventKind::TaskClock => "task-clock".into(),
             EventKind::HardwareCycles => "cycles".into(),
+            EventKind::Software { config } => format!("software event {config}"),
         }
     }
 }
@@ -192,6 +197,7 @@ impl EventAttr {
             EventKind::CpuClock => (b::PERF_TYPE_SOFTWARE, u64::from(b::PERF_COUNT_SW_CPU_CLOCK)),
             EventKind::TaskClock => (b::PERF_TYPE_SOFTWARE, u64::from(b::PERF_COUNT_SW_TASK_CLOCK)),
             EventKind::HardwareCycles => (b::PERF_TYPE_HARDWARE, u64::from(b::PERF_COUNT_HW_CPU_CYCLES)),
+            EventKind::Software { config } => (b::PERF_TYPE_SOFTWARE, u64::from(config)),
         };
         match self.sampling {
             Sampling::FrequencyHz(hz) => {
