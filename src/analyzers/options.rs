@@ -13,6 +13,9 @@ pub enum AnalyzerKind {
     MultiTraceDelay,
     MultiTracePair,
     Top,
+    /// perf-prof's `trace`: every event printed by its print fmt; the rows count the
+    /// events per thread and event (top's table), so the views have a table to show.
+    Trace,
 }
 
 impl AnalyzerKind {
@@ -22,6 +25,7 @@ impl AnalyzerKind {
             AnalyzerKind::Rundelay => "rundelay",
             AnalyzerKind::MultiTraceDelay | AnalyzerKind::MultiTracePair => "multi-trace",
             AnalyzerKind::Top => "top",
+            AnalyzerKind::Trace => "trace",
         }
     }
 
@@ -40,6 +44,7 @@ impl AnalyzerKind {
             AnalyzerKind::MultiTraceDelay,
             AnalyzerKind::MultiTracePair,
             AnalyzerKind::Top,
+            AnalyzerKind::Trace,
         ]
         .into_iter()
         .find(|k| k.key() == key)
@@ -49,6 +54,9 @@ impl AnalyzerKind {
     pub fn default_pages(self) -> usize {
         match self {
             AnalyzerKind::Top => 4,
+            // perf-prof's trace uses 2; every event is copied out, so a wider ring loses
+            // fewer of them between two drains.
+            AnalyzerKind::Trace => 16,
             _ => 64,
         }
     }

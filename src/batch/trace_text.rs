@@ -2,6 +2,8 @@
 //! terminal): a sink of the engine that adds up the analysis rows of each `-i` interval
 //! (or of the whole run) and prints them as perf-prof does — the `--than` offenders as raw
 //! event lines first, then the table — with a lost-events note on stderr per interval.
+//! `trace` ([`IntervalText::events_only`]) prints every event's raw line as it arrives
+//! (the session's event copies) and no table, as perf-prof's trace.
 
 use std::io::Write;
 use std::time::{Duration, Instant, SystemTime};
@@ -9,9 +11,13 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::analyzers::latency::SlowPair;
 use crate::analyzers::text::{self, TextStyle, WallClock};
 use crate::engine::Engine;
+use crate::feeds::RecordOnly;
 use crate::feeds::Update;
 use crate::model::analysis::AnalysisRows;
+use crate::model::text::escape_controls;
 use crate::sources::clock::monotonic_ns;
+use crate::trace::event::OwnedTraceEvent;
+use crate::trace::expr::BoundExpr;
 
 use super::headless::Sink;
 
@@ -22,6 +28,12 @@ pub struct IntervalText<W: Write> {
     next_print: Option<Instant>,
     rows: Option<AnalysisRows>,
     offenders: Vec<SlowPair>,
+    /// `trace`: print the events, not the table.
+    events_only: bool,
+    /// `expr`: the expression (text, compiled) printed after each event.
+    evaluate: Option<(String, BoundExpr)>,
+    /// The events to print at the next apply (`trace`).
+    events: Vec<OwnedTraceEvent>,
     /// Events since the start (top's title counts them all, as perf-prof).
     events_total: u64,
     reported_lost: u64,
@@ -41,13 +53,68 @@ impl<W: Write> IntervalText<W> {
             next_print: interval.map(|i| Instant::now() + i),
             rows: None,
             offenders: Vec::new(),
+            events_only: false,
+            evaluate: None,
+            events: Vec::new(),
             events_total: 0,
             reported_lost: 0,
             realtime_offset_ns: real - i128::from(monotonic_ns()),
         }
     }
 
+    /// Print each event's raw line instead of the tables (perf-prof's `trace`); with
+    /// `evaluate` (`expr`), each line is followed by `    TEXT = value`.
+    pub fn events_only(mut self, evaluate: Option<(String, BoundExpr)>) -> Self {
+        self.events_only = true;
+        self.evaluate = evaluate;
+        self
+    }
+
+    /// The events received since the last apply, one raw line each.
+    fn print_events(&mut self, engine: &Engine) -> anyhow::Result<()> {
+        let state = &engine.state;
+        let events = std::mem::take(&mut self.events);
+        let Some(format) = &state.event_format else {
+            return Ok(());
+        };
+        let comm_of = |tid: u32| state.threads.name(tid);
+        let fields = |e: &crate::trace::event::TraceEvent<'_>, l: &crate::trace::event::EventLayout| {
+            format.printer.fields_text(e, l)
+        };
+        let mut text = String::new();
+        for owned in &events {
+            let event = owned.as_event();
+            if let Some(layout) = format.layouts.get(usize::from(event.event.0)) {
+                text.push_str(&text::event_line(
+                    &wall_of(self.realtime_offset_ns, event.time_ns),
+                    ' ',
+                    &event,
+                    layout,
+                    &comm_of,
+                    &fields,
+                ));
+                if let Some((expr_text, expr)) = &self.evaluate {
+                    let value = expr.eval(&event);
+                    let value = value.map_or_else(
+                        || "(none)".to_string(),
+                        |v| escape_controls(&v.to_string()).into_owned(),
+                    );
+                    text.push_str(&format!("    {expr_text} = {value}\n"));
+                }
+            }
+        }
+        self.out.write_all(text.as_bytes())?;
+        self.out.flush()?;
+        Ok(())
+    }
+
     fn print(&mut self, engine: &Engine) -> anyhow::Result<()> {
+        if self.events_only {
+            self.rows = None;
+            self.print_events(engine)?;
+            self.report_lost(engine, &WallClock::local(SystemTime::now()));
+            return Ok(());
+        }
         let state = &engine.state;
         let Some(info) = &state.analysis else {
             return Ok(());
@@ -80,17 +147,23 @@ impl<W: Write> IntervalText<W> {
         ));
         self.out.write_all(text.as_bytes())?;
         self.out.flush()?;
+        self.report_lost(engine, &now);
+        Ok(())
+    }
+
+    /// The lost-events note on stderr, when records were lost since the last one.
+    fn report_lost(&mut self, engine: &Engine, now: &WallClock) {
+        let state = &engine.state;
         let lost = state.stats.lost;
         if lost > self.reported_lost {
+            let name = state.analysis.as_ref().map_or("", |a| a.name.as_str());
             eprintln!(
-                "{}{}: lost {} events ({lost} total)",
+                "{}{name}: lost {} events ({lost} total)",
                 now.prefix(),
-                info.name,
                 lost - self.reported_lost
             );
             self.reported_lost = lost;
         }
-        Ok(())
     }
 }
 
@@ -106,12 +179,19 @@ impl<W: Write> Sink for IntervalText<W> {
                     }
                 }
                 Update::Offenders(o) => self.offenders.extend(o.pairs.iter().cloned()),
+                Update::Record(RecordOnly::Events(events)) if self.events_only => {
+                    self.events.extend(events.iter().cloned())
+                }
                 _ => {}
             }
         }
     }
 
     fn applied(&mut self, engine: &Engine, finished: bool) -> anyhow::Result<()> {
+        if self.events_only && !self.events.is_empty() {
+            // perf-prof's trace prints each event as it is read, not per interval.
+            self.print_events(engine)?;
+        }
         if let (Some(at), Some(interval)) = (self.next_print, self.interval)
             && Instant::now() >= at
             && !finished

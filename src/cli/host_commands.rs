@@ -18,8 +18,10 @@ use crate::feeds::host::sampling_feed::HostSampleFeed;
 use crate::feeds::host::tracing_feed::HostTraceFeed;
 use crate::model::Selection;
 use crate::store::{Recorder, SessionMeta};
+use crate::trace::expr::BoundExpr;
 use crate::views::ViewKind;
 
+use super::event_commands::{self, ExprArgs, ListArgs, TraceEventsArgs};
 use super::exit::Outcome;
 use super::host::{HostArgs, ImplArg, MultiTraceArgs, SamplingArgs, TraceArgs};
 use super::tui::TuiArgs;
@@ -38,6 +40,13 @@ pub enum HostCommand {
     Rundelay(TraceCommandArgs),
     /// Delay (or pairing) between events of consecutive -e stages, matched by key.
     MultiTrace(MultiTraceCommandArgs),
+    /// Print every event by its print fmt (perf-prof's trace); `trace -e EVENT help`
+    /// lists the event's fields.
+    Trace(TraceEventsArgs),
+    /// The tracepoints and probes tracefs has, filtered by a regular expression.
+    List(ListArgs),
+    /// Compile an expression against an event's format and evaluate it on live events.
+    Expr(ExprArgs),
 }
 
 #[derive(Args)]
@@ -116,6 +125,9 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
             trace.cycle = a.multi.cycle;
             run_trace_command(&a.host, &trace, &a.tui)
         }
+        HostCommand::Trace(a) => event_commands::run_trace(a),
+        HostCommand::List(a) => event_commands::run_list(a),
+        HostCommand::Expr(a) => event_commands::run_expr(a),
     }
 }
 
@@ -185,39 +197,23 @@ fn run_sampling(host: &HostArgs, sampling: &SamplingArgs, tui: &TuiArgs) -> anyh
     Ok(Outcome::Clean)
 }
 
-fn run_trace_command(host: &HostArgs, trace: &TraceOptions, tui: &TuiArgs) -> anyhow::Result<Outcome> {
+pub(crate) fn run_trace_command(
+    host: &HostArgs,
+    trace: &TraceOptions,
+    tui: &TuiArgs,
+) -> anyhow::Result<Outcome> {
+    if host.no_tui {
+        return run_trace_text(host, trace, None);
+    }
     let run = run_options(host)?;
     let recording = recorder(&run, host.force, "host-trace")?;
     let feed = HostTraceFeed::start(&run, trace)?;
-    if host.no_tui {
-        let started = Instant::now();
-        let mut text = IntervalText::new(std::io::stdout(), trace.interval);
-        let outcome = headless::run(
-            Box::new(feed),
-            Headless {
-                selection: Selection::all(),
-                export: None,
-                recording,
-                progress: None,
-            },
-            &mut [&mut text],
-        )?;
-        let stats = &outcome.engine.state.stats;
-        eprintln!(
-            "perfscope {}: read {} events, lost {} events in {:.2} s",
-            trace.analyzer.name(),
-            stats.events,
-            stats.lost,
-            started.elapsed().as_secs_f64(),
-        );
-        return Outcome::of_headless(&outcome);
-    }
     let mut config = tui.config(export_request(&run), Selection::all())?;
     config.recording = recording;
     if tui.view.is_none() {
         // An analyzer has no stacks to draw: its distributions are what there is to see.
         config.initial_view = match trace.analyzer {
-            AnalyzerKind::Top | AnalyzerKind::MultiTracePair => ViewKind::Table,
+            AnalyzerKind::Top | AnalyzerKind::MultiTracePair | AnalyzerKind::Trace => ViewKind::Table,
             _ => ViewKind::Histogram,
         };
     }
@@ -225,4 +221,40 @@ fn run_trace_command(host: &HostArgs, trace: &TraceOptions, tui: &TuiArgs) -> an
     config.hidden_views = vec![ViewKind::Console];
     run_tui(config, Box::new(feed), trace.analyzer.name()).context("the terminal UI failed")?;
     Ok(Outcome::Clean)
+}
+
+/// A tracepoint session printed as text: perf-prof's tables per interval, or (`trace`,
+/// `expr`) every event's raw line — with `evaluate`, followed by that expression's value.
+pub(crate) fn run_trace_text(
+    host: &HostArgs,
+    trace: &TraceOptions,
+    evaluate: Option<(String, BoundExpr)>,
+) -> anyhow::Result<Outcome> {
+    let run = run_options(host)?;
+    let recording = recorder(&run, host.force, "host-trace")?;
+    let feed = HostTraceFeed::start(&run, trace)?;
+    let started = Instant::now();
+    let mut text = IntervalText::new(std::io::stdout(), trace.interval);
+    if trace.analyzer == AnalyzerKind::Trace {
+        text = text.events_only(evaluate);
+    }
+    let outcome = headless::run(
+        Box::new(feed),
+        Headless {
+            selection: Selection::all(),
+            export: None,
+            recording,
+            progress: None,
+        },
+        &mut [&mut text],
+    )?;
+    let stats = &outcome.engine.state.stats;
+    eprintln!(
+        "perfscope {}: read {} events, lost {} events in {:.2} s",
+        trace.analyzer.name(),
+        stats.events,
+        stats.lost,
+        started.elapsed().as_secs_f64(),
+    );
+    Outcome::of_headless(&outcome)
 }

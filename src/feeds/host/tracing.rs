@@ -219,7 +219,7 @@ impl TraceSession {
             filters.push(user_filter);
         }
         let mut analysis = Analysis::build(trace, &stages, targets.threads)?;
-        if trace.than_ns.is_some() {
+        if trace.than_ns.is_some() || trace.analyzer == AnalyzerKind::Trace {
             // Raw event lines name `%pS` addresses from this boot's kallsyms (a replay,
             // maybe after a reboot, prints them in hex rather than guess).
             match KernelSymbols::load(Path::new("/proc/kallsyms")) {
@@ -231,7 +231,8 @@ impl TraceSession {
         }
         // Read before the events are enabled: no event is older.
         let started_ns = monotonic_ns();
-        let recording = run.record.is_some();
+        // `trace` prints every event: the copies a recording keeps are what it prints.
+        let recording = run.record.is_some() || trace.analyzer == AnalyzerKind::Trace;
         let info = analysis.info();
         let mut start = vec![
             Update::Start(SessionStart {
