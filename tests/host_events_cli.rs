@@ -7,7 +7,7 @@ mod common;
 
 use std::sync::{Mutex, MutexGuard};
 
-use common::host::{ensure_tracefs, perfscope, perfscope_ok, starts_with_date};
+use common::host::{build_fixture, ensure_tracefs, perfscope, perfscope_ok, starts_with_date};
 
 /// One test at a time: they share 2 CPUs with the other engineers' runs.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -244,4 +244,99 @@ fn expr_points_at_the_bad_character() {
         &["expr", "-e", "sched:sched_switch", "--compile-only", "prev_comm"],
     );
     assert_eq!(stdout, "sched:sched_switch: prev_comm : string\n");
+}
+
+#[test]
+fn trace_g_prints_each_events_stack_with_the_fixtures_frames() {
+    let _serial = serial();
+    ensure_tracefs();
+    let dir = tmp();
+    let reader = build_fixture(dir.path(), "reader", &["-static"]);
+    let reader = reader.to_str().unwrap();
+    let (stdout, stderr) = perfscope_ok(
+        dir.path(),
+        &[
+            "trace",
+            "--no-tui",
+            "-g",
+            "-e",
+            "syscalls:sys_enter_read/count==1/",
+            "--",
+            reader,
+            "3",
+        ],
+    );
+    let lines: Vec<&str> = stdout.lines().collect();
+    let events: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].contains(": syscalls:sys_enter_read: "))
+        .collect();
+    assert_eq!(
+        events.len(),
+        3,
+        "three one-byte reads:\n{stdout}\nstderr:\n{stderr}"
+    );
+    for (n, &at) in events.iter().enumerate() {
+        let end = events.get(n + 1).copied().unwrap_or(lines.len());
+        let stack = &lines[at + 1..end];
+        assert!(stack.iter().all(|l| l.starts_with("    ")), "{stack:?}");
+        // The leaf is the fixture's (static libc) read wrapper, named from its symbols.
+        assert!(
+            stack
+                .first()
+                .is_some_and(|l| l.contains("read") && l.ends_with(" (reader)")),
+            "the stack of {} starts in the fixture's read: {stack:?}",
+            lines[at]
+        );
+    }
+}
+
+#[test]
+fn trace_flame_graph_writes_the_events_stacks_folded() {
+    let _serial = serial();
+    ensure_tracefs();
+    let dir = tmp();
+    let reader = build_fixture(dir.path(), "reader", &["-static"]);
+    let reader = reader.to_str().unwrap();
+    let name = dir.path().join("reads");
+    let (stdout, stderr) = perfscope_ok(
+        dir.path(),
+        &[
+            "trace",
+            "--no-tui",
+            "-g",
+            "--flame-graph",
+            name.to_str().unwrap(),
+            "-e",
+            "syscalls:sys_enter_read/count==1/",
+            "--",
+            reader,
+            "5",
+        ],
+    );
+    let folded_path = dir.path().join("reads.folded");
+    assert!(
+        stdout.contains(&format!(
+            "To generate the flame graph, running THIS shell command:\n\n  flamegraph.pl {} > {}\n",
+            folded_path.display(),
+            dir.path().join("reads.svg").display()
+        )),
+        "{stdout}\nstderr:\n{stderr}"
+    );
+    // The events still print, without their stacks.
+    assert_eq!(
+        stdout.matches(": syscalls:sys_enter_read: ").count(),
+        5,
+        "{stdout}"
+    );
+    assert!(!stdout.lines().any(|l| l.starts_with("    ")), "{stdout}");
+    let folded = std::fs::read_to_string(&folded_path).unwrap();
+    let mut total = 0;
+    for line in folded.lines() {
+        let (stack, count) = line.rsplit_once(' ').unwrap();
+        // Root first: the comm, then the fixture's frames down to its read.
+        assert!(stack.starts_with("reader;"), "{line}");
+        assert!(stack.rsplit(';').next().unwrap().contains("read"), "{line}");
+        total += count.parse::<u64>().unwrap();
+    }
+    assert_eq!(total, 5, "{folded}");
 }

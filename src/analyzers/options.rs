@@ -79,4 +79,8 @@ pub struct TraceOptions {
     pub cycle: bool,
     /// top `--only-comm`: aggregate by name instead of key.
     pub only_comm: bool,
+    /// `-g`: every event samples its callchain (as the `stack` attribute does for one);
+    /// the stacks become the session's samples (flamegraph, folded export).
+    #[serde(default)]
+    pub call_graph: bool,
 }

@@ -5,6 +5,7 @@
 //! `trace` ([`IntervalText::events_only`]) prints every event's raw line as it arrives
 //! (the session's event copies) and no table, as perf-prof's trace.
 
+use std::collections::VecDeque;
 use std::io::Write;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -14,6 +15,9 @@ use crate::engine::Engine;
 use crate::feeds::RecordOnly;
 use crate::feeds::Update;
 use crate::model::analysis::AnalysisRows;
+use crate::model::frames::FrameKind;
+use crate::model::stack::StackId;
+use crate::model::tables::ProfileTables;
 use crate::model::text::escape_controls;
 use crate::sources::clock::monotonic_ns;
 use crate::trace::event::OwnedTraceEvent;
@@ -34,6 +38,10 @@ pub struct IntervalText<W: Write> {
     evaluate: Option<(String, BoundExpr)>,
     /// The events to print at the next apply (`trace`).
     events: Vec<OwnedTraceEvent>,
+    /// `-g`: the stacks of the events with a callchain, in their order (one sample each).
+    stacks: VecDeque<StackId>,
+    /// Print each event's stack under its line (not with `--flame-graph`).
+    print_stacks: bool,
     /// Events since the start (top's title counts them all, as perf-prof).
     events_total: u64,
     reported_lost: u64,
@@ -56,6 +64,8 @@ impl<W: Write> IntervalText<W> {
             events_only: false,
             evaluate: None,
             events: Vec::new(),
+            stacks: VecDeque::new(),
+            print_stacks: true,
             events_total: 0,
             reported_lost: 0,
             realtime_offset_ns: real - i128::from(monotonic_ns()),
@@ -67,6 +77,12 @@ impl<W: Write> IntervalText<W> {
     pub fn events_only(mut self, evaluate: Option<(String, BoundExpr)>) -> Self {
         self.events_only = true;
         self.evaluate = evaluate;
+        self
+    }
+
+    /// Leave the events' stacks out of the text (`--flame-graph` collects them instead).
+    pub fn without_stacks(mut self) -> Self {
+        self.print_stacks = false;
         self
     }
 
@@ -93,6 +109,12 @@ impl<W: Write> IntervalText<W> {
                     &comm_of,
                     &fields,
                 ));
+                if !event.callchain.is_empty()
+                    && let Some(stack) = self.stacks.pop_front()
+                    && self.print_stacks
+                {
+                    text.push_str(&stack_lines(&state.tables, stack));
+                }
                 if let Some((expr_text, expr)) = &self.evaluate {
                     let value = expr.eval(&event);
                     let value = value.map_or_else(
@@ -179,6 +201,9 @@ impl<W: Write> Sink for IntervalText<W> {
                     }
                 }
                 Update::Offenders(o) => self.offenders.extend(o.pairs.iter().cloned()),
+                Update::Samples(samples) if self.events_only => {
+                    self.stacks.extend(samples.iter().map(|s| s.stack))
+                }
                 Update::Record(RecordOnly::Events(events)) if self.events_only => {
                     self.events.extend(events.iter().cloned())
                 }
@@ -205,6 +230,26 @@ impl<W: Write> Sink for IntervalText<W> {
         }
         Ok(())
     }
+}
+
+/// An event's stack under its line, leaf first, as perf-prof prints a callchain:
+/// `    function (module)` per frame (inlined ones too), the comm root left out.
+pub fn stack_lines(tables: &ProfileTables, stack: StackId) -> String {
+    let mut out = String::new();
+    for &location in tables.stacks.locations(stack).iter().rev() {
+        for line in tables.locations.get(location).lines.iter() {
+            let origin = tables.frames.origin(line.frame);
+            if origin.kind == FrameKind::Pseudo {
+                continue;
+            }
+            let name = escape_controls(tables.frames.name(line.frame)).into_owned();
+            match &origin.module {
+                Some(module) => out.push_str(&format!("    {name} ({module})\n")),
+                None => out.push_str(&format!("    {name}\n")),
+            }
+        }
+    }
+    out
 }
 
 /// `time_ns` (CLOCK_MONOTONIC) on the local wall clock, given realtime − monotonic.

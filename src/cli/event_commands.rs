@@ -9,6 +9,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 
 use crate::analyzers::options::AnalyzerKind;
+use crate::batch::folded_stacks::FoldedStacks;
 use crate::sources::tracefs::{ResolvedEvent, Tracefs, parse_selectors, resolve};
 use crate::trace::event_help::event_help;
 use crate::trace::expr::Expr;
@@ -28,6 +29,12 @@ pub struct TraceEventsArgs {
     pub host: HostArgs,
     #[command(flatten)]
     pub trace: TraceArgs,
+    /// Sample every event's callchain (kernel and user) and print it under the event.
+    #[arg(short = 'g', long = "call-graph")]
+    pub call_graph: bool,
+    /// With -g: write the events' stacks to FILE.folded instead of printing them.
+    #[arg(long = "flame-graph", value_name = "FILE", requires = "call_graph")]
+    pub flame_graph: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub tui: TuiArgs,
 }
@@ -77,7 +84,14 @@ pub fn run_trace(args: TraceEventsArgs) -> anyhow::Result<Outcome> {
     if args.trace.events.is_empty() {
         bail!("trace needs events: give them with -e sys:name[/filter/attrs/] (see `perfscope list`)");
     }
-    run_trace_command(&args.host, &args.trace.options(AnalyzerKind::Trace), &args.tui)
+    let mut options = args.trace.options(AnalyzerKind::Trace);
+    options.call_graph = args.call_graph;
+    if let Some(name) = &args.flame_graph {
+        // The folded file is written when the run ends: a text run.
+        let mut folded = FoldedStacks::new(name);
+        return run_trace_text(&args.host, &options, None, Some(&mut folded));
+    }
+    run_trace_command(&args.host, &options, &args.tui)
 }
 
 /// `list [REGEX]`: every event of `available_events` (tracepoints, and the uprobes and
@@ -130,6 +144,12 @@ pub fn run_expr(args: ExprArgs) -> anyhow::Result<Outcome> {
         than_ns: None,
         cycle: false,
         only_comm: false,
+        call_graph: false,
     };
-    run_trace_text(&args.host, &options, Some((parsed.text().to_string(), bound)))
+    run_trace_text(
+        &args.host,
+        &options,
+        Some((parsed.text().to_string(), bound)),
+        None,
+    )
 }

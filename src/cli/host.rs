@@ -190,6 +190,7 @@ impl TraceArgs {
             than_ns: self.than,
             cycle: false,
             only_comm: false,
+            call_graph: false,
         }
     }
 }

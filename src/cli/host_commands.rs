@@ -9,7 +9,8 @@ use clap::{Args, Subcommand};
 
 use crate::analyzers::options::{AnalyzerKind, TraceOptions};
 use crate::app::launch::run_tui;
-use crate::batch::headless::{self, Headless};
+use crate::batch::folded_stacks::FoldedStacks;
+use crate::batch::headless::{self, Headless, Sink};
 use crate::batch::report;
 use crate::batch::trace_text::IntervalText;
 use crate::engine::export::ExportRequest;
@@ -203,7 +204,7 @@ pub(crate) fn run_trace_command(
     tui: &TuiArgs,
 ) -> anyhow::Result<Outcome> {
     if host.no_tui {
-        return run_trace_text(host, trace, None);
+        return run_trace_text(host, trace, None, None);
     }
     let run = run_options(host)?;
     let recording = recorder(&run, host.force, "host-trace")?;
@@ -213,6 +214,8 @@ pub(crate) fn run_trace_command(
     if tui.view.is_none() {
         // An analyzer has no stacks to draw: its distributions are what there is to see.
         config.initial_view = match trace.analyzer {
+            // trace -g: the events' stacks are the session's samples.
+            AnalyzerKind::Trace if trace.call_graph => ViewKind::Flamegraph,
             AnalyzerKind::Top | AnalyzerKind::MultiTracePair | AnalyzerKind::Trace => ViewKind::Table,
             _ => ViewKind::Histogram,
         };
@@ -229,6 +232,7 @@ pub(crate) fn run_trace_text(
     host: &HostArgs,
     trace: &TraceOptions,
     evaluate: Option<(String, BoundExpr)>,
+    folded: Option<&mut FoldedStacks>,
 ) -> anyhow::Result<Outcome> {
     let run = run_options(host)?;
     let recording = recorder(&run, host.force, "host-trace")?;
@@ -238,6 +242,12 @@ pub(crate) fn run_trace_text(
     if trace.analyzer == AnalyzerKind::Trace {
         text = text.events_only(evaluate);
     }
+    let mut sinks: Vec<&mut dyn Sink> = Vec::new();
+    if let Some(folded) = folded {
+        text = text.without_stacks();
+        sinks.push(folded);
+    }
+    sinks.insert(0, &mut text);
     let outcome = headless::run(
         Box::new(feed),
         Headless {
@@ -246,7 +256,7 @@ pub(crate) fn run_trace_text(
             recording,
             progress: None,
         },
-        &mut [&mut text],
+        &mut sinks,
     )?;
     let stats = &outcome.engine.state.stats;
     eprintln!(

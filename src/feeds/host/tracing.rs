@@ -14,6 +14,7 @@ use rustc_hash::FxHashSet;
 use crate::analyzers::options::{AnalyzerKind, TraceOptions};
 use crate::analyzers::session::Analysis;
 use crate::feeds::{EventFormat, Offenders, RecordOnly, RowsUpdate, SessionStart, Update};
+use crate::model::ProfileInfo;
 use crate::model::analysis::{AnalysisRows, AnalysisSchema};
 use crate::model::threads::ThreadNames;
 use crate::sources::clock::monotonic_ns;
@@ -25,6 +26,7 @@ use crate::sources::perf_event::ring::page_size;
 use crate::sources::perf_event::targets::Target;
 use crate::sources::tracefs::{ResolvedEvent, Tracefs, parse_selectors, resolve};
 use crate::store::RecordedEventType;
+use crate::symbols::host::RootFrame;
 use crate::symbols::host::comms::read_proc_comm;
 use crate::symbols::host::kernel::KernelSymbols;
 use crate::trace::event::{EventIndex, OwnedTraceEvent};
@@ -32,6 +34,8 @@ use crate::trace::expr::Filter;
 
 use super::event_plan::{EventPlan, event_cpus, plan_events};
 use super::options::HostRunOptions;
+use super::options::SamplingOptions;
+use super::sampling::{RawItem, SampleCounters, SampleResolver, raw_item};
 use super::targets::{SessionTargets, open_targets};
 
 /// The analyzer's rows are handed over per this much event time: the finest a live window
@@ -97,6 +101,10 @@ pub struct TraceSession {
     /// Names known to have been handed over, and the ones learnt since.
     names: ThreadNames,
     named: FxHashSet<u32>,
+    /// Events' callchains as samples (`-g`, `stack`): named and interned here.
+    stacks: Option<SampleResolver>,
+    /// Records for `stacks` since the last drain, in order.
+    stack_items: Vec<RawItem>,
     /// Updates ready for the engine, in order.
     out: Vec<Update>,
     /// What the session says about itself, handed over first.
@@ -153,13 +161,14 @@ impl TraceSession {
                     Some(w) => Wakeup::WatermarkPercent(u32::from(w)),
                     None => Wakeup::default(),
                 });
-            if event.spec.stack {
+            if event.spec.stack || trace.call_graph {
                 attr = attr
                     .with_callchain()
                     .with_max_stack(event.spec.max_stack.unwrap_or(127));
             }
             attr
         };
+        let stacks = trace.call_graph || stages.iter().flatten().any(|e| e.spec.stack);
         let pages = run.ring.pages.unwrap_or(trace.analyzer.default_pages());
         let probe = *targets.targets.first().context("no targets to open events on")?;
         let plan = plan_events(stages, probe, pages * page_size(), attr_of)?;
@@ -177,7 +186,10 @@ impl TraceSession {
             .enumerate()
             .map(|(index, event)| {
                 let attr = attr_of(event);
-                if index == 0 {
+                if index == 0 && stacks {
+                    // Names and mappings (COMM, MMAP2, FORK, EXIT) to name user frames.
+                    attr.with_task_records()
+                } else if index == 0 {
                     // Names from COMM records: /proc no longer has a thread that exited
                     // before its table is printed (a short workload always has).
                     attr.with_comm_records()
@@ -270,6 +282,7 @@ impl TraceSession {
                     .collect(),
             )));
         }
+        let targets_threads = targets.threads;
         let mut session = TraceSession {
             events,
             analysis,
@@ -285,6 +298,31 @@ impl TraceSession {
             recorded: Vec::new(),
             names: ThreadNames::default(),
             named: FxHashSet::default(),
+            stacks: if stacks {
+                Some(SampleResolver::new(
+                    // Kernel and user frames, no root frame: the event's own stack.
+                    &SamplingOptions {
+                        freq_hz: 0,
+                        callchain: true,
+                        user_only: false,
+                        kernel_only: false,
+                        exclude_self: false,
+                        // Folded stacks start with the comm, as perf-prof's.
+                        root: RootFrame::Comm,
+                    },
+                    targets_threads,
+                    false,
+                    ProfileInfo {
+                        source: format!("host {}", trace.analyzer.name()),
+                        arch: Some(std::env::consts::ARCH.into()),
+                        binary: None,
+                        frequency_hz: None,
+                    },
+                )?)
+            } else {
+                None
+            },
+            stack_items: Vec::new(),
             out: Vec::new(),
             start,
         };
@@ -335,6 +373,7 @@ impl TraceSession {
             recording: self.recording,
             recorded: &mut self.recorded,
             names: &mut self.names,
+            stack_items: self.stacks.as_ref().map(|_| &mut self.stack_items),
             out: &mut self.out,
         };
         self.last_drain_records = self.events.drain_ordered(|item| sink.item(item));
@@ -343,6 +382,11 @@ impl TraceSession {
         }
         sink.flush_rows();
         sink.flush_recorded();
+        if let Some(resolver) = &mut self.stacks {
+            let mut samples = Vec::new();
+            resolver.resolve(std::mem::take(&mut self.stack_items), &mut samples);
+            resolver.tables.hand_over(samples, &mut self.out);
+        }
         self.counters.lost = self.events.lost(self.finished);
         self.out.push(Update::Lost {
             total: self.counters.lost,
@@ -451,6 +495,8 @@ struct EventSink<'a> {
     recording: bool,
     recorded: &'a mut Vec<OwnedTraceEvent>,
     names: &'a mut ThreadNames,
+    /// Where the callchains and side-band records go when events have stacks.
+    stack_items: Option<&'a mut Vec<RawItem>>,
     out: &'a mut Vec<Update>,
 }
 
@@ -458,6 +504,22 @@ impl EventSink<'_> {
     fn item(&mut self, item: Ordered<'_>) {
         match item {
             Ordered::Record(record) => {
+                if let Some(items) = &mut self.stack_items {
+                    let with_stack = match record.record {
+                        Record::Sample(s) => {
+                            !s.callchain.as_words().unwrap_or(&[]).is_empty()
+                                && self
+                                    .filters
+                                    .get(record.event.map_or(usize::MAX, |e| usize::from(e.0)))
+                                    .and_then(Option::as_ref)
+                                    .is_none_or(|f| record.trace_event().is_some_and(|e| f.matches(&e)))
+                        }
+                        _ => true,
+                    };
+                    if with_stack {
+                        raw_item(record.record, &mut SampleCounters::default(), false, 0, items);
+                    }
+                }
                 let Some(event) = record.trace_event() else {
                     if let Record::Comm(c) = &record.record {
                         let name = String::from_utf8_lossy(c.comm).into_owned();
