@@ -83,4 +83,7 @@ pub struct TraceOptions {
     /// the stacks become the session's samples (flamegraph, folded export).
     #[serde(default)]
     pub call_graph: bool,
+    /// `trace` in the TUI: each event's raw line goes to the console log (the event list).
+    #[serde(default)]
+    pub event_lines: bool,
 }

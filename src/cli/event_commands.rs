@@ -86,6 +86,8 @@ pub fn run_trace(args: TraceEventsArgs) -> anyhow::Result<Outcome> {
     }
     let mut options = args.trace.options(AnalyzerKind::Trace);
     options.call_graph = args.call_graph;
+    // The TUI lists the events in its console view.
+    options.event_lines = !args.host.no_tui && args.flame_graph.is_none();
     if let Some(name) = &args.flame_graph {
         // The folded file is written when the run ends: a text run.
         let mut folded = FoldedStacks::new(name);
@@ -145,6 +147,7 @@ pub fn run_expr(args: ExprArgs) -> anyhow::Result<Outcome> {
         cycle: false,
         only_comm: false,
         call_graph: false,
+        event_lines: false,
     };
     run_trace_text(
         &args.host,

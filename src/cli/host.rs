@@ -191,6 +191,7 @@ impl TraceArgs {
             cycle: false,
             only_comm: false,
             call_graph: false,
+            event_lines: false,
         }
     }
 }

@@ -216,12 +216,15 @@ pub(crate) fn run_trace_command(
         config.initial_view = match trace.analyzer {
             // trace -g: the events' stacks are the session's samples.
             AnalyzerKind::Trace if trace.call_graph => ViewKind::Flamegraph,
-            AnalyzerKind::Top | AnalyzerKind::MultiTracePair | AnalyzerKind::Trace => ViewKind::Table,
+            AnalyzerKind::Trace => ViewKind::Console,
+            AnalyzerKind::Top | AnalyzerKind::MultiTracePair => ViewKind::Table,
             _ => ViewKind::Histogram,
         };
     }
-    // Tracing has no guest console.
-    config.hidden_views = vec![ViewKind::Console];
+    // Tracing has no guest console; trace's console is its event list.
+    if trace.analyzer != AnalyzerKind::Trace {
+        config.hidden_views = vec![ViewKind::Console];
+    }
     run_tui(config, Box::new(feed), trace.analyzer.name()).context("the terminal UI failed")?;
     Ok(Outcome::Clean)
 }

@@ -32,6 +32,7 @@ use crate::symbols::host::kernel::KernelSymbols;
 use crate::trace::event::{EventIndex, OwnedTraceEvent};
 use crate::trace::expr::Filter;
 
+use super::event_lines::EventLines;
 use super::event_plan::{EventPlan, event_cpus, plan_events};
 use super::options::HostRunOptions;
 use super::options::SamplingOptions;
@@ -103,6 +104,8 @@ pub struct TraceSession {
     named: FxHashSet<u32>,
     /// Events' callchains as samples (`-g`, `stack`): named and interned here.
     stacks: Option<SampleResolver>,
+    /// `trace` in the TUI: events become console lines.
+    event_lines: Option<EventLines>,
     /// Records for `stacks` since the last drain, in order.
     stack_items: Vec<RawItem>,
     /// Updates ready for the engine, in order.
@@ -323,9 +326,13 @@ impl TraceSession {
                 None
             },
             stack_items: Vec::new(),
+            event_lines: None,
             out: Vec::new(),
             start,
         };
+        if trace.event_lines {
+            session.event_lines = Some(EventLines::new(&session.analysis));
+        }
         session.events.enable().context("cannot enable the events")?;
         session.targets.start_workload();
         Ok(session)
@@ -374,6 +381,7 @@ impl TraceSession {
             recorded: &mut self.recorded,
             names: &mut self.names,
             stack_items: self.stacks.as_ref().map(|_| &mut self.stack_items),
+            event_lines: self.event_lines.as_ref(),
             out: &mut self.out,
         };
         self.last_drain_records = self.events.drain_ordered(|item| sink.item(item));
@@ -497,6 +505,7 @@ struct EventSink<'a> {
     names: &'a mut ThreadNames,
     /// Where the callchains and side-band records go when events have stacks.
     stack_items: Option<&'a mut Vec<RawItem>>,
+    event_lines: Option<&'a EventLines>,
     out: &'a mut Vec<Update>,
 }
 
@@ -542,6 +551,11 @@ impl EventSink<'_> {
                 *self.cell_events += 1;
                 self.counters.events += 1;
                 self.analysis.feed(&event);
+                if let Some(lines) = self.event_lines
+                    && let Some(line) = lines.line(&event, self.names)
+                {
+                    self.out.push(line);
+                }
                 if self.recording {
                     self.recorded.push(OwnedTraceEvent::from_event(&event));
                     if self.recorded.len() >= RECORD_BATCH {
