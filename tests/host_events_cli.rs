@@ -278,7 +278,14 @@ fn trace_g_prints_each_events_stack_with_the_fixtures_frames() {
     for (n, &at) in events.iter().enumerate() {
         let end = events.get(n + 1).copied().unwrap_or(lines.len());
         let stack = &lines[at + 1..end];
-        assert!(stack.iter().all(|l| l.starts_with("    ")), "{stack:?}");
+        // `    <address %016x> function (module)`, as perf-prof prints a callchain.
+        assert!(
+            stack.iter().all(|l| l.len() > 21
+                && l.starts_with("    ")
+                && l[4..20].chars().all(|c| c.is_ascii_hexdigit())
+                && l.as_bytes()[20] == b' '),
+            "{stack:?}"
+        );
         // The leaf is the fixture's (static libc) read wrapper, named from its symbols.
         assert!(
             stack
