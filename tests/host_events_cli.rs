@@ -207,7 +207,10 @@ fn expr_evaluates_a_field_to_the_value_the_workload_wrote() {
         ],
     );
     assert!(
-        stdout.starts_with("syscalls:sys_enter_write: count * 2 + (fd == 1) : integer\n"),
+        stdout.starts_with(
+            "syscalls:sys_enter_write: count * 2 + (fd == 1) : integer\n\
+             bound: ((u64@32 * 2) + (u64@16 == 1))\n"
+        ),
         "{stdout}"
     );
     let values: Vec<&str> = stdout
@@ -243,7 +246,10 @@ fn expr_points_at_the_bad_character() {
         dir.path(),
         &["expr", "-e", "sched:sched_switch", "--compile-only", "prev_comm"],
     );
-    assert_eq!(stdout, "sched:sched_switch: prev_comm : string\n");
+    assert_eq!(
+        stdout,
+        "sched:sched_switch: prev_comm : string\nbound: str@8(prev_comm)\n"
+    );
 }
 
 #[test]

@@ -118,8 +118,8 @@ pub fn run_list(args: ListArgs) -> anyhow::Result<Outcome> {
 }
 
 /// `expr -e EVENT 'EXPR'`: compile (an error points at the character), print the
-/// expression and its type, then evaluate it on every event until the workload ends,
-/// `--duration` runs out or Ctrl-C.
+/// expression, its type and the bound form (where each field is read), then evaluate it
+/// on every event until the workload ends, `--duration` runs out or Ctrl-C.
 pub fn run_expr(args: ExprArgs) -> anyhow::Result<Outcome> {
     let tracefs = Tracefs::open()?;
     let events = resolve_text(&tracefs, &args.event)?;
@@ -134,6 +134,7 @@ pub fn run_expr(args: ExprArgs) -> anyhow::Result<Outcome> {
     let bound = parsed.bind(&event.layout).map_err(|e| anyhow::anyhow!("{e}"))?;
     let kind = if bound.is_string() { "string" } else { "integer" };
     println!("{}: {} : {kind}", event.layout.full_name(), parsed.text());
+    println!("bound: {}", bound.bound_text());
     if args.compile_only {
         return Ok(Outcome::Clean);
     }

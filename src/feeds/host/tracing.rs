@@ -246,8 +246,9 @@ impl TraceSession {
         }
         // Read before the events are enabled: no event is older.
         let started_ns = monotonic_ns();
-        // `trace` prints every event: the copies a recording keeps are what it prints.
-        let recording = run.record.is_some() || trace.analyzer == AnalyzerKind::Trace;
+        // `trace` as text prints every event: the copies a recording keeps are what it
+        // prints (in the TUI the events go to the console log instead).
+        let recording = run.record.is_some() || (trace.analyzer == AnalyzerKind::Trace && !trace.event_lines);
         let info = analysis.info();
         let mut start = vec![
             Update::Start(SessionStart {
