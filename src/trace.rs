@@ -7,4 +7,5 @@
 //! nothing above it (sources, analyzers, live, …) — they import it.
 
 pub mod event;
+pub mod event_help;
 pub mod expr;

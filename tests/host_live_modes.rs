@@ -55,6 +55,8 @@ fn start(dir: &Path) -> (App, Receiver<AppEvent>) {
         cycle: false,
         only_comm: false,
         period_ns: None,
+        call_graph: false,
+        event_lines: false,
     };
     let feed = HostTraceFeed::start(&run, &trace).expect("a syscalls session (run as root)");
     let config = AppConfig {

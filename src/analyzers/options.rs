@@ -21,6 +21,9 @@ pub enum AnalyzerKind {
     PercpuStat,
     /// Page faults per thread and address region.
     PageFaults,
+    /// perf-prof's `trace`: every event printed by its print fmt; the rows count the
+    /// events per thread and event (top's table), so the views have a table to show.
+    Trace,
 }
 
 impl AnalyzerKind {
@@ -34,6 +37,7 @@ impl AnalyzerKind {
             AnalyzerKind::Hrcount => "hrcount",
             AnalyzerKind::PercpuStat => "percpu-stat",
             AnalyzerKind::PageFaults => "page-faults",
+            AnalyzerKind::Trace => "trace",
         }
     }
 
@@ -56,6 +60,7 @@ impl AnalyzerKind {
             AnalyzerKind::Hrcount,
             AnalyzerKind::PercpuStat,
             AnalyzerKind::PageFaults,
+            AnalyzerKind::Trace,
         ]
         .into_iter()
         .find(|k| k.key() == key)
@@ -67,6 +72,9 @@ impl AnalyzerKind {
             // stat/hrcount: every event is a record here (perf-prof reads counters), and
             // page faults come in bursts of thousands: the tracing analyzers' 64.
             AnalyzerKind::Top => 4,
+            // perf-prof's trace uses 2; every event is copied out, so a wider ring loses
+            // fewer of them between two drains.
+            AnalyzerKind::Trace => 16,
             _ => 64,
         }
     }
@@ -89,6 +97,13 @@ pub struct TraceOptions {
     pub cycle: bool,
     /// top `--only-comm`: aggregate by name instead of key.
     pub only_comm: bool,
+    /// `-g`: every event samples its callchain (as the `stack` attribute does for one);
+    /// the stacks become the session's samples (flamegraph, folded export).
+    #[serde(default)]
+    pub call_graph: bool,
+    /// `trace` in the TUI: each event's raw line goes to the console log (the event list).
+    #[serde(default)]
+    pub event_lines: bool,
     /// stat/hrcount `--period`: the counts' time resolution (ns); `None` = the interval
     /// (stat) or a tenth of it (hrcount).
     #[serde(default)]

@@ -88,7 +88,7 @@ impl Analysis {
             AnalyzerKind::MultiTraceDelay | AnalyzerKind::MultiTracePair => {
                 Kind::MultiTrace(multi_trace(options, stages, &layouts, threads)?)
             }
-            AnalyzerKind::Top => {
+            AnalyzerKind::Top | AnalyzerKind::Trace => {
                 let (config, key_printer) = top_config(options, &events)?;
                 printkey = key_printer;
                 Kind::Top(TopAnalyzer::new(config)?)

@@ -1,8 +1,10 @@
 //! Headless commands for scripts and CI: the engine run to the end ([`headless`]) for
 //! `perfscope report`, `open --no-tui` and the `--no-tui` runs of live sessions, with
-//! perf-prof's interval text for tracepoint analyzers ([`trace_text`]); `perfscope diff`.
+//! perf-prof's interval text for tracepoint analyzers ([`trace_text`]) and trace's
+//! `--flame-graph` file ([`folded_stacks`]); `perfscope diff`.
 
 pub mod diff;
+pub mod folded_stacks;
 pub mod headless;
 pub mod progress;
 pub mod report;

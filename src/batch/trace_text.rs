@@ -2,17 +2,27 @@
 //! terminal): a sink of the engine that adds up the analysis rows of each `-i` interval
 //! (or of the whole run) and prints them as perf-prof does — the `--than` offenders as raw
 //! event lines first, then the table — with a lost-events note on stderr per interval.
+//! `trace` ([`IntervalText::events_only`]) prints every event's raw line as it arrives
+//! (the session's event copies) and no table, as perf-prof's trace.
 
+use std::collections::VecDeque;
 use std::io::Write;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::analyzers::latency::SlowPair;
 use crate::analyzers::text::{self, TextStyle, WallClock};
 use crate::engine::Engine;
+use crate::feeds::RecordOnly;
 use crate::feeds::Update;
 use crate::model::analysis::{AnalysisRows, AnalysisSchema};
+use crate::model::frames::FrameKind;
 use crate::model::period_counts::PeriodCounts;
+use crate::model::stack::StackId;
+use crate::model::tables::ProfileTables;
+use crate::model::text::escape_controls;
 use crate::sources::clock::monotonic_ns;
+use crate::trace::event::OwnedTraceEvent;
+use crate::trace::expr::BoundExpr;
 
 use super::headless::Sink;
 
@@ -23,6 +33,16 @@ pub struct IntervalText<W: Write> {
     next_print: Option<Instant>,
     rows: Option<AnalysisRows>,
     offenders: Vec<SlowPair>,
+    /// `trace`: print the events, not the table.
+    events_only: bool,
+    /// `expr`: the expression (text, compiled) printed after each event.
+    evaluate: Option<(String, BoundExpr)>,
+    /// The events to print at the next apply (`trace`).
+    events: Vec<OwnedTraceEvent>,
+    /// `-g`: the stacks of the events with a callchain, in their order (one sample each).
+    stacks: VecDeque<StackId>,
+    /// Print each event's stack under its line (not with `--flame-graph`).
+    print_stacks: bool,
     /// Events since the start (top's title counts them all, as perf-prof).
     events_total: u64,
     reported_lost: u64,
@@ -42,13 +62,82 @@ impl<W: Write> IntervalText<W> {
             next_print: interval.map(|i| Instant::now() + i),
             rows: None,
             offenders: Vec::new(),
+            events_only: false,
+            evaluate: None,
+            events: Vec::new(),
+            stacks: VecDeque::new(),
+            print_stacks: true,
             events_total: 0,
             reported_lost: 0,
             realtime_offset_ns: real - i128::from(monotonic_ns()),
         }
     }
 
+    /// Print each event's raw line instead of the tables (perf-prof's `trace`); with
+    /// `evaluate` (`expr`), each line is followed by `    TEXT = value`.
+    pub fn events_only(mut self, evaluate: Option<(String, BoundExpr)>) -> Self {
+        self.events_only = true;
+        self.evaluate = evaluate;
+        self
+    }
+
+    /// Leave the events' stacks out of the text (`--flame-graph` collects them instead).
+    pub fn without_stacks(mut self) -> Self {
+        self.print_stacks = false;
+        self
+    }
+
+    /// The events received since the last apply, one raw line each.
+    fn print_events(&mut self, engine: &Engine) -> anyhow::Result<()> {
+        let state = &engine.state;
+        let events = std::mem::take(&mut self.events);
+        let Some(format) = &state.event_format else {
+            return Ok(());
+        };
+        let comm_of = |tid: u32| state.threads.name(tid);
+        let fields = |e: &crate::trace::event::TraceEvent<'_>, l: &crate::trace::event::EventLayout| {
+            format.printer.fields_text(e, l)
+        };
+        let mut text = String::new();
+        for owned in &events {
+            let event = owned.as_event();
+            if let Some(layout) = format.layouts.get(usize::from(event.event.0)) {
+                text.push_str(&text::event_line(
+                    &wall_of(self.realtime_offset_ns, event.time_ns),
+                    ' ',
+                    &event,
+                    layout,
+                    &comm_of,
+                    &fields,
+                ));
+                if !event.callchain.is_empty()
+                    && let Some(stack) = self.stacks.pop_front()
+                    && self.print_stacks
+                {
+                    text.push_str(&stack_lines(&state.tables, stack, event.callchain));
+                }
+                if let Some((expr_text, expr)) = &self.evaluate {
+                    let value = expr.eval(&event);
+                    let value = value.map_or_else(
+                        || "(none)".to_string(),
+                        |v| escape_controls(&v.to_string()).into_owned(),
+                    );
+                    text.push_str(&format!("    {expr_text} = {value}\n"));
+                }
+            }
+        }
+        self.out.write_all(text.as_bytes())?;
+        self.out.flush()?;
+        Ok(())
+    }
+
     fn print(&mut self, engine: &Engine, finished: bool) -> anyhow::Result<()> {
+        if self.events_only {
+            self.rows = None;
+            self.print_events(engine)?;
+            self.report_lost(engine, &WallClock::local(SystemTime::now()));
+            return Ok(());
+        }
         let state = &engine.state;
         let Some(info) = &state.analysis else {
             return Ok(());
@@ -86,17 +175,23 @@ impl<W: Write> IntervalText<W> {
         ));
         self.out.write_all(text.as_bytes())?;
         self.out.flush()?;
+        self.report_lost(engine, &now);
+        Ok(())
+    }
+
+    /// The lost-events note on stderr, when records were lost since the last one.
+    fn report_lost(&mut self, engine: &Engine, now: &WallClock) {
+        let state = &engine.state;
         let lost = state.stats.lost;
         if lost > self.reported_lost {
+            let name = state.analysis.as_ref().map_or("", |a| a.name.as_str());
             eprintln!(
-                "{}{}: lost {} events ({lost} total)",
+                "{}{name}: lost {} events ({lost} total)",
                 now.prefix(),
-                info.name,
                 lost - self.reported_lost
             );
             self.reported_lost = lost;
         }
-        Ok(())
     }
 }
 
@@ -112,12 +207,22 @@ impl<W: Write> Sink for IntervalText<W> {
                     }
                 }
                 Update::Offenders(o) => self.offenders.extend(o.pairs.iter().cloned()),
+                Update::Samples(samples) if self.events_only => {
+                    self.stacks.extend(samples.iter().map(|s| s.stack))
+                }
+                Update::Record(RecordOnly::Events(events)) if self.events_only => {
+                    self.events.extend(events.iter().cloned())
+                }
                 _ => {}
             }
         }
     }
 
     fn applied(&mut self, engine: &Engine, finished: bool) -> anyhow::Result<()> {
+        if self.events_only && !self.events.is_empty() {
+            // perf-prof's trace prints each event as it is read, not per interval.
+            self.print_events(engine)?;
+        }
         if let (Some(at), Some(interval)) = (self.next_print, self.interval)
             && Instant::now() >= at
             && !finished
@@ -154,6 +259,54 @@ fn hold_running_period(
         }
     });
     (!held.counts.is_empty()).then_some(AnalysisRows::Periods(held))
+}
+
+/// Callchain words at or above this are `PERF_CONTEXT_*` markers, not addresses.
+const CONTEXT_MARKERS: u64 = (-4095i64) as u64;
+
+/// An event's stack under its line, leaf first, as perf-prof prints a callchain:
+/// `    <address %016x> function (module)` per frame (inlined ones too, at their caller's
+/// address), the comm root left out. `callchain` is the event's raw chain: its addresses
+/// are the stack's locations leaf first, one each; when they do not line up (a chain the
+/// resolver could not read), the frames print without addresses.
+pub fn stack_lines(tables: &ProfileTables, stack: StackId, callchain: &[u64]) -> String {
+    let locations: Vec<_> = tables
+        .stacks
+        .locations(stack)
+        .iter()
+        .rev()
+        .filter(|&&l| {
+            let lines = &tables.locations.get(l).lines;
+            !lines
+                .iter()
+                .all(|line| tables.frames.origin(line.frame).kind == FrameKind::Pseudo)
+        })
+        .collect();
+    let addresses: Vec<u64> = callchain
+        .iter()
+        .copied()
+        .filter(|&ip| ip < CONTEXT_MARKERS)
+        .collect();
+    let aligned = addresses.len() == locations.len();
+    let mut out = String::new();
+    for (i, &&location) in locations.iter().enumerate() {
+        for line in tables.locations.get(location).lines.iter() {
+            let origin = tables.frames.origin(line.frame);
+            if origin.kind == FrameKind::Pseudo {
+                continue;
+            }
+            out.push_str("    ");
+            if aligned {
+                out.push_str(&format!("{:016x} ", addresses[i]));
+            }
+            out.push_str(&escape_controls(tables.frames.name(line.frame)));
+            if let Some(module) = &origin.module {
+                out.push_str(&format!(" ({module})"));
+            }
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// `time_ns` (CLOCK_MONOTONIC) on the local wall clock, given realtime − monotonic.

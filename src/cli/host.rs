@@ -191,6 +191,8 @@ impl TraceArgs {
             cycle: false,
             only_comm: false,
             period_ns: None,
+            call_graph: false,
+            event_lines: false,
         }
     }
 }

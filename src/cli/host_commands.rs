@@ -9,7 +9,8 @@ use clap::{Args, Subcommand};
 
 use crate::analyzers::options::{AnalyzerKind, COUNTER_INTERVAL_MS, TraceOptions};
 use crate::app::launch::run_tui;
-use crate::batch::headless::{self, Headless};
+use crate::batch::folded_stacks::FoldedStacks;
+use crate::batch::headless::{self, Headless, Sink};
 use crate::batch::report;
 use crate::batch::trace_text::IntervalText;
 use crate::engine::export::ExportRequest;
@@ -19,8 +20,10 @@ use crate::feeds::host::tracing_feed::HostTraceFeed;
 use crate::model::Selection;
 use crate::sources::perf_event::software::spell_software_selectors;
 use crate::store::{Recorder, SessionMeta};
+use crate::trace::expr::BoundExpr;
 use crate::views::ViewKind;
 
+use super::event_commands::{self, ExprArgs, ListArgs, TraceEventsArgs};
 use super::exit::Outcome;
 use super::host::{HostArgs, ImplArg, MultiTraceArgs, SamplingArgs, TraceArgs};
 use super::tui::TuiArgs;
@@ -39,6 +42,13 @@ pub enum HostCommand {
     Rundelay(TraceCommandArgs),
     /// Delay (or pairing) between events of consecutive -e stages, matched by key.
     MultiTrace(MultiTraceCommandArgs),
+    /// Print every event by its print fmt (perf-prof's trace); `trace -e EVENT help`
+    /// lists the event's fields.
+    Trace(TraceEventsArgs),
+    /// The tracepoints and probes tracefs has, filtered by a regular expression.
+    List(ListArgs),
+    /// Compile an expression against an event's format and evaluate it on live events.
+    Expr(ExprArgs),
     /// Count each -e event per interval (per --period columns), per CPU or thread with
     /// --perins: perf-prof's `stat` (`-e sched:sched_switch -i 1000`).
     Stat(CounterCommandArgs),
@@ -166,6 +176,9 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
         HostCommand::PercpuStat(a) => {
             run_trace_command(&a.host, &a.options(AnalyzerKind::PercpuStat), &a.tui)
         }
+        HostCommand::Trace(a) => event_commands::run_trace(a),
+        HostCommand::List(a) => event_commands::run_list(a),
+        HostCommand::Expr(a) => event_commands::run_expr(a),
     }
 }
 
@@ -235,38 +248,25 @@ fn run_sampling(host: &HostArgs, sampling: &SamplingArgs, tui: &TuiArgs) -> anyh
     Ok(Outcome::Clean)
 }
 
-fn run_trace_command(host: &HostArgs, trace: &TraceOptions, tui: &TuiArgs) -> anyhow::Result<Outcome> {
+pub(crate) fn run_trace_command(
+    host: &HostArgs,
+    trace: &TraceOptions,
+    tui: &TuiArgs,
+) -> anyhow::Result<Outcome> {
+    if host.no_tui {
+        return run_trace_text(host, trace, None, None);
+    }
     let run = run_options(host)?;
     let recording = recorder(&run, host.force, "host-trace")?;
     let feed = HostTraceFeed::start(&run, trace)?;
-    if host.no_tui {
-        let started = Instant::now();
-        let mut text = IntervalText::new(std::io::stdout(), trace.interval);
-        let outcome = headless::run(
-            Box::new(feed),
-            Headless {
-                selection: Selection::all(),
-                export: None,
-                recording,
-                progress: None,
-            },
-            &mut [&mut text],
-        )?;
-        let stats = &outcome.engine.state.stats;
-        eprintln!(
-            "perfscope {}: read {} events, lost {} events in {:.2} s",
-            trace.analyzer.name(),
-            stats.events,
-            stats.lost,
-            started.elapsed().as_secs_f64(),
-        );
-        return Outcome::of_headless(&outcome);
-    }
     let mut config = tui.config(export_request(&run), Selection::all())?;
     config.recording = recording;
     if tui.view.is_none() {
         // An analyzer has no stacks to draw: its distributions are what there is to see.
         config.initial_view = match trace.analyzer {
+            // trace -g: the events' stacks are the session's samples.
+            AnalyzerKind::Trace if trace.call_graph => ViewKind::Flamegraph,
+            AnalyzerKind::Trace => ViewKind::Console,
             AnalyzerKind::Top
             | AnalyzerKind::MultiTracePair
             | AnalyzerKind::Stat
@@ -276,8 +276,53 @@ fn run_trace_command(host: &HostArgs, trace: &TraceOptions, tui: &TuiArgs) -> an
             _ => ViewKind::Histogram,
         };
     }
-    // Tracing has no guest console.
-    config.hidden_views = vec![ViewKind::Console];
+    // Tracing has no guest console; trace's console is its event list.
+    if trace.analyzer != AnalyzerKind::Trace {
+        config.hidden_views = vec![ViewKind::Console];
+    }
     run_tui(config, Box::new(feed), trace.analyzer.name()).context("the terminal UI failed")?;
     Ok(Outcome::Clean)
+}
+
+/// A tracepoint session printed as text: perf-prof's tables per interval, or (`trace`,
+/// `expr`) every event's raw line — with `evaluate`, followed by that expression's value.
+pub(crate) fn run_trace_text(
+    host: &HostArgs,
+    trace: &TraceOptions,
+    evaluate: Option<(String, BoundExpr)>,
+    folded: Option<&mut FoldedStacks>,
+) -> anyhow::Result<Outcome> {
+    let run = run_options(host)?;
+    let recording = recorder(&run, host.force, "host-trace")?;
+    let feed = HostTraceFeed::start(&run, trace)?;
+    let started = Instant::now();
+    let mut text = IntervalText::new(std::io::stdout(), trace.interval);
+    if trace.analyzer == AnalyzerKind::Trace {
+        text = text.events_only(evaluate);
+    }
+    let mut sinks: Vec<&mut dyn Sink> = Vec::new();
+    if let Some(folded) = folded {
+        text = text.without_stacks();
+        sinks.push(folded);
+    }
+    sinks.insert(0, &mut text);
+    let outcome = headless::run(
+        Box::new(feed),
+        Headless {
+            selection: Selection::all(),
+            export: None,
+            recording,
+            progress: None,
+        },
+        &mut sinks,
+    )?;
+    let stats = &outcome.engine.state.stats;
+    eprintln!(
+        "perfscope {}: read {} events, lost {} events in {:.2} s",
+        trace.analyzer.name(),
+        stats.events,
+        stats.lost,
+        started.elapsed().as_secs_f64(),
+    );
+    Outcome::of_headless(&outcome)
 }

@@ -6,9 +6,11 @@
 //! - [`recorded`], [`recorded_commands`]: `report`, `diff`, `open`, `sql` (recorded inputs).
 //! - [`qemu_command`]: `qemu` (a guest kernel under QEMU with the sampling plugin).
 //! - [`host`], [`host_commands`]: `top`, `profile`, `syscalls`, `rundelay`, `multi-trace`.
+//! - [`event_commands`]: `trace`, `list`, `expr` (tracepoint events themselves).
 //! - [`tui`]: the terminal UI's flags; [`units`]: perf-prof's number syntax.
 //! - [`exit`]: the exit codes every subcommand shares and the outcome each returns.
 
+pub mod event_commands;
 pub mod exit;
 pub mod host;
 pub mod host_commands;

@@ -2,6 +2,7 @@
 //! that drains the rings promptly (so the kernel loses as little as possible) and hands
 //! typed batches to the engine.
 
+pub mod event_lines;
 pub mod event_plan;
 pub mod options;
 pub mod sampling;

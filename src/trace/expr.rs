@@ -34,6 +34,7 @@
 mod ast;
 mod bind;
 pub mod ctype;
+mod describe;
 mod eval;
 mod filter;
 pub mod glob;
@@ -224,6 +225,12 @@ impl BoundExpr {
     pub fn with_symbolizer(mut self, lookup: Arc<Symbolizer>) -> Self {
         self.symbolizer = Some(lookup);
         self
+    }
+
+    /// The compiled tree as text: fields as `u32@24` (size and offset in the record),
+    /// operators parenthesised, unsigned forms marked (`<u`), for `perfscope expr`.
+    pub fn bound_text(&self) -> String {
+        describe::bound(&self.root)
     }
 
     /// Whether the expression gives a string (`comm`, `printf(...)`) rather than a number.

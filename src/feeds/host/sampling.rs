@@ -201,7 +201,7 @@ impl SampleSession {
 }
 
 /// One record as the resolver wants it (`None` for what it does not need).
-fn raw_item(
+pub(super) fn raw_item(
     record: Record<'_>,
     counters: &mut SampleCounters,
     exclude_self: bool,

@@ -14,6 +14,7 @@ use rustc_hash::FxHashSet;
 use crate::analyzers::options::{AnalyzerKind, TraceOptions};
 use crate::analyzers::session::Analysis;
 use crate::feeds::{EventFormat, Offenders, RecordOnly, RowsUpdate, SessionStart, Update};
+use crate::model::ProfileInfo;
 use crate::model::analysis::{AnalysisRows, AnalysisSchema};
 use crate::model::threads::ThreadNames;
 use crate::sources::clock::monotonic_ns;
@@ -27,13 +28,17 @@ use crate::sources::perf_event::software::{SOFTWARE_SYSTEM, software_event_of, s
 use crate::sources::perf_event::targets::Target;
 use crate::sources::tracefs::{ResolvedEvent, Tracefs, bind_event, parse_selectors, resolve};
 use crate::store::RecordedEventType;
+use crate::symbols::host::RootFrame;
 use crate::symbols::host::comms::read_proc_comm;
 use crate::symbols::host::kernel::KernelSymbols;
 use crate::trace::event::{EventIndex, OwnedTraceEvent};
 use crate::trace::expr::Filter;
 
+use super::event_lines::EventLines;
 use super::event_plan::{EventPlan, event_cpus, plan_events};
 use super::options::HostRunOptions;
+use super::options::SamplingOptions;
+use super::sampling::{RawItem, SampleCounters, SampleResolver, raw_item};
 use super::targets::{SessionTargets, open_targets};
 
 /// The analyzer's rows are handed over per this much event time: the finest a live window
@@ -119,6 +124,12 @@ pub struct TraceSession {
     /// Names known to have been handed over, and the ones learnt since.
     names: ThreadNames,
     named: FxHashSet<u32>,
+    /// Events' callchains as samples (`-g`, `stack`): named and interned here.
+    stacks: Option<SampleResolver>,
+    /// `trace` in the TUI: events become console lines.
+    event_lines: Option<EventLines>,
+    /// Records for `stacks` since the last drain, in order.
+    stack_items: Vec<RawItem>,
     /// Updates ready for the engine, in order.
     out: Vec<Update>,
     /// What the session says about itself, handed over first.
@@ -187,13 +198,14 @@ impl TraceSession {
                 Some(w) => Wakeup::WatermarkPercent(u32::from(w)),
                 None => Wakeup::default(),
             });
-            if event.spec.stack {
+            if event.spec.stack || trace.call_graph {
                 attr = attr
                     .with_callchain()
                     .with_max_stack(event.spec.max_stack.unwrap_or(127));
             }
             attr
         };
+        let stacks = trace.call_graph || stages.iter().flatten().any(|e| e.spec.stack);
         let pages = run.ring.pages.unwrap_or(trace.analyzer.default_pages());
         let probe = *targets.targets.first().context("no targets to open events on")?;
         let plan = plan_events(stages, probe, pages * page_size(), attr_of)?;
@@ -211,7 +223,10 @@ impl TraceSession {
             .enumerate()
             .map(|(index, event)| {
                 let attr = attr_of(event);
-                if index == 0 {
+                if index == 0 && stacks {
+                    // Names and mappings (COMM, MMAP2, FORK, EXIT) to name user frames.
+                    attr.with_task_records()
+                } else if index == 0 {
                     // Names from COMM records: /proc no longer has a thread that exited
                     // before its table is printed (a short workload always has).
                     attr.with_comm_records()
@@ -253,7 +268,7 @@ impl TraceSession {
             filters.push(user_filter);
         }
         let mut analysis = Analysis::build(trace, &stages, targets.threads)?;
-        if trace.than_ns.is_some() {
+        if trace.than_ns.is_some() || trace.analyzer == AnalyzerKind::Trace {
             // Raw event lines name `%pS` addresses from this boot's kallsyms (a replay,
             // maybe after a reboot, prints them in hex rather than guess).
             match KernelSymbols::load(Path::new("/proc/kallsyms")) {
@@ -265,7 +280,9 @@ impl TraceSession {
         }
         // Read before the events are enabled: no event is older.
         let started_ns = monotonic_ns();
-        let recording = run.record.is_some();
+        // `trace` as text prints every event: the copies a recording keeps are what it
+        // prints (in the TUI the events go to the console log instead).
+        let recording = run.record.is_some() || (trace.analyzer == AnalyzerKind::Trace && !trace.event_lines);
         let info = analysis.info();
         let mut start = vec![
             Update::Start(SessionStart {
@@ -303,6 +320,7 @@ impl TraceSession {
                     .collect(),
             )));
         }
+        let targets_threads = targets.threads;
         let mut session = TraceSession {
             events,
             analysis,
@@ -318,9 +336,38 @@ impl TraceSession {
             recorded: Vec::new(),
             names: ThreadNames::default(),
             named: FxHashSet::default(),
+            stacks: if stacks {
+                Some(SampleResolver::new(
+                    // Kernel and user frames, no root frame: the event's own stack.
+                    &SamplingOptions {
+                        freq_hz: 0,
+                        callchain: true,
+                        user_only: false,
+                        kernel_only: false,
+                        exclude_self: false,
+                        // Folded stacks start with the comm, as perf-prof's.
+                        root: RootFrame::Comm,
+                    },
+                    targets_threads,
+                    false,
+                    ProfileInfo {
+                        source: format!("host {}", trace.analyzer.name()),
+                        arch: Some(std::env::consts::ARCH.into()),
+                        binary: None,
+                        frequency_hz: None,
+                    },
+                )?)
+            } else {
+                None
+            },
+            stack_items: Vec::new(),
+            event_lines: None,
             out: Vec::new(),
             start,
         };
+        if trace.event_lines {
+            session.event_lines = Some(EventLines::new(&session.analysis));
+        }
         session.events.enable().context("cannot enable the events")?;
         session.targets.start_workload();
         Ok(session)
@@ -368,6 +415,8 @@ impl TraceSession {
             recording: self.recording,
             recorded: &mut self.recorded,
             names: &mut self.names,
+            stack_items: self.stacks.as_ref().map(|_| &mut self.stack_items),
+            event_lines: self.event_lines.as_ref(),
             out: &mut self.out,
         };
         self.last_drain_records = self.events.drain_ordered(|item| sink.item(item));
@@ -376,6 +425,11 @@ impl TraceSession {
         }
         sink.flush_rows();
         sink.flush_recorded();
+        if let Some(resolver) = &mut self.stacks {
+            let mut samples = Vec::new();
+            resolver.resolve(std::mem::take(&mut self.stack_items), &mut samples);
+            resolver.tables.hand_over(samples, &mut self.out);
+        }
         self.counters.lost = self.events.lost(self.finished);
         self.out.push(Update::Lost {
             total: self.counters.lost,
@@ -485,6 +539,9 @@ struct EventSink<'a> {
     recording: bool,
     recorded: &'a mut Vec<OwnedTraceEvent>,
     names: &'a mut ThreadNames,
+    /// Where the callchains and side-band records go when events have stacks.
+    stack_items: Option<&'a mut Vec<RawItem>>,
+    event_lines: Option<&'a EventLines>,
     out: &'a mut Vec<Update>,
 }
 
@@ -492,6 +549,22 @@ impl EventSink<'_> {
     fn item(&mut self, item: Ordered<'_>) {
         match item {
             Ordered::Record(record) => {
+                if let Some(items) = &mut self.stack_items {
+                    let with_stack = match record.record {
+                        Record::Sample(s) => {
+                            !s.callchain.as_words().unwrap_or(&[]).is_empty()
+                                && self
+                                    .filters
+                                    .get(record.event.map_or(usize::MAX, |e| usize::from(e.0)))
+                                    .and_then(Option::as_ref)
+                                    .is_none_or(|f| record.trace_event().is_some_and(|e| f.matches(&e)))
+                        }
+                        _ => true,
+                    };
+                    if with_stack {
+                        raw_item(record.record, &mut SampleCounters::default(), false, 0, items);
+                    }
+                }
                 let Some(event) = record.trace_event() else {
                     if let Record::Comm(c) = &record.record {
                         let name = String::from_utf8_lossy(c.comm).into_owned();
@@ -514,6 +587,11 @@ impl EventSink<'_> {
                 *self.cell_events += 1;
                 self.counters.events += 1;
                 self.analysis.feed(&event);
+                if let Some(lines) = self.event_lines
+                    && let Some(line) = lines.line(&event, self.names)
+                {
+                    self.out.push(line);
+                }
                 if self.recording {
                     self.recorded.push(OwnedTraceEvent::from_event(&event));
                     if self.recorded.len() >= RECORD_BATCH {

@@ -388,3 +388,20 @@ fn bound_expressions_and_filters_cross_threads() {
     send_sync::<Filter>();
     send_sync::<Expr>();
 }
+
+#[test]
+fn bound_text_shows_where_fields_are_read_and_which_operators_are_unsigned() {
+    let switch = layout("sched/sched_switch");
+    let bound = |text: &str| Expr::parse(text).unwrap().bind(&switch).unwrap().bound_text();
+    // prev_pid: pid_t (4 bytes, signed) at offset 24; prev_state: long at 32.
+    assert_eq!(
+        bound("prev_pid * 2 + (next_pid == 1)"),
+        "((s32@24 * 2) + (s32@56 == 1))"
+    );
+    assert_eq!(bound("(u64)prev_state < 5"), "((u64)s64@32 <u 5)");
+    assert_eq!(
+        bound("prev_comm ~ \"kworker*\""),
+        "(str@8(prev_comm) ~ \"kworker*\")"
+    );
+    assert_eq!(bound("_cpu ? -_pid : !_tid"), "(_cpu ? -_pid : !_tid)");
+}

@@ -1,0 +1,160 @@
+//! The commands about tracepoint events themselves: `trace` (print every event by its
+//! print fmt, or `trace -e EVENT help`: its fields), `list [REGEX]` (the tracepoints and
+//! probes tracefs has) and `expr -e EVENT 'EXPR'` (an expression compiled against the
+//! event's format, then evaluated on each live event: a developer's check).
+
+use std::io::Write;
+
+use anyhow::{Context, bail};
+use clap::Args;
+
+use crate::analyzers::options::AnalyzerKind;
+use crate::batch::folded_stacks::FoldedStacks;
+use crate::sources::tracefs::{ResolvedEvent, Tracefs, parse_selectors, resolve};
+use crate::trace::event_help::event_help;
+use crate::trace::expr::Expr;
+
+use super::exit::Outcome;
+use super::host::{HostArgs, TraceArgs};
+use super::host_commands::{run_trace_command, run_trace_text};
+use super::tui::TuiArgs;
+
+#[derive(Args)]
+pub struct TraceEventsArgs {
+    /// `help`: list the -e event's fields (name, C type, offset, size) and a ready
+    /// command line, then exit.
+    #[arg(id = "help_word", value_name = "help", value_parser = ["help"])]
+    pub help_word: Option<String>,
+    #[command(flatten)]
+    pub host: HostArgs,
+    #[command(flatten)]
+    pub trace: TraceArgs,
+    /// Sample every event's callchain (kernel and user) and print it under the event.
+    #[arg(short = 'g', long = "call-graph")]
+    pub call_graph: bool,
+    /// With -g: write the events' stacks to FILE.folded instead of printing them.
+    #[arg(long = "flame-graph", value_name = "FILE", requires = "call_graph")]
+    pub flame_graph: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub tui: TuiArgs,
+}
+
+#[derive(Args)]
+pub struct ListArgs {
+    /// Only the events whose `sys:name` matches this regular expression.
+    #[arg(value_name = "REGEX")]
+    pub pattern: Option<String>,
+}
+
+#[derive(Args)]
+pub struct ExprArgs {
+    /// The event the expression is compiled against (`sys:name[/filter/]`).
+    #[arg(short = 'e', long = "event", value_name = "EVENT", required = true)]
+    pub event: String,
+    /// The expression: fields of the event, `_cpu _pid _tid _time`, C operators,
+    /// `printf`, `ksymbol`, … (the language of `key=`, `top-by=` and filters).
+    #[arg(value_name = "EXPRESSION")]
+    pub expression: String,
+    /// Only compile and print the bound expression; do not open the event.
+    #[arg(long)]
+    pub compile_only: bool,
+    #[command(flatten)]
+    pub host: HostArgs,
+}
+
+/// The events one `-e` text names.
+fn resolve_text(tracefs: &Tracefs, text: &str) -> anyhow::Result<Vec<ResolvedEvent>> {
+    let specs = parse_selectors(text).map_err(|e| anyhow::anyhow!("{e}"))?;
+    resolve(tracefs, &specs).map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+pub fn run_trace(args: TraceEventsArgs) -> anyhow::Result<Outcome> {
+    if args.help_word.is_some() {
+        let Some(text) = args.trace.events.first() else {
+            bail!("`trace help` needs the event: `perfscope trace -e sys:name help`");
+        };
+        let tracefs = Tracefs::open()?;
+        let mut out = String::new();
+        for event in resolve_text(&tracefs, text)? {
+            out.push_str(&event_help(&event.layout, "trace"));
+        }
+        std::io::stdout().write_all(out.as_bytes())?;
+        return Ok(Outcome::Clean);
+    }
+    if args.trace.events.is_empty() {
+        bail!("trace needs events: give them with -e sys:name[/filter/attrs/] (see `perfscope list`)");
+    }
+    let mut options = args.trace.options(AnalyzerKind::Trace);
+    options.call_graph = args.call_graph;
+    // The TUI lists the events in its console view.
+    options.event_lines = !args.host.no_tui && args.flame_graph.is_none();
+    if let Some(name) = &args.flame_graph {
+        // The folded file is written when the run ends: a text run.
+        let mut folded = FoldedStacks::new(name);
+        return run_trace_text(&args.host, &options, None, Some(&mut folded));
+    }
+    run_trace_command(&args.host, &options, &args.tui)
+}
+
+/// `list [REGEX]`: every event of `available_events` (tracepoints, and the uprobes and
+/// kprobes defined in tracefs) whose `sys:name` matches, in the kernel's order.
+pub fn run_list(args: ListArgs) -> anyhow::Result<Outcome> {
+    let pattern = args
+        .pattern
+        .as_deref()
+        .map(regex::Regex::new)
+        .transpose()
+        .context("list: the pattern is not a regular expression (e.g. `sched:.*wake`)")?;
+    let tracefs = Tracefs::open()?;
+    let mut out = String::new();
+    for event in tracefs.events() {
+        if pattern.as_ref().is_none_or(|p| p.is_match(event)) {
+            out.push_str(event);
+            out.push('\n');
+        }
+    }
+    std::io::stdout().write_all(out.as_bytes())?;
+    Ok(Outcome::Clean)
+}
+
+/// `expr -e EVENT 'EXPR'`: compile (an error points at the character), print the
+/// expression, its type and the bound form (where each field is read), then evaluate it
+/// on every event until the workload ends, `--duration` runs out or Ctrl-C.
+pub fn run_expr(args: ExprArgs) -> anyhow::Result<Outcome> {
+    let tracefs = Tracefs::open()?;
+    let events = resolve_text(&tracefs, &args.event)?;
+    let [event] = events.as_slice() else {
+        bail!(
+            "expr compiles against one event; `{}` names {}",
+            args.event,
+            events.len()
+        );
+    };
+    let parsed = Expr::parse(&args.expression).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let bound = parsed.bind(&event.layout).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let kind = if bound.is_string() { "string" } else { "integer" };
+    println!("{}: {} : {kind}", event.layout.full_name(), parsed.text());
+    println!("bound: {}", bound.bound_text());
+    if args.compile_only {
+        return Ok(Outcome::Clean);
+    }
+    let options = crate::analyzers::options::TraceOptions {
+        analyzer: AnalyzerKind::Trace,
+        events: vec![args.event.clone()],
+        key: None,
+        interval: None,
+        perins: false,
+        than_ns: None,
+        cycle: false,
+        only_comm: false,
+        call_graph: false,
+        event_lines: false,
+        period_ns: None,
+    };
+    run_trace_text(
+        &args.host,
+        &options,
+        Some((parsed.text().to_string(), bound)),
+        None,
+    )
+}
