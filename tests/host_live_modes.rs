@@ -54,6 +54,8 @@ fn start(dir: &Path) -> (App, Receiver<AppEvent>) {
         than_ns: None,
         cycle: false,
         only_comm: false,
+        interruptible: false,
+        uninterruptible: false,
     };
     let feed = HostTraceFeed::start(&run, &trace).expect("a syscalls session (run as root)");
     let config = AppConfig {

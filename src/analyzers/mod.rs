@@ -33,6 +33,7 @@ pub mod rundelay;
 pub mod session;
 mod syscall_table;
 pub mod syscalls;
+pub mod task_state;
 pub mod text;
 pub mod top;
 

@@ -13,6 +13,7 @@ pub enum AnalyzerKind {
     MultiTraceDelay,
     MultiTracePair,
     Top,
+    TaskState,
 }
 
 impl AnalyzerKind {
@@ -22,6 +23,7 @@ impl AnalyzerKind {
             AnalyzerKind::Rundelay => "rundelay",
             AnalyzerKind::MultiTraceDelay | AnalyzerKind::MultiTracePair => "multi-trace",
             AnalyzerKind::Top => "top",
+            AnalyzerKind::TaskState => "task-state",
         }
     }
 
@@ -40,6 +42,7 @@ impl AnalyzerKind {
             AnalyzerKind::MultiTraceDelay,
             AnalyzerKind::MultiTracePair,
             AnalyzerKind::Top,
+            AnalyzerKind::TaskState,
         ]
         .into_iter()
         .find(|k| k.key() == key)
@@ -49,6 +52,8 @@ impl AnalyzerKind {
     pub fn default_pages(self) -> usize {
         match self {
             AnalyzerKind::Top => 4,
+            // perf-prof's task-state: 8 pages.
+            AnalyzerKind::TaskState => 8,
             _ => 64,
         }
     }
@@ -71,4 +76,10 @@ pub struct TraceOptions {
     pub cycle: bool,
     /// top `--only-comm`: aggregate by name instead of key.
     pub only_comm: bool,
+    /// task-state `-S`: report interruptible sleeps (only sleeps with this or `-D`).
+    #[serde(default)]
+    pub interruptible: bool,
+    /// task-state `-D`: report uninterruptible sleeps.
+    #[serde(default)]
+    pub uninterruptible: bool,
 }

@@ -7,6 +7,7 @@ use std::time::SystemTime;
 use super::multi_trace::{delay_table, pair_table};
 use super::syscall_label;
 use super::syscalls::syscall_table;
+use super::task_state::task_state_table;
 use super::text::{TextStyle, UNKNOWN_COMM, WallClock, analysis_text};
 use super::top::top_table;
 use crate::model::analysis::{AnalysisInfo, AnalysisRows, AnalysisSchema, LatencyStats};
@@ -57,6 +58,16 @@ pub fn latency_series(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNa
                 })
                 .collect()
         }
+        (AnalysisSchema::TaskState(schema), AnalysisRows::Latency(rows)) => task_state_table(schema, rows)
+            .rows
+            .into_iter()
+            .map(|row| LatencySeries {
+                name: row.state.label().to_string(),
+                instance: row.thread.map(|tid| thread_label(u64::from(tid), names)),
+                stats: row.stats,
+                counts_errors: false,
+            })
+            .collect(),
         _ => Vec::new(),
     }
 }
@@ -161,6 +172,30 @@ pub fn table(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNames) -> A
                         c.push(Cell::Text(pair.end.clone()));
                         latency_cells(&row.stats, schema.than_ns.is_some(), &mut c);
                         Some(c)
+                    })
+                    .collect();
+                (true, 2, cols, cells)
+            }
+            (AnalysisSchema::TaskState(schema), AnalysisRows::Latency(rows)) => {
+                let table = task_state_table(schema, rows);
+                let mut cols = Vec::new();
+                if schema.perins {
+                    cols.extend(columns(&["thread", "comm"]));
+                }
+                cols.push("st".into());
+                cols.extend(columns(&LATENCY_COLUMNS));
+                let cells = table
+                    .rows
+                    .iter()
+                    .map(|row| {
+                        let mut c = Vec::new();
+                        if let Some(tid) = row.thread {
+                            c.push(number(u64::from(tid)));
+                            c.push(Cell::Text(name(u64::from(tid))));
+                        }
+                        c.push(Cell::Text(row.state.label().into()));
+                        latency_cells(&row.stats, false, &mut c);
+                        c
                     })
                     .collect();
                 (true, 2, cols, cells)

@@ -15,6 +15,7 @@ use super::multi_trace::{Implementation, Instance, MultiTraceAnalyzer, MultiTrac
 use super::options::{AnalyzerKind, TraceOptions};
 use super::rundelay::{RundelayOptions, rundelay};
 use super::syscalls::{SyscallsAnalyzer, SyscallsConfig};
+use super::task_state::{TaskStateAnalyzer, TaskStateOptions};
 use super::top::{TopAnalyzer, TopColumn, TopConfig, TopEvent};
 use crate::model::analysis::{AnalysisInfo, AnalysisRows, AnalysisSchema, KeyPrinter};
 use crate::sources::tracefs::{EventPrinter, ResolvedEvent};
@@ -29,6 +30,7 @@ enum Kind {
     Syscalls(SyscallsAnalyzer),
     MultiTrace(MultiTraceAnalyzer),
     Top(TopAnalyzer),
+    TaskState(TaskStateAnalyzer),
 }
 
 /// A running analyzer with the layouts of the events it was built over.
@@ -87,6 +89,15 @@ impl Analysis {
                 printkey = key_printer;
                 Kind::Top(TopAnalyzer::new(config)?)
             }
+            AnalyzerKind::TaskState => Kind::TaskState(TaskStateAnalyzer::new(
+                &layouts,
+                TaskStateOptions {
+                    perins: options.perins,
+                    than_ns: options.than_ns,
+                    sleeping: options.interruptible,
+                    disk_sleep: options.uninterruptible,
+                },
+            )?),
         };
         Ok(Analysis {
             kind,
@@ -115,6 +126,7 @@ impl Analysis {
             Kind::Syscalls(a) => a.feed(event),
             Kind::MultiTrace(a) => a.feed(event),
             Kind::Top(a) => a.feed(event),
+            Kind::TaskState(a) => a.feed(event),
         }
     }
 
@@ -123,6 +135,7 @@ impl Analysis {
             Kind::Syscalls(a) => a.lost(from_ns, to_ns),
             Kind::MultiTrace(a) => a.lost(from_ns, to_ns),
             Kind::Top(a) => a.lost(from_ns, to_ns),
+            Kind::TaskState(a) => a.lost(from_ns, to_ns),
         }
     }
 
@@ -139,7 +152,7 @@ impl Analysis {
         match &mut self.kind {
             Kind::Syscalls(a) => a.take_slow_pairs(),
             Kind::MultiTrace(a) => a.take_slow_pairs(),
-            Kind::Top(_) => (Vec::new(), 0),
+            Kind::Top(_) | Kind::TaskState(_) => (Vec::new(), 0),
         }
     }
 
@@ -149,6 +162,7 @@ impl Analysis {
             Kind::Syscalls(a) => a.take_rows(),
             Kind::MultiTrace(a) => a.take_rows(),
             Kind::Top(a) => a.take_rows(),
+            Kind::TaskState(a) => a.take_rows(),
         }
     }
 
@@ -158,6 +172,7 @@ impl Analysis {
             Kind::Syscalls(a) => a.schema(),
             Kind::MultiTrace(a) => a.schema(),
             Kind::Top(a) => a.schema(),
+            Kind::TaskState(a) => a.schema(),
         };
         if let (AnalysisSchema::Top(top), Some(printkey)) = (&mut schema, &self.printkey) {
             let printkey = printkey.clone();

@@ -18,6 +18,7 @@
 mod event_line;
 mod latency_tables;
 mod pair_lines;
+mod task_state_table;
 mod top_table;
 mod wall_clock;
 
@@ -27,6 +28,7 @@ mod golden_tests;
 pub use event_line::{event_line, latency_flags, slow_pair_lines};
 pub use latency_tables::{delay_table, syscall_table};
 pub use pair_lines::pair_lines;
+pub use task_state_table::task_state_table;
 pub use top_table::{TopText, top_table};
 pub use wall_clock::WallClock;
 
@@ -76,6 +78,11 @@ pub fn analysis_text(
             wall,
             &comm_of,
             style,
+        ),
+        (AnalysisSchema::TaskState(schema), AnalysisRows::Latency(rows)) => task_state_table(
+            &crate::analyzers::task_state::task_state_table(schema, rows),
+            wall,
+            &comm_of,
         ),
         (AnalysisSchema::Pairs(schema), AnalysisRows::Pairs(rows)) => {
             pair_lines(&crate::analyzers::multi_trace::pair_table(schema, rows), wall)

@@ -190,6 +190,8 @@ impl TraceArgs {
             than_ns: self.than,
             cycle: false,
             only_comm: false,
+            interruptible: false,
+            uninterruptible: false,
         }
     }
 }

@@ -38,6 +38,25 @@ pub enum HostCommand {
     Rundelay(TraceCommandArgs),
     /// Delay (or pairing) between events of consecutive -e stages, matched by key.
     MultiTrace(MultiTraceCommandArgs),
+    /// Time tasks spend in each state (R S D T t I, RD = waiting for a CPU) from
+    /// sched_switch and sched_wakeup, per thread with --perins.
+    TaskState(TaskStateCommandArgs),
+}
+
+#[derive(Args)]
+pub struct TaskStateCommandArgs {
+    #[command(flatten)]
+    pub host: HostArgs,
+    #[command(flatten)]
+    pub trace: TraceArgs,
+    /// Report interruptible sleeps (S) only (with -D: S and D).
+    #[arg(short = 'S', long = "interruptible")]
+    pub interruptible: bool,
+    /// Report uninterruptible sleeps (D) only (with -S: S and D).
+    #[arg(short = 'D', long = "uninterruptible")]
+    pub uninterruptible: bool,
+    #[command(flatten)]
+    pub tui: TuiArgs,
 }
 
 #[derive(Args)]
@@ -114,6 +133,12 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
             };
             let mut trace = a.trace.options(analyzer);
             trace.cycle = a.multi.cycle;
+            run_trace_command(&a.host, &trace, &a.tui)
+        }
+        HostCommand::TaskState(a) => {
+            let mut trace = a.trace.options(AnalyzerKind::TaskState);
+            trace.interruptible = a.interruptible;
+            trace.uninterruptible = a.uninterruptible;
             run_trace_command(&a.host, &trace, &a.tui)
         }
     }

@@ -268,6 +268,15 @@ pub struct DelaySchema {
     pub than_ns: Option<u64>,
 }
 
+/// What a task-state table's rows are: [`LatencyKey::series`] is the state
+/// (`crate::analyzers::task_state::TaskState`), [`LatencyKey::instance`] the thread with
+/// `--perins` (else 0).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskStateSchema {
+    pub perins: bool,
+    pub than_ns: Option<u64>,
+}
+
 /// What `--impl pair` counts are.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PairSchema {
@@ -299,6 +308,7 @@ pub struct TopSchema {
 pub enum AnalysisSchema {
     Syscalls(SyscallsSchema),
     Delay(DelaySchema),
+    TaskState(TaskStateSchema),
     Pairs(PairSchema),
     Top(TopSchema),
 }
@@ -307,7 +317,7 @@ impl AnalysisSchema {
     /// Rows of this analyzer with nothing in them.
     pub fn empty_rows(&self) -> AnalysisRows {
         match self {
-            AnalysisSchema::Syscalls(_) | AnalysisSchema::Delay(_) => {
+            AnalysisSchema::Syscalls(_) | AnalysisSchema::Delay(_) | AnalysisSchema::TaskState(_) => {
                 AnalysisRows::Latency(LatencyRows::default())
             }
             AnalysisSchema::Pairs(p) => AnalysisRows::Pairs(PairRows {

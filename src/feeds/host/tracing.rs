@@ -60,6 +60,10 @@ fn default_events(analyzer: AnalyzerKind) -> Vec<String> {
             "sched:sched_wakeup*,sched:sched_switch".into(),
             "sched:sched_switch".into(),
         ],
+        // One stage: the analyzer tells the events apart by name.
+        AnalyzerKind::TaskState => {
+            vec!["sched:sched_switch,sched:sched_wakeup,sched:sched_wakeup_new".into()]
+        }
         _ => Vec::new(),
     }
 }
@@ -422,6 +426,9 @@ fn tids_named_by(schema: &AnalysisSchema, rows: &AnalysisRows) -> Vec<u32> {
     let tid = |n: u64| u32::try_from(n).ok();
     match (schema, rows) {
         (AnalysisSchema::Syscalls(s), AnalysisRows::Latency(r)) if s.perins => {
+            r.rows.keys().filter_map(|k| tid(k.instance)).collect()
+        }
+        (AnalysisSchema::TaskState(s), AnalysisRows::Latency(r)) if s.perins => {
             r.rows.keys().filter_map(|k| tid(k.instance)).collect()
         }
         (AnalysisSchema::Delay(s), AnalysisRows::Latency(r)) if s.comm_column && s.key_header.is_some() => {

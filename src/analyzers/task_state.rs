@@ -1,0 +1,348 @@
+//! `task-state`: how long tasks spend in each scheduler state — running (R), sleeping
+//! (S), in uninterruptible sleep (D), stopped (T), traced (t), idle (I) — and waiting for
+//! a CPU once woken or preempted (RD, run delay), from `sched_switch`, `sched_wakeup` and
+//! `sched_wakeup_new`, as perf-prof's task-state computes it.
+//!
+//! One state per task: a switch-out closes its R interval and opens the state the kernel
+//! reports in `prev_state` (a runnable switch-out opens a run delay); a wakeup closes a
+//! sleep and opens a run delay (a second wakeup does not move its start); a switch-in
+//! closes the run delay. A task's first event only starts its clock, so no interval is
+//! ever counted from before the session. Lost records discard every task's state.
+//!
+//! `-S`/`-D` (perf-prof's mode 2) report only the sleep states asked for; perf-prof gets
+//! there by a kernel filter on `prev_state`, which also drops most R and RD intervals —
+//! here they are tracked and left out of the rows, the same table without the stray RD
+//! rows the filter lets through.
+
+use rustc_hash::FxHashMap;
+
+use super::latency::LatencyStats;
+use super::{Analyzer, AnalyzerError};
+use crate::model::analysis::{AnalysisRows, AnalysisSchema, LatencyKey, LatencyRows, TaskStateSchema};
+use crate::trace::event::{EventIndex, EventLayout, FieldLayout, TraceEvent};
+
+/// A task state, in perf-prof's print order; the index is [`LatencyKey::series`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TaskState {
+    Running,
+    Sleeping,
+    DiskSleep,
+    Stopped,
+    Traced,
+    Idle,
+    RunDelay,
+}
+
+impl TaskState {
+    pub const ALL: [TaskState; 7] = [
+        TaskState::Running,
+        TaskState::Sleeping,
+        TaskState::DiskSleep,
+        TaskState::Stopped,
+        TaskState::Traced,
+        TaskState::Idle,
+        TaskState::RunDelay,
+    ];
+
+    /// The `St` column: `R S D T t I RD`.
+    pub fn label(self) -> &'static str {
+        match self {
+            TaskState::Running => "R",
+            TaskState::Sleeping => "S",
+            TaskState::DiskSleep => "D",
+            TaskState::Stopped => "T",
+            TaskState::Traced => "t",
+            TaskState::Idle => "I",
+            TaskState::RunDelay => "RD",
+        }
+    }
+
+    pub fn series(self) -> u64 {
+        self as u64
+    }
+
+    pub fn of_series(series: u64) -> Option<TaskState> {
+        Self::ALL.get(usize::try_from(series).ok()?).copied()
+    }
+}
+
+/// What a switch-out's `prev_state` says the task does next.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum SwitchedOut {
+    /// Still runnable (`R`, or `R+` = 0x100 for a kernel preemption): a run delay starts.
+    Runnable,
+    Asleep(TaskState),
+    /// Dead or zombie (`X`, `Z`): the task is gone.
+    Exited,
+}
+
+/// `prev_state` as the tracepoint stores it on 4.14+ kernels: one `TASK_REPORT` bit (or
+/// 0 for running), `TASK_REPORT_IDLE` 0x80, `TASK_REPORT_MAX` 0x100 for preemption.
+fn switched_out(prev_state: u64) -> SwitchedOut {
+    match prev_state & 0xff {
+        0 => SwitchedOut::Runnable,
+        s if s & 0x01 != 0 => SwitchedOut::Asleep(TaskState::Sleeping),
+        s if s & 0x02 != 0 => SwitchedOut::Asleep(TaskState::DiskSleep),
+        s if s & 0x04 != 0 => SwitchedOut::Asleep(TaskState::Stopped),
+        s if s & 0x08 != 0 => SwitchedOut::Asleep(TaskState::Traced),
+        s if s & 0x30 != 0 => SwitchedOut::Exited,
+        // Parked kthreads (0x40) sleep until unparked: perf-prof has no column for them
+        // and counts them with the idle ones.
+        _ => SwitchedOut::Asleep(TaskState::Idle),
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskStateOptions {
+    /// Rows per (thread, state) instead of per state.
+    pub perins: bool,
+    pub than_ns: Option<u64>,
+    /// `-S`: report interruptible sleeps (only sleep states when this or `-D` is on).
+    pub sleeping: bool,
+    /// `-D`: report uninterruptible sleeps.
+    pub disk_sleep: bool,
+}
+
+/// Where a task is and since when.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct Tracked {
+    state: TaskState,
+    since_ns: u64,
+}
+
+struct Switch {
+    event: EventIndex,
+    prev_pid: FieldLayout,
+    prev_state: FieldLayout,
+    next_pid: FieldLayout,
+}
+
+pub struct TaskStateAnalyzer {
+    options: TaskStateOptions,
+    switches: Vec<Switch>,
+    /// `sched_wakeup` / `sched_wakeup_new` and their `pid` field.
+    wakeups: Vec<(EventIndex, FieldLayout)>,
+    tasks: FxHashMap<u32, Tracked>,
+    rows: LatencyRows,
+}
+
+fn field(layout: &EventLayout, name: &str) -> Result<FieldLayout, AnalyzerError> {
+    layout
+        .field(name)
+        .cloned()
+        .ok_or_else(|| AnalyzerError::missing_field(layout, name))
+}
+
+impl TaskStateAnalyzer {
+    /// The analyzer over the opened events (`layouts[i]` is `EventIndex(i)`): every
+    /// `sched:sched_switch` and `sched:sched_wakeup*` among them.
+    pub fn new(layouts: &[EventLayout], options: TaskStateOptions) -> Result<Self, AnalyzerError> {
+        let mut switches = Vec::new();
+        let mut wakeups = Vec::new();
+        for (i, layout) in layouts.iter().enumerate() {
+            let index = EventIndex(i as u16);
+            match (layout.system.as_str(), layout.name.as_str()) {
+                ("sched", "sched_switch") => switches.push(Switch {
+                    event: index,
+                    prev_pid: field(layout, "prev_pid")?,
+                    prev_state: field(layout, "prev_state")?,
+                    next_pid: field(layout, "next_pid")?,
+                }),
+                ("sched", "sched_wakeup" | "sched_wakeup_new") => {
+                    wakeups.push((index, field(layout, "pid")?))
+                }
+                _ => {}
+            }
+        }
+        let missing = |event: &str| AnalyzerError::MissingEvent {
+            analyzer: "task-state",
+            event: event.into(),
+        };
+        if switches.is_empty() {
+            return Err(missing("sched:sched_switch"));
+        }
+        if wakeups.is_empty() {
+            return Err(missing("sched:sched_wakeup"));
+        }
+        Ok(Self {
+            options,
+            switches,
+            wakeups,
+            tasks: FxHashMap::default(),
+            rows: LatencyRows::default(),
+        })
+    }
+
+    /// Is `state` a row of the table (`-S`/`-D` keep only their sleeps)?
+    fn reported(&self, state: TaskState) -> bool {
+        if !self.options.sleeping && !self.options.disk_sleep {
+            return true;
+        }
+        (self.options.sleeping && state == TaskState::Sleeping)
+            || (self.options.disk_sleep && state == TaskState::DiskSleep)
+    }
+
+    fn account(&mut self, pid: u32, state: TaskState, from_ns: u64, to_ns: u64) {
+        if !self.reported(state) {
+            return;
+        }
+        let key = LatencyKey {
+            instance: if self.options.perins { u64::from(pid) } else { 0 },
+            series: state.series(),
+        };
+        let stats: &mut LatencyStats = self.rows.rows.entry(key).or_default();
+        stats.record(to_ns.saturating_sub(from_ns), self.options.than_ns);
+    }
+
+    /// `pid` enters `state` at `now`, closing the interval it was in when `closes` says so.
+    fn enter(&mut self, pid: u32, state: TaskState, now: u64, closes: impl Fn(TaskState) -> bool) {
+        if let Some(old) = self.tasks.insert(pid, Tracked { state, since_ns: now })
+            && closes(old.state)
+        {
+            self.account(pid, old.state, old.since_ns, now);
+        }
+    }
+
+    fn switch(&mut self, at: usize, event: &TraceEvent<'_>) {
+        let switch = &self.switches[at];
+        let raw = event.raw;
+        let (Some(prev_pid), Some(prev_state), Some(next_pid)) = (
+            switch.prev_pid.read_i64(raw),
+            switch.prev_state.read_u64(raw),
+            switch.next_pid.read_i64(raw),
+        ) else {
+            return;
+        };
+        let now = event.time_ns;
+        // pid 0 is each CPU's idle task: never a task of the table.
+        if let Ok(prev) = u32::try_from(prev_pid)
+            && prev != 0
+        {
+            let running = |s: TaskState| s == TaskState::Running;
+            match switched_out(prev_state) {
+                SwitchedOut::Runnable => self.enter(prev, TaskState::RunDelay, now, running),
+                SwitchedOut::Asleep(state) => self.enter(prev, state, now, running),
+                SwitchedOut::Exited => {
+                    if let Some(old) = self.tasks.remove(&prev)
+                        && running(old.state)
+                    {
+                        self.account(prev, old.state, old.since_ns, now);
+                    }
+                }
+            }
+        }
+        if let Ok(next) = u32::try_from(next_pid)
+            && next != 0
+        {
+            self.enter(next, TaskState::Running, now, |s| s == TaskState::RunDelay);
+        }
+    }
+
+    fn wakeup(&mut self, pid: u32, now: u64) {
+        match self.tasks.get(&pid).map(|t| t.state) {
+            // Already runnable (the run delay keeps its start) or running.
+            Some(TaskState::RunDelay | TaskState::Running) => {}
+            Some(_) => self.enter(pid, TaskState::RunDelay, now, |_| true),
+            None => {
+                self.tasks.insert(
+                    pid,
+                    Tracked {
+                        state: TaskState::RunDelay,
+                        since_ns: now,
+                    },
+                );
+            }
+        }
+    }
+
+    fn schema_of(&self) -> TaskStateSchema {
+        TaskStateSchema {
+            perins: self.options.perins,
+            than_ns: self.options.than_ns,
+        }
+    }
+}
+
+/// One row of the table: the thread (with `--perins`), the state, its distribution.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskStateRow {
+    pub thread: Option<u32>,
+    pub state: TaskState,
+    pub stats: LatencyStats,
+}
+
+/// The task-state table in perf-prof's order: by thread, then state in `R S D T t I RD`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskStateTable {
+    pub perins: bool,
+    pub than_ns: Option<u64>,
+    pub rows: Vec<TaskStateRow>,
+}
+
+pub fn task_state_table(schema: &TaskStateSchema, rows: &LatencyRows) -> TaskStateTable {
+    let mut keyed: Vec<(&LatencyKey, &LatencyStats)> =
+        rows.rows.iter().filter(|(_, s)| s.calls() > 0).collect();
+    keyed.sort_by_key(|(k, _)| **k);
+    TaskStateTable {
+        perins: schema.perins,
+        than_ns: schema.than_ns,
+        rows: keyed
+            .into_iter()
+            .filter_map(|(key, stats)| {
+                Some(TaskStateRow {
+                    thread: schema.perins.then(|| u32::try_from(key.instance).ok()).flatten(),
+                    state: TaskState::of_series(key.series)?,
+                    stats: stats.clone(),
+                })
+            })
+            .collect(),
+    }
+}
+
+impl Analyzer for TaskStateAnalyzer {
+    type Table = TaskStateTable;
+
+    fn feed(&mut self, event: &TraceEvent<'_>) {
+        if let Some(at) = self.switches.iter().position(|s| s.event == event.event) {
+            self.switch(at, event);
+            return;
+        }
+        let pid = self
+            .wakeups
+            .iter()
+            .find(|(index, _)| *index == event.event)
+            .and_then(|(_, pid)| pid.read_i64(event.raw));
+        if let Some(pid) = pid.and_then(|p| u32::try_from(p).ok())
+            && pid != 0
+        {
+            self.wakeup(pid, event.time_ns);
+        }
+    }
+
+    /// A lost record may hide any transition: every task starts over, as in perf-prof.
+    fn lost(&mut self, _from_ns: u64, _to_ns: u64) {
+        self.tasks.clear();
+    }
+
+    fn take_rows(&mut self) -> AnalysisRows {
+        AnalysisRows::Latency(std::mem::take(&mut self.rows))
+    }
+
+    fn rows(&self) -> AnalysisRows {
+        AnalysisRows::Latency(self.rows.clone())
+    }
+
+    fn schema(&self) -> AnalysisSchema {
+        AnalysisSchema::TaskState(self.schema_of())
+    }
+
+    fn tabulate(&self, rows: &AnalysisRows) -> TaskStateTable {
+        match rows {
+            AnalysisRows::Latency(rows) => task_state_table(&self.schema_of(), rows),
+            _ => task_state_table(&self.schema_of(), &LatencyRows::default()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,117 @@
+//! `task-state` end to end on real tracefs (as root): a child that sleeps 500 ms at a
+//! time shows ~500 ms per call in S, in the per-thread table (`--perins`) and in the
+//! system-wide one, and `-S` keeps only the sleep states.
+
+mod common;
+
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+
+use common::host::{
+    Background, TextTable, build_fixture, ensure_tracefs, perfscope_ok, text_tables, trace_summary,
+};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+const SLEEP_MS: u64 = 500;
+
+fn sleeper(dir: &Path) -> Background {
+    let exe = build_fixture(dir, "sleeper", &[]);
+    Background::start(&exe, &[&SLEEP_MS.to_string()])
+}
+
+/// perf-prof's task-state columns after `St`.
+const STATE_COLUMNS: [&str; 8] = [
+    "St",
+    "calls",
+    "total(us)",
+    "min(us)",
+    "p50(us)",
+    "p95(us)",
+    "p99(us)",
+    "max(us)",
+];
+
+fn micros(table: &TextTable, row: &[String], column: &str) -> f64 {
+    row[table.column(column)]
+        .parse()
+        .unwrap_or_else(|_| panic!("{column} of {row:?}"))
+}
+
+#[test]
+fn task_state_perins_shows_the_sleeping_childs_s_time() {
+    let _serial = serial();
+    ensure_tracefs();
+    let dir = tempfile::tempdir().unwrap();
+    let child = sleeper(dir.path());
+    let pid = child.pid().to_string();
+    let (stdout, stderr) = perfscope_ok(
+        dir.path(),
+        &["task-state", "--no-tui", "--duration", "2.6", "--perins"],
+    );
+    trace_summary(&stderr, "task-state");
+    let tables = text_tables(&stdout);
+    assert_eq!(tables.len(), 1, "one table at the end:\n{stdout}");
+    let table = &tables[0];
+    assert_eq!(table.columns[..2], ["thread", "comm"], "{}", table.header);
+    assert_eq!(table.columns[2..], STATE_COLUMNS, "{}", table.header);
+    let rows: Vec<&Vec<String>> = table.rows_where("thread", &pid).collect();
+    assert!(rows.iter().all(|r| r[1] == "sleeper"), "{rows:?}");
+    let s = rows
+        .iter()
+        .find(|r| r[2] == "S")
+        .unwrap_or_else(|| panic!("no S row for the sleeper {pid}:\n{stdout}"));
+    // 2.6 s hold at least four whole 500 ms sleeps (the first and last may be cut).
+    let calls = table.number(s, "calls");
+    assert!((4..=6).contains(&calls), "S calls {calls}:\n{stdout}");
+    let sleep_us = (SLEEP_MS * 1000) as f64;
+    for column in ["min(us)", "p50(us)", "max(us)"] {
+        let v = micros(table, s, column);
+        assert!(
+            v >= sleep_us && v < sleep_us * 1.1,
+            "{column} {v} us is not one {SLEEP_MS} ms sleep:\n{stdout}"
+        );
+    }
+    let total = micros(table, s, "total(us)");
+    assert!(
+        (total - calls as f64 * sleep_us).abs() < calls as f64 * sleep_us * 0.1,
+        "total {total} us for {calls} sleeps:\n{stdout}"
+    );
+    // Each wakeup is followed by a switch-in: run delays, and short runs, of the child.
+    let rd = rows.iter().find(|r| r[2] == "RD").expect("RD row");
+    assert!(table.number(rd, "calls") >= calls, "{stdout}");
+    let r = rows.iter().find(|r| r[2] == "R");
+    assert!(
+        r.is_none_or(|r| micros(table, r, "max(us)") < 100_000.0),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn task_state_s_keeps_the_sleep_states_only() {
+    let _serial = serial();
+    ensure_tracefs();
+    let dir = tempfile::tempdir().unwrap();
+    let _child = sleeper(dir.path());
+    let (stdout, stderr) = perfscope_ok(
+        dir.path(),
+        &["task-state", "--no-tui", "--duration", "2.2", "-S", "-i", "1000"],
+    );
+    trace_summary(&stderr, "task-state");
+    let tables = text_tables(&stdout);
+    assert!(tables.len() >= 2, "one table a second:\n{stdout}");
+    let mut s_calls = 0;
+    for table in &tables {
+        assert_eq!(table.columns, STATE_COLUMNS, "{}", table.header);
+        for row in &table.rows {
+            assert_eq!(row[0], "S", "-S prints S rows only:\n{stdout}");
+            s_calls += table.number(row, "calls");
+        }
+    }
+    // The sleeper alone sleeps 4 times in 2.2 s; every idle task on the machine more.
+    assert!(s_calls >= 3, "{stdout}");
+}
