@@ -14,6 +14,7 @@ pub enum AnalyzerKind {
     MultiTracePair,
     Top,
     TaskState,
+    OnCpu,
 }
 
 impl AnalyzerKind {
@@ -24,6 +25,7 @@ impl AnalyzerKind {
             AnalyzerKind::MultiTraceDelay | AnalyzerKind::MultiTracePair => "multi-trace",
             AnalyzerKind::Top => "top",
             AnalyzerKind::TaskState => "task-state",
+            AnalyzerKind::OnCpu => "oncpu",
         }
     }
 
@@ -43,6 +45,7 @@ impl AnalyzerKind {
             AnalyzerKind::MultiTracePair,
             AnalyzerKind::Top,
             AnalyzerKind::TaskState,
+            AnalyzerKind::OnCpu,
         ]
         .into_iter()
         .find(|k| k.key() == key)

@@ -5,6 +5,7 @@
 use std::time::SystemTime;
 
 use super::multi_trace::{delay_table, pair_table};
+use super::oncpu::oncpu_table;
 use super::syscall_label;
 use super::syscalls::syscall_table;
 use super::task_state::task_state_table;
@@ -199,6 +200,30 @@ pub fn table(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNames) -> A
                     })
                     .collect();
                 (true, 2, cols, cells)
+            }
+            (AnalysisSchema::OnCpu(schema), AnalysisRows::Latency(rows)) => {
+                // One line per CPU, as printed: its total and its busiest task.
+                let table = oncpu_table(schema, rows);
+                let cells = table
+                    .rows
+                    .iter()
+                    .map(|row| {
+                        let top = row.tasks.first();
+                        vec![
+                            number(u64::from(row.cpu)),
+                            number(row.total_ns),
+                            Cell::Text(top.map(|t| name(u64::from(t.tid))).unwrap_or_default()),
+                            number(top.map_or(0, |t| t.stats.total_ns())),
+                            number(row.tasks.len() as u64),
+                        ]
+                    })
+                    .collect();
+                (
+                    true,
+                    1,
+                    columns(&["cpu", "sum", "top comm", "top run", "tasks"]),
+                    cells,
+                )
             }
             (AnalysisSchema::Pairs(schema), AnalysisRows::Pairs(rows)) => {
                 let table = pair_table(schema, rows);

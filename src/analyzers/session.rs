@@ -12,6 +12,7 @@ use super::Analyzer;
 use super::key::KeySource;
 use super::latency::SlowPair;
 use super::multi_trace::{Implementation, Instance, MultiTraceAnalyzer, MultiTraceConfig, StageEvent};
+use super::oncpu::OnCpuAnalyzer;
 use super::options::{AnalyzerKind, TraceOptions};
 use super::rundelay::{RundelayOptions, rundelay};
 use super::syscalls::{SyscallsAnalyzer, SyscallsConfig};
@@ -31,6 +32,7 @@ enum Kind {
     MultiTrace(MultiTraceAnalyzer),
     Top(TopAnalyzer),
     TaskState(TaskStateAnalyzer),
+    OnCpu(OnCpuAnalyzer),
 }
 
 /// A running analyzer with the layouts of the events it was built over.
@@ -98,6 +100,7 @@ impl Analysis {
                     disk_sleep: options.uninterruptible,
                 },
             )?),
+            AnalyzerKind::OnCpu => Kind::OnCpu(OnCpuAnalyzer::new(&layouts)?),
         };
         Ok(Analysis {
             kind,
@@ -127,6 +130,7 @@ impl Analysis {
             Kind::MultiTrace(a) => a.feed(event),
             Kind::Top(a) => a.feed(event),
             Kind::TaskState(a) => a.feed(event),
+            Kind::OnCpu(a) => a.feed(event),
         }
     }
 
@@ -136,6 +140,7 @@ impl Analysis {
             Kind::MultiTrace(a) => a.lost(from_ns, to_ns),
             Kind::Top(a) => a.lost(from_ns, to_ns),
             Kind::TaskState(a) => a.lost(from_ns, to_ns),
+            Kind::OnCpu(a) => a.lost(from_ns, to_ns),
         }
     }
 
@@ -152,7 +157,7 @@ impl Analysis {
         match &mut self.kind {
             Kind::Syscalls(a) => a.take_slow_pairs(),
             Kind::MultiTrace(a) => a.take_slow_pairs(),
-            Kind::Top(_) | Kind::TaskState(_) => (Vec::new(), 0),
+            Kind::Top(_) | Kind::TaskState(_) | Kind::OnCpu(_) => (Vec::new(), 0),
         }
     }
 
@@ -163,6 +168,7 @@ impl Analysis {
             Kind::MultiTrace(a) => a.take_rows(),
             Kind::Top(a) => a.take_rows(),
             Kind::TaskState(a) => a.take_rows(),
+            Kind::OnCpu(a) => a.take_rows(),
         }
     }
 
@@ -173,6 +179,7 @@ impl Analysis {
             Kind::MultiTrace(a) => a.schema(),
             Kind::Top(a) => a.schema(),
             Kind::TaskState(a) => a.schema(),
+            Kind::OnCpu(a) => a.schema(),
         };
         if let (AnalysisSchema::Top(top), Some(printkey)) = (&mut schema, &self.printkey) {
             let printkey = printkey.clone();

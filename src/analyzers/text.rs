@@ -17,6 +17,7 @@
 
 mod event_line;
 mod latency_tables;
+mod oncpu_table;
 mod pair_lines;
 mod task_state_table;
 mod top_table;
@@ -27,6 +28,7 @@ mod golden_tests;
 
 pub use event_line::{event_line, latency_flags, slow_pair_lines};
 pub use latency_tables::{delay_table, syscall_table};
+pub use oncpu_table::oncpu_table;
 pub use pair_lines::pair_lines;
 pub use task_state_table::task_state_table;
 pub use top_table::{TopText, top_table};
@@ -81,6 +83,11 @@ pub fn analysis_text(
         ),
         (AnalysisSchema::TaskState(schema), AnalysisRows::Latency(rows)) => task_state_table(
             &crate::analyzers::task_state::task_state_table(schema, rows),
+            wall,
+            &comm_of,
+        ),
+        (AnalysisSchema::OnCpu(schema), AnalysisRows::Latency(rows)) => oncpu_table(
+            &crate::analyzers::oncpu::oncpu_table(schema, rows),
             wall,
             &comm_of,
         ),

@@ -41,6 +41,8 @@ pub enum HostCommand {
     /// Time tasks spend in each state (R S D T t I, RD = waiting for a CPU) from
     /// sched_switch and sched_wakeup, per thread with --perins.
     TaskState(TaskStateCommandArgs),
+    /// Who ran where: per CPU, each task's run time, from sched_switch.
+    Oncpu(TraceCommandArgs),
 }
 
 #[derive(Args)]
@@ -135,6 +137,7 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
             trace.cycle = a.multi.cycle;
             run_trace_command(&a.host, &trace, &a.tui)
         }
+        HostCommand::Oncpu(a) => run_trace_command(&a.host, &a.trace.options(AnalyzerKind::OnCpu), &a.tui),
         HostCommand::TaskState(a) => {
             let mut trace = a.trace.options(AnalyzerKind::TaskState);
             trace.interruptible = a.interruptible;
@@ -242,7 +245,7 @@ fn run_trace_command(host: &HostArgs, trace: &TraceOptions, tui: &TuiArgs) -> an
     if tui.view.is_none() {
         // An analyzer has no stacks to draw: its distributions are what there is to see.
         config.initial_view = match trace.analyzer {
-            AnalyzerKind::Top | AnalyzerKind::MultiTracePair => ViewKind::Table,
+            AnalyzerKind::Top | AnalyzerKind::MultiTracePair | AnalyzerKind::OnCpu => ViewKind::Table,
             _ => ViewKind::Histogram,
         };
     }

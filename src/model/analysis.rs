@@ -277,6 +277,11 @@ pub struct TaskStateSchema {
     pub than_ns: Option<u64>,
 }
 
+/// What an oncpu table's rows are: [`LatencyKey::instance`] is the CPU,
+/// [`LatencyKey::series`] the thread, each value one run of the thread on the CPU.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OnCpuSchema {}
+
 /// What `--impl pair` counts are.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PairSchema {
@@ -309,6 +314,7 @@ pub enum AnalysisSchema {
     Syscalls(SyscallsSchema),
     Delay(DelaySchema),
     TaskState(TaskStateSchema),
+    OnCpu(OnCpuSchema),
     Pairs(PairSchema),
     Top(TopSchema),
 }
@@ -317,9 +323,10 @@ impl AnalysisSchema {
     /// Rows of this analyzer with nothing in them.
     pub fn empty_rows(&self) -> AnalysisRows {
         match self {
-            AnalysisSchema::Syscalls(_) | AnalysisSchema::Delay(_) | AnalysisSchema::TaskState(_) => {
-                AnalysisRows::Latency(LatencyRows::default())
-            }
+            AnalysisSchema::Syscalls(_)
+            | AnalysisSchema::Delay(_)
+            | AnalysisSchema::TaskState(_)
+            | AnalysisSchema::OnCpu(_) => AnalysisRows::Latency(LatencyRows::default()),
             AnalysisSchema::Pairs(p) => AnalysisRows::Pairs(PairRows {
                 paired: vec![0; p.pairs.len()],
                 unpaired: vec![0; p.nodes.len()],

@@ -64,6 +64,7 @@ fn default_events(analyzer: AnalyzerKind) -> Vec<String> {
         AnalyzerKind::TaskState => {
             vec!["sched:sched_switch,sched:sched_wakeup,sched:sched_wakeup_new".into()]
         }
+        AnalyzerKind::OnCpu => vec!["sched:sched_switch".into()],
         _ => Vec::new(),
     }
 }
@@ -427,6 +428,9 @@ fn tids_named_by(schema: &AnalysisSchema, rows: &AnalysisRows) -> Vec<u32> {
     match (schema, rows) {
         (AnalysisSchema::Syscalls(s), AnalysisRows::Latency(r)) if s.perins => {
             r.rows.keys().filter_map(|k| tid(k.instance)).collect()
+        }
+        (AnalysisSchema::OnCpu(_), AnalysisRows::Latency(r)) => {
+            r.rows.keys().filter_map(|k| tid(k.series)).collect()
         }
         (AnalysisSchema::TaskState(s), AnalysisRows::Latency(r)) if s.perins => {
             r.rows.keys().filter_map(|k| tid(k.instance)).collect()
