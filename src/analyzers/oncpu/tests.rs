@@ -3,6 +3,9 @@ use crate::analyzers::test_events::{Value, event, record, sched_switch};
 
 const MS: u64 = 1_000_000;
 
+/// (CPU, total ms, its tasks as (tid, ms, runs)).
+type CpuSummary = (u32, u64, Vec<(u32, u64, u64)>);
+
 fn switch(a: &mut OnCpuAnalyzer, at_ms: u64, cpu: u32, prev: i64, next: i64) {
     let raw = record(
         &sched_switch(),
@@ -26,7 +29,7 @@ fn runs_between_switches_add_up_per_cpu_and_task_longest_first() {
     switch(&mut a, 20, 0, 9, 0); // its start was before the loss
     let rows = a.take_rows();
     let table = a.tabulate(&rows);
-    let summary: Vec<(u32, u64, Vec<(u32, u64, u64)>)> = table
+    let summary: Vec<CpuSummary> = table
         .rows
         .iter()
         .map(|r| {
