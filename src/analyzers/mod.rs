@@ -27,6 +27,7 @@
 pub mod key;
 pub mod latency;
 pub mod multi_trace;
+pub mod num_dist;
 pub mod oncpu;
 pub mod options;
 pub mod present;

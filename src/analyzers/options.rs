@@ -15,6 +15,7 @@ pub enum AnalyzerKind {
     Top,
     TaskState,
     OnCpu,
+    NumDist,
 }
 
 impl AnalyzerKind {
@@ -26,6 +27,7 @@ impl AnalyzerKind {
             AnalyzerKind::Top => "top",
             AnalyzerKind::TaskState => "task-state",
             AnalyzerKind::OnCpu => "oncpu",
+            AnalyzerKind::NumDist => "num-dist",
         }
     }
 
@@ -46,6 +48,7 @@ impl AnalyzerKind {
             AnalyzerKind::Top,
             AnalyzerKind::TaskState,
             AnalyzerKind::OnCpu,
+            AnalyzerKind::NumDist,
         ]
         .into_iter()
         .find(|k| k.key() == key)

@@ -5,6 +5,7 @@
 use std::time::SystemTime;
 
 use super::multi_trace::{delay_table, pair_table};
+use super::num_dist::num_dist_table;
 use super::oncpu::oncpu_table;
 use super::syscall_label;
 use super::syscalls::syscall_table;
@@ -65,6 +66,18 @@ pub fn latency_series(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNa
             .map(|row| LatencySeries {
                 name: row.state.label().to_string(),
                 instance: row.thread.map(|tid| thread_label(u64::from(tid), names)),
+                stats: row.stats,
+                counts_errors: false,
+            })
+            .collect(),
+        (AnalysisSchema::NumDist(schema), AnalysisRows::Latency(rows)) => num_dist_table(schema, rows)
+            .rows
+            .into_iter()
+            .map(|row| LatencySeries {
+                name: row.event,
+                instance: row
+                    .instance
+                    .map(|i| format!("{} {i}", schema.instance_header.as_deref().unwrap_or("instance"))),
                 stats: row.stats,
                 counts_errors: false,
             })
@@ -224,6 +237,34 @@ pub fn table(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNames) -> A
                     columns(&["cpu", "sum", "top comm", "top run", "tasks"]),
                     cells,
                 )
+            }
+            (AnalysisSchema::NumDist(schema), AnalysisRows::Latency(rows)) => {
+                let table = num_dist_table(schema, rows);
+                let mut cols = Vec::new();
+                if let Some(header) = &schema.instance_header {
+                    cols.push(header.to_lowercase());
+                }
+                cols.extend(columns(&["event", "calls", "total", "min", "avg", "p99", "max"]));
+                let cells = table
+                    .rows
+                    .iter()
+                    .map(|row| {
+                        let h = &row.stats.histogram;
+                        let mut c = Vec::new();
+                        if let Some(i) = row.instance {
+                            c.push(number(i));
+                        }
+                        c.push(Cell::Text(row.event.clone()));
+                        c.push(number(row.stats.calls()));
+                        c.push(number(row.total()));
+                        c.push(number(h.min().unwrap_or(0)));
+                        c.push(number(row.avg()));
+                        c.push(number(h.percentile(99.0).unwrap_or(0)));
+                        c.push(number(h.max().unwrap_or(0)));
+                        c
+                    })
+                    .collect();
+                (true, 2, cols, cells)
             }
             (AnalysisSchema::Pairs(schema), AnalysisRows::Pairs(rows)) => {
                 let table = pair_table(schema, rows);

@@ -12,6 +12,7 @@ use super::Analyzer;
 use super::key::KeySource;
 use super::latency::SlowPair;
 use super::multi_trace::{Implementation, Instance, MultiTraceAnalyzer, MultiTraceConfig, StageEvent};
+use super::num_dist::{NumDistAnalyzer, NumEvent, NumInstance};
 use super::oncpu::OnCpuAnalyzer;
 use super::options::{AnalyzerKind, TraceOptions};
 use super::rundelay::{RundelayOptions, rundelay};
@@ -33,6 +34,7 @@ enum Kind {
     Top(TopAnalyzer),
     TaskState(TaskStateAnalyzer),
     OnCpu(OnCpuAnalyzer),
+    NumDist(NumDistAnalyzer),
 }
 
 /// A running analyzer with the layouts of the events it was built over.
@@ -101,6 +103,7 @@ impl Analysis {
                 },
             )?),
             AnalyzerKind::OnCpu => Kind::OnCpu(OnCpuAnalyzer::new(&layouts)?),
+            AnalyzerKind::NumDist => Kind::NumDist(num_dist(options, &events, threads)?),
         };
         Ok(Analysis {
             kind,
@@ -131,6 +134,7 @@ impl Analysis {
             Kind::Top(a) => a.feed(event),
             Kind::TaskState(a) => a.feed(event),
             Kind::OnCpu(a) => a.feed(event),
+            Kind::NumDist(a) => a.feed(event),
         }
     }
 
@@ -141,6 +145,7 @@ impl Analysis {
             Kind::Top(a) => a.lost(from_ns, to_ns),
             Kind::TaskState(a) => a.lost(from_ns, to_ns),
             Kind::OnCpu(a) => a.lost(from_ns, to_ns),
+            Kind::NumDist(a) => a.lost(from_ns, to_ns),
         }
     }
 
@@ -157,7 +162,7 @@ impl Analysis {
         match &mut self.kind {
             Kind::Syscalls(a) => a.take_slow_pairs(),
             Kind::MultiTrace(a) => a.take_slow_pairs(),
-            Kind::Top(_) | Kind::TaskState(_) | Kind::OnCpu(_) => (Vec::new(), 0),
+            Kind::Top(_) | Kind::TaskState(_) | Kind::OnCpu(_) | Kind::NumDist(_) => (Vec::new(), 0),
         }
     }
 
@@ -169,6 +174,7 @@ impl Analysis {
             Kind::Top(a) => a.take_rows(),
             Kind::TaskState(a) => a.take_rows(),
             Kind::OnCpu(a) => a.take_rows(),
+            Kind::NumDist(a) => a.take_rows(),
         }
     }
 
@@ -180,6 +186,7 @@ impl Analysis {
             Kind::Top(a) => a.schema(),
             Kind::TaskState(a) => a.schema(),
             Kind::OnCpu(a) => a.schema(),
+            Kind::NumDist(a) => a.schema(),
         };
         if let (AnalysisSchema::Top(top), Some(printkey)) = (&mut schema, &self.printkey) {
             let printkey = printkey.clone();
@@ -204,6 +211,35 @@ impl Analysis {
     pub fn printer(&self) -> &EventPrinter {
         &self.printer
     }
+}
+
+/// num-dist over every event's `num=` (perf-prof refuses an event without one).
+fn num_dist(
+    options: &TraceOptions,
+    events: &[&ResolvedEvent],
+    threads: bool,
+) -> anyhow::Result<NumDistAnalyzer> {
+    let mut nums = Vec::new();
+    for event in events {
+        let Some(num) = event.attrs.num.clone() else {
+            bail!(
+                "num-dist: {} has no num=EXPR: give each event one (-e '{}//num=FIELD/'), \
+                 or use multi-trace for events without a number",
+                event.layout.full_name(),
+                event.layout.full_name()
+            );
+        };
+        nums.push(NumEvent {
+            name: event.spec.display_name().to_string(),
+            num,
+        });
+    }
+    let instance = options.perins.then_some(if threads {
+        NumInstance::Thread
+    } else {
+        NumInstance::Cpu
+    });
+    Ok(NumDistAnalyzer::new(nums, instance)?)
 }
 
 /// `-k EXPR` bound to one event's layout, or its own `key=`.

@@ -17,6 +17,7 @@
 
 mod event_line;
 mod latency_tables;
+mod num_dist_table;
 mod oncpu_table;
 mod pair_lines;
 mod task_state_table;
@@ -28,6 +29,7 @@ mod golden_tests;
 
 pub use event_line::{event_line, latency_flags, slow_pair_lines};
 pub use latency_tables::{delay_table, syscall_table};
+pub use num_dist_table::num_dist_table;
 pub use oncpu_table::oncpu_table;
 pub use pair_lines::pair_lines;
 pub use task_state_table::task_state_table;
@@ -91,6 +93,9 @@ pub fn analysis_text(
             wall,
             &comm_of,
         ),
+        (AnalysisSchema::NumDist(schema), AnalysisRows::Latency(rows)) => {
+            num_dist_table(&crate::analyzers::num_dist::num_dist_table(schema, rows), wall)
+        }
         (AnalysisSchema::Pairs(schema), AnalysisRows::Pairs(rows)) => {
             pair_lines(&crate::analyzers::multi_trace::pair_table(schema, rows), wall)
         }

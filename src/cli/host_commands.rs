@@ -43,6 +43,9 @@ pub enum HostCommand {
     TaskState(TaskStateCommandArgs),
     /// Who ran where: per CPU, each task's run time, from sched_switch.
     Oncpu(TraceCommandArgs),
+    /// The distribution of a number the events carry: -e 'sys:name//num=EXPR/' (per CPU
+    /// or thread with --perins).
+    NumDist(TraceCommandArgs),
 }
 
 #[derive(Args)]
@@ -138,6 +141,9 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
             run_trace_command(&a.host, &trace, &a.tui)
         }
         HostCommand::Oncpu(a) => run_trace_command(&a.host, &a.trace.options(AnalyzerKind::OnCpu), &a.tui),
+        HostCommand::NumDist(a) => {
+            run_trace_command(&a.host, &a.trace.options(AnalyzerKind::NumDist), &a.tui)
+        }
         HostCommand::TaskState(a) => {
             let mut trace = a.trace.options(AnalyzerKind::TaskState);
             trace.interruptible = a.interruptible;

@@ -282,6 +282,16 @@ pub struct TaskStateSchema {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OnCpuSchema {}
 
+/// What a num-dist table's rows are: [`LatencyKey::series`] is the event index,
+/// [`LatencyKey::instance`] the CPU or thread with `--perins` (else 0).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NumDistSchema {
+    /// Each event's name (its alias, else its name), by event index.
+    pub events: Vec<String>,
+    /// `CPU` or `THREAD` with `--perins`.
+    pub instance_header: Option<String>,
+}
+
 /// What `--impl pair` counts are.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PairSchema {
@@ -315,6 +325,7 @@ pub enum AnalysisSchema {
     Delay(DelaySchema),
     TaskState(TaskStateSchema),
     OnCpu(OnCpuSchema),
+    NumDist(NumDistSchema),
     Pairs(PairSchema),
     Top(TopSchema),
 }
@@ -326,7 +337,8 @@ impl AnalysisSchema {
             AnalysisSchema::Syscalls(_)
             | AnalysisSchema::Delay(_)
             | AnalysisSchema::TaskState(_)
-            | AnalysisSchema::OnCpu(_) => AnalysisRows::Latency(LatencyRows::default()),
+            | AnalysisSchema::OnCpu(_)
+            | AnalysisSchema::NumDist(_) => AnalysisRows::Latency(LatencyRows::default()),
             AnalysisSchema::Pairs(p) => AnalysisRows::Pairs(PairRows {
                 paired: vec![0; p.pairs.len()],
                 unpaired: vec![0; p.nodes.len()],
