@@ -29,7 +29,7 @@ fn assert_one_to_n(table: &TextTable, row: &[String], stdout: &str) {
     assert_eq!(table.number(row, "calls"), N, "{stdout}");
     assert_eq!(table.number(row, "total"), N * (N + 1) / 2, "{stdout}");
     assert_eq!(table.number(row, "min"), 1, "{stdout}");
-    assert_eq!(table.number(row, "avg"), (N + 1) / 2, "{stdout}");
+    assert_eq!(table.number(row, "avg"), N * (N + 1) / 2 / N, "{stdout}");
     assert_eq!(table.number(row, "max"), N, "{stdout}");
     let p99 = table.number(row, "p99") as f64;
     assert!((p99 - 990.0).abs() <= 990.0 / 64.0, "p99 {p99}:\n{stdout}");
