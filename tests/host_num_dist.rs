@@ -111,3 +111,64 @@ fn num_dist_perins_splits_two_events_per_thread() {
     assert_eq!(table.number(got, "min"), 1, "{stdout}");
     assert_eq!(table.number(got, "max"), N, "{stdout}");
 }
+
+/// num-dist rows live on the engine: a recorded session replays to the same table, and
+/// the Latency view's series is the same distribution.
+#[test]
+fn a_recorded_num_dist_session_replays_the_same_table() {
+    let _serial = serial();
+    ensure_tracefs();
+    let dir = tempfile::tempdir().unwrap();
+    sizes(dir.path());
+    let n = N.to_string();
+    let (stdout, stderr) = perfscope_ok(
+        dir.path(),
+        &[
+            "num-dist",
+            "--no-tui",
+            "-m",
+            "256",
+            "--record",
+            "n.db",
+            "-e",
+            "syscalls:sys_enter_read//num=count/",
+            "--",
+            "./sizes",
+            &n,
+        ],
+    );
+    let summary = trace_summary(&stderr, "num-dist");
+    assert_eq!(summary.lost, 0, "{stderr}");
+    let live = text_tables(&stdout).remove(0);
+
+    let feed = perfscope::feeds::replay::ReplayFeed::open(&dir.path().join("n.db")).unwrap();
+    let mut engine = perfscope::batch::headless::run(
+        Box::new(feed),
+        perfscope::batch::headless::Headless {
+            selection: perfscope::model::Selection::all(),
+            export: None,
+            recording: None,
+            progress: None,
+        },
+        &mut [],
+    )
+    .unwrap()
+    .engine;
+    assert_eq!(engine.state.stats.events, summary.events);
+    let snapshot = engine.snapshot();
+    let replayed = snapshot.analysis.as_ref().expect("a trace session replays");
+    let series = replayed
+        .series
+        .iter()
+        .find(|s| s.name == "sys_enter_read")
+        .expect("a sys_enter_read series");
+    assert_eq!(series.stats.histogram.count(), N);
+    assert_eq!(series.stats.histogram.sum(), u128::from(N * (N + 1) / 2));
+    let rows: Vec<Vec<String>> = replayed
+        .table
+        .rows
+        .iter()
+        .map(|r| r.text.split_whitespace().map(str::to_string).collect())
+        .collect();
+    assert_eq!(rows, live.rows);
+}
