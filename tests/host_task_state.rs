@@ -115,3 +115,44 @@ fn task_state_s_keeps_the_sleep_states_only() {
     // The sleeper alone sleeps 4 times in 2.2 s; every idle task on the machine more.
     assert!(s_calls >= 3, "{stdout}");
 }
+
+/// `--than`: each of the sleeper's 500 ms sleeps is an offender, printed as perf-prof
+/// prints it — the switch-out in S, then the wakeup that ended it.
+#[test]
+fn task_state_than_prints_the_events_around_each_long_sleep() {
+    let _serial = serial();
+    ensure_tracefs();
+    let dir = tempfile::tempdir().unwrap();
+    let child = sleeper(dir.path());
+    let pid = child.pid();
+    let (stdout, stderr) = perfscope_ok(
+        dir.path(),
+        &[
+            "task-state",
+            "--no-tui",
+            "--duration",
+            "2.2",
+            "-S",
+            "--than",
+            "400ms",
+        ],
+    );
+    trace_summary(&stderr, "task-state");
+    let lines: Vec<&str> = stdout.lines().collect();
+    let switch_out = format!("prev_comm=sleeper prev_pid={pid} ");
+    let wakeup = format!("comm=sleeper pid={pid} ");
+    let mut offenders = 0;
+    for (i, line) in lines.iter().enumerate() {
+        if line.contains("sched:sched_switch: ") && line.contains(&switch_out) {
+            assert!(line.contains("prev_state=S"), "{line}");
+            let next = lines.get(i + 1).copied().unwrap_or_default();
+            assert!(
+                next.contains("sched:sched_wakeup: ") && next.contains(&wakeup),
+                "the wakeup follows the switch-out:\n{stdout}"
+            );
+            offenders += 1;
+        }
+    }
+    // 2.2 s hold three whole sleeps at least (the first one may have begun before).
+    assert!((3..=5).contains(&offenders), "{offenders} offenders:\n{stdout}");
+}

@@ -100,6 +100,7 @@ impl Analysis {
                     than_ns: options.than_ns,
                     sleeping: options.interruptible,
                     disk_sleep: options.uninterruptible,
+                    slow_pair_capacity: SLOW_PAIRS,
                 },
             )?),
             AnalyzerKind::OnCpu => Kind::OnCpu(OnCpuAnalyzer::new(&layouts)?),
@@ -162,7 +163,8 @@ impl Analysis {
         match &mut self.kind {
             Kind::Syscalls(a) => a.take_slow_pairs(),
             Kind::MultiTrace(a) => a.take_slow_pairs(),
-            Kind::Top(_) | Kind::TaskState(_) | Kind::OnCpu(_) | Kind::NumDist(_) => (Vec::new(), 0),
+            Kind::TaskState(a) => a.take_slow_pairs(),
+            Kind::Top(_) | Kind::OnCpu(_) | Kind::NumDist(_) => (Vec::new(), 0),
         }
     }
 

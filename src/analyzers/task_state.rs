@@ -9,6 +9,11 @@
 //! closes the run delay. A task's first event only starts its clock, so no interval is
 //! ever counted from before the session. Lost records discard every task's state.
 //!
+//! `--than T`: a sleep or run delay longer than T is an offender — the event that
+//! started it and the one that ended it, as perf-prof prints them (it prints a
+//! `task-state: PID COMM WAIT|RUNDELAY N ms` line above them too). The starting event is
+//! copied per task only when `--than` is given.
+//!
 //! `-S`/`-D` (perf-prof's mode 2) report only the sleep states asked for; perf-prof gets
 //! there by a kernel filter on `prev_state`, which also drops most R and RD intervals —
 //! here they are tracked and left out of the rows, the same table without the stray RD
@@ -16,10 +21,10 @@
 
 use rustc_hash::FxHashMap;
 
-use super::latency::LatencyStats;
+use super::latency::{LatencyStats, SlowPair, SlowPairQueue, refill_owned};
 use super::{Analyzer, AnalyzerError};
 use crate::model::analysis::{AnalysisRows, AnalysisSchema, LatencyKey, LatencyRows, TaskStateSchema};
-use crate::trace::event::{EventIndex, EventLayout, FieldLayout, TraceEvent};
+use crate::trace::event::{EventIndex, EventLayout, FieldLayout, OwnedTraceEvent, TraceEvent};
 
 /// A task state, in perf-prof's print order; the index is [`LatencyKey::series`].
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -101,6 +106,8 @@ pub struct TaskStateOptions {
     pub sleeping: bool,
     /// `-D`: report uninterruptible sleeps.
     pub disk_sleep: bool,
+    /// How many `--than` offenders are kept between two prints.
+    pub slow_pair_capacity: usize,
 }
 
 /// Where a task is and since when.
@@ -123,6 +130,9 @@ pub struct TaskStateAnalyzer {
     /// `sched_wakeup` / `sched_wakeup_new` and their `pid` field.
     wakeups: Vec<(EventIndex, FieldLayout)>,
     tasks: FxHashMap<u32, Tracked>,
+    /// With `--than`: the event that put each task in its current state.
+    started_by: FxHashMap<u32, OwnedTraceEvent>,
+    slow: SlowPairQueue,
     rows: LatencyRows,
 }
 
@@ -165,10 +175,12 @@ impl TaskStateAnalyzer {
             return Err(missing("sched:sched_wakeup"));
         }
         Ok(Self {
-            options,
             switches,
             wakeups,
             tasks: FxHashMap::default(),
+            started_by: FxHashMap::default(),
+            slow: SlowPairQueue::new(options.slow_pair_capacity),
+            options,
             rows: LatencyRows::default(),
         })
     }
@@ -194,13 +206,61 @@ impl TaskStateAnalyzer {
         stats.record(to_ns.saturating_sub(from_ns), self.options.than_ns);
     }
 
-    /// `pid` enters `state` at `now`, closing the interval it was in when `closes` says so.
-    fn enter(&mut self, pid: u32, state: TaskState, now: u64, closes: impl Fn(TaskState) -> bool) {
+    /// `pid` enters `state` by `event`, closing the interval it was in when `closes` says so.
+    fn enter(
+        &mut self,
+        pid: u32,
+        state: TaskState,
+        event: &TraceEvent<'_>,
+        closes: impl Fn(TaskState) -> bool,
+    ) {
+        let now = event.time_ns;
         if let Some(old) = self.tasks.insert(pid, Tracked { state, since_ns: now })
             && closes(old.state)
         {
             self.account(pid, old.state, old.since_ns, now);
+            self.note_offender(pid, old, event);
         }
+        if self.options.than_ns.is_some() {
+            let owned = self
+                .started_by
+                .entry(pid)
+                .or_insert_with(|| OwnedTraceEvent::from_event(event));
+            refill_owned(owned, event);
+        }
+    }
+
+    /// A sleep or run delay over `--than`: its starting event and `ended_by`.
+    fn note_offender(&mut self, pid: u32, closed: Tracked, ended_by: &TraceEvent<'_>) {
+        let Some(than) = self.options.than_ns else {
+            return;
+        };
+        let latency_ns = ended_by.time_ns.saturating_sub(closed.since_ns);
+        if closed.state == TaskState::Running || latency_ns <= than || !self.reported(closed.state) {
+            return;
+        }
+        let Some(first) = self.started_by.get(&pid) else {
+            return;
+        };
+        if !self.slow.has_room() {
+            self.slow.note_dropped();
+            return;
+        }
+        self.slow.push(SlowPair {
+            first: first.clone(),
+            second: OwnedTraceEvent::from_event(ended_by),
+            latency_ns,
+        });
+    }
+
+    /// The `--than` offenders since the last call, and how many did not fit.
+    pub fn take_slow_pairs(&mut self) -> (Vec<SlowPair>, u64) {
+        self.slow.take()
+    }
+
+    fn forget(&mut self, pid: u32) -> Option<Tracked> {
+        self.started_by.remove(&pid);
+        self.tasks.remove(&pid)
     }
 
     fn switch(&mut self, at: usize, event: &TraceEvent<'_>) {
@@ -213,20 +273,19 @@ impl TaskStateAnalyzer {
         ) else {
             return;
         };
-        let now = event.time_ns;
         // pid 0 is each CPU's idle task: never a task of the table.
         if let Ok(prev) = u32::try_from(prev_pid)
             && prev != 0
         {
             let running = |s: TaskState| s == TaskState::Running;
             match switched_out(prev_state) {
-                SwitchedOut::Runnable => self.enter(prev, TaskState::RunDelay, now, running),
-                SwitchedOut::Asleep(state) => self.enter(prev, state, now, running),
+                SwitchedOut::Runnable => self.enter(prev, TaskState::RunDelay, event, running),
+                SwitchedOut::Asleep(state) => self.enter(prev, state, event, running),
                 SwitchedOut::Exited => {
-                    if let Some(old) = self.tasks.remove(&prev)
+                    if let Some(old) = self.forget(prev)
                         && running(old.state)
                     {
-                        self.account(prev, old.state, old.since_ns, now);
+                        self.account(prev, old.state, old.since_ns, event.time_ns);
                     }
                 }
             }
@@ -234,24 +293,16 @@ impl TaskStateAnalyzer {
         if let Ok(next) = u32::try_from(next_pid)
             && next != 0
         {
-            self.enter(next, TaskState::Running, now, |s| s == TaskState::RunDelay);
+            self.enter(next, TaskState::Running, event, |s| s == TaskState::RunDelay);
         }
     }
 
-    fn wakeup(&mut self, pid: u32, now: u64) {
+    fn wakeup(&mut self, pid: u32, event: &TraceEvent<'_>) {
         match self.tasks.get(&pid).map(|t| t.state) {
             // Already runnable (the run delay keeps its start) or running.
             Some(TaskState::RunDelay | TaskState::Running) => {}
-            Some(_) => self.enter(pid, TaskState::RunDelay, now, |_| true),
-            None => {
-                self.tasks.insert(
-                    pid,
-                    Tracked {
-                        state: TaskState::RunDelay,
-                        since_ns: now,
-                    },
-                );
-            }
+            // A sleep ends; a task seen first here only starts its clock.
+            Some(_) | None => self.enter(pid, TaskState::RunDelay, event, |_| true),
         }
     }
 
@@ -315,13 +366,14 @@ impl Analyzer for TaskStateAnalyzer {
         if let Some(pid) = pid.and_then(|p| u32::try_from(p).ok())
             && pid != 0
         {
-            self.wakeup(pid, event.time_ns);
+            self.wakeup(pid, event);
         }
     }
 
     /// A lost record may hide any transition: every task starts over, as in perf-prof.
     fn lost(&mut self, _from_ns: u64, _to_ns: u64) {
         self.tasks.clear();
+        self.started_by.clear();
     }
 
     fn take_rows(&mut self) -> AnalysisRows {

@@ -4,13 +4,18 @@ use crate::analyzers::test_events::{Value, event, record, sched_switch, sched_wa
 const MS: u64 = 1_000_000;
 
 fn analyzer(perins: bool, sleeping: bool) -> TaskStateAnalyzer {
+    analyzer_than(perins, sleeping, None)
+}
+
+fn analyzer_than(perins: bool, sleeping: bool, than_ns: Option<u64>) -> TaskStateAnalyzer {
     TaskStateAnalyzer::new(
         &[sched_switch(), sched_wakeup("sched_wakeup", 317)],
         TaskStateOptions {
             perins,
-            than_ns: None,
+            than_ns,
             sleeping,
             disk_sleep: false,
+            slow_pair_capacity: 16,
         },
     )
     .unwrap()
@@ -101,4 +106,33 @@ fn minus_s_reports_interruptible_sleeps_only() {
     switch(&mut a, 32, 7, 2, 0);
     wakeup(&mut a, 40, 7);
     assert_eq!(rows(&mut a), [(None, "S", 1, 20)]);
+}
+
+#[test]
+fn than_keeps_the_events_around_a_long_sleep_not_short_run_delays() {
+    let mut a = analyzer_than(false, false, Some(100 * MS));
+    switch(&mut a, 0, 0, 0, 7);
+    switch(&mut a, 10, 7, 1, 0); // sleeps 500 ms: an offender
+    wakeup(&mut a, 510, 7);
+    switch(&mut a, 513, 0, 0, 7); // a 3 ms run delay: not one
+    switch(&mut a, 900, 7, 0, 0); // a 387 ms run: R is never an offender
+    let (pairs, dropped) = a.take_slow_pairs();
+    assert_eq!(dropped, 0);
+    let got: Vec<(u16, u64, u16, u64, u64)> = pairs
+        .iter()
+        .map(|p| {
+            (
+                p.first.event.0,
+                p.first.time_ns / MS,
+                p.second.event.0,
+                p.second.time_ns / MS,
+                p.latency_ns / MS,
+            )
+        })
+        .collect();
+    assert_eq!(got, [(0, 10, 1, 510, 500)], "the switch-out, then the wakeup");
+    assert_eq!(
+        rows(&mut a),
+        [(None, "R", 2, 397), (None, "S", 1, 500), (None, "RD", 1, 3)]
+    );
 }
