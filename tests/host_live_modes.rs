@@ -56,6 +56,8 @@ fn start(dir: &Path) -> (App, Receiver<AppEvent>) {
         only_comm: false,
         interruptible: false,
         uninterruptible: false,
+        only_tids: Vec::new(),
+        only_comms: Vec::new(),
     };
     let feed = HostTraceFeed::start(&run, &trace).expect("a syscalls session (run as root)");
     let config = AppConfig {

@@ -156,3 +156,46 @@ fn task_state_than_prints_the_events_around_each_long_sleep() {
     // 2.2 s hold three whole sleeps at least (the first one may have begun before).
     assert!((3..=5).contains(&offenders), "{offenders} offenders:\n{stdout}");
 }
+
+/// The sleeper's S row of a `--perins` table, and every thread the table has rows for.
+fn sleeper_s_row(table: &TextTable, pid: &str) -> (Vec<String>, Vec<String>) {
+    let threads: Vec<String> = table.rows.iter().map(|r| r[0].clone()).collect();
+    let s = table
+        .rows_where("thread", pid)
+        .find(|r| r[2] == "S")
+        .cloned()
+        .unwrap_or_else(|| panic!("no S row for {pid}"));
+    (s, threads)
+}
+
+/// `-p PID` and `--filter COMM` watch only those tasks, as perf-prof: the events are
+/// taken on every CPU (a task's switch-in and wakeup happen in another task's context)
+/// and only the chosen tasks' states are counted.
+#[test]
+fn task_state_p_and_filter_watch_only_the_chosen_tasks() {
+    let _serial = serial();
+    ensure_tracefs();
+    let dir = tempfile::tempdir().unwrap();
+    let child = sleeper(dir.path());
+    let pid = child.pid().to_string();
+    for target in [["-p", pid.as_str()], ["--filter", "sleep*,nothing-else"]] {
+        let mut args = vec!["task-state", "--no-tui", "--duration", "1.6", "--perins"];
+        args.extend(target);
+        let (stdout, stderr) = perfscope_ok(dir.path(), &args);
+        trace_summary(&stderr, "task-state");
+        let tables = text_tables(&stdout);
+        assert_eq!(tables.len(), 1, "{target:?}:\n{stdout}");
+        let (s, threads) = sleeper_s_row(&tables[0], &pid);
+        assert!(
+            threads.iter().all(|t| *t == pid),
+            "{target:?}: only the sleeper:\n{stdout}"
+        );
+        let max = micros(&tables[0], &s, "max(us)");
+        assert!((500_000.0..550_000.0).contains(&max), "{target:?}:\n{stdout}");
+        // The run delays after each wakeup are the sleeper's too: as many as its sleeps.
+        assert!(
+            tables[0].rows.iter().any(|r| r[2] == "RD"),
+            "{target:?}: its run delays:\n{stdout}"
+        );
+    }
+}

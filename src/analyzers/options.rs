@@ -88,4 +88,10 @@ pub struct TraceOptions {
     /// task-state `-D`: report uninterruptible sleeps.
     #[serde(default)]
     pub uninterruptible: bool,
+    /// task-state `-p`/`-t`: only these threads (the events are still CPU-wide).
+    #[serde(default)]
+    pub only_tids: Vec<u32>,
+    /// task-state `--filter`: only tasks whose name matches one of these globs.
+    #[serde(default)]
+    pub only_comms: Vec<String>,
 }

@@ -17,7 +17,7 @@ use super::oncpu::OnCpuAnalyzer;
 use super::options::{AnalyzerKind, TraceOptions};
 use super::rundelay::{RundelayOptions, rundelay};
 use super::syscalls::{SyscallsAnalyzer, SyscallsConfig};
-use super::task_state::{TaskStateAnalyzer, TaskStateOptions};
+use super::task_state::{TaskFilter, TaskStateAnalyzer, TaskStateOptions};
 use super::top::{TopAnalyzer, TopColumn, TopConfig, TopEvent};
 use crate::model::analysis::{AnalysisInfo, AnalysisRows, AnalysisSchema, KeyPrinter};
 use crate::sources::tracefs::{EventPrinter, ResolvedEvent};
@@ -101,6 +101,12 @@ impl Analysis {
                     sleeping: options.interruptible,
                     disk_sleep: options.uninterruptible,
                     slow_pair_capacity: SLOW_PAIRS,
+                    only: (!options.only_tids.is_empty() || !options.only_comms.is_empty()).then(|| {
+                        TaskFilter {
+                            tids: options.only_tids.iter().copied().collect(),
+                            comm_globs: options.only_comms.clone(),
+                        }
+                    }),
                 },
             )?),
             AnalyzerKind::OnCpu => Kind::OnCpu(OnCpuAnalyzer::new(&layouts)?),

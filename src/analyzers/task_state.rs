@@ -14,17 +14,22 @@
 //! `task-state: PID COMM WAIT|RUNDELAY N ms` line above them too). The starting event is
 //! copied per task only when `--than` is given.
 //!
+//! `-p`/`-t`/`--filter COMM` (perf-prof's mode 1): only the chosen tasks are tracked.
+//! The events still come from every CPU — a task's switch-in and wakeup are recorded in
+//! another task's context — and each side of a switch is kept only for a chosen task.
+//!
 //! `-S`/`-D` (perf-prof's mode 2) report only the sleep states asked for; perf-prof gets
 //! there by a kernel filter on `prev_state`, which also drops most R and RD intervals —
 //! here they are tracked and left out of the rows, the same table without the stray RD
 //! rows the filter lets through.
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::latency::{LatencyStats, SlowPair, SlowPairQueue, refill_owned};
 use super::{Analyzer, AnalyzerError};
 use crate::model::analysis::{AnalysisRows, AnalysisSchema, LatencyKey, LatencyRows, TaskStateSchema};
 use crate::trace::event::{EventIndex, EventLayout, FieldLayout, OwnedTraceEvent, TraceEvent};
+use crate::trace::expr::glob_match;
 
 /// A task state, in perf-prof's print order; the index is [`LatencyKey::series`].
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -108,6 +113,22 @@ pub struct TaskStateOptions {
     pub disk_sleep: bool,
     /// How many `--than` offenders are kept between two prints.
     pub slow_pair_capacity: usize,
+    /// `Some`: only these tasks (`-p`/`-t`, `--filter`).
+    pub only: Option<TaskFilter>,
+}
+
+/// The tasks `-p`/`-t` and `--filter` choose: a task is in when its id is listed or its
+/// name matches one of the globs.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TaskFilter {
+    pub tids: FxHashSet<u32>,
+    pub comm_globs: Vec<String>,
+}
+
+impl TaskFilter {
+    fn chooses(&self, tid: u32, comm: Option<&str>) -> bool {
+        self.tids.contains(&tid) || comm.is_some_and(|c| self.comm_globs.iter().any(|g| glob_match(g, c)))
+    }
 }
 
 /// Where a task is and since when.
@@ -122,13 +143,21 @@ struct Switch {
     prev_pid: FieldLayout,
     prev_state: FieldLayout,
     next_pid: FieldLayout,
+    prev_comm: Option<FieldLayout>,
+    next_comm: Option<FieldLayout>,
+}
+
+/// A wakeup event and its `pid` and `comm` fields.
+struct Wakeup {
+    event: EventIndex,
+    pid: FieldLayout,
+    comm: Option<FieldLayout>,
 }
 
 pub struct TaskStateAnalyzer {
     options: TaskStateOptions,
     switches: Vec<Switch>,
-    /// `sched_wakeup` / `sched_wakeup_new` and their `pid` field.
-    wakeups: Vec<(EventIndex, FieldLayout)>,
+    wakeups: Vec<Wakeup>,
     tasks: FxHashMap<u32, Tracked>,
     /// With `--than`: the event that put each task in its current state.
     started_by: FxHashMap<u32, OwnedTraceEvent>,
@@ -157,10 +186,14 @@ impl TaskStateAnalyzer {
                     prev_pid: field(layout, "prev_pid")?,
                     prev_state: field(layout, "prev_state")?,
                     next_pid: field(layout, "next_pid")?,
+                    prev_comm: layout.field("prev_comm").cloned(),
+                    next_comm: layout.field("next_comm").cloned(),
                 }),
-                ("sched", "sched_wakeup" | "sched_wakeup_new") => {
-                    wakeups.push((index, field(layout, "pid")?))
-                }
+                ("sched", "sched_wakeup" | "sched_wakeup_new") => wakeups.push(Wakeup {
+                    event: index,
+                    pid: field(layout, "pid")?,
+                    comm: layout.field("comm").cloned(),
+                }),
                 _ => {}
             }
         }
@@ -183,6 +216,19 @@ impl TaskStateAnalyzer {
             options,
             rows: LatencyRows::default(),
         })
+    }
+
+    /// Is the task `tid` named `comm` (read from `raw` only when a name filter needs it)
+    /// one of the table's?
+    fn chosen(&self, tid: u32, comm: Option<&FieldLayout>, raw: &[u8]) -> bool {
+        match &self.options.only {
+            None => true,
+            Some(only) => {
+                only.tids.contains(&tid)
+                    || (!only.comm_globs.is_empty()
+                        && only.chooses(tid, comm.and_then(|f| f.read_str(raw)).as_deref()))
+            }
+        }
     }
 
     /// Is `state` a row of the table (`-S`/`-D` keep only their sleeps)?
@@ -273,9 +319,11 @@ impl TaskStateAnalyzer {
         ) else {
             return;
         };
+        let (prev_comm, next_comm) = (switch.prev_comm.clone(), switch.next_comm.clone());
         // pid 0 is each CPU's idle task: never a task of the table.
         if let Ok(prev) = u32::try_from(prev_pid)
             && prev != 0
+            && self.chosen(prev, prev_comm.as_ref(), raw)
         {
             let running = |s: TaskState| s == TaskState::Running;
             match switched_out(prev_state) {
@@ -292,6 +340,7 @@ impl TaskStateAnalyzer {
         }
         if let Ok(next) = u32::try_from(next_pid)
             && next != 0
+            && self.chosen(next, next_comm.as_ref(), raw)
         {
             self.enter(next, TaskState::Running, event, |s| s == TaskState::RunDelay);
         }
@@ -358,13 +407,14 @@ impl Analyzer for TaskStateAnalyzer {
             self.switch(at, event);
             return;
         }
-        let pid = self
-            .wakeups
-            .iter()
-            .find(|(index, _)| *index == event.event)
-            .and_then(|(_, pid)| pid.read_i64(event.raw));
+        let Some(wakeup) = self.wakeups.iter().find(|w| w.event == event.event) else {
+            return;
+        };
+        let comm = wakeup.comm.clone();
+        let pid = wakeup.pid.read_i64(event.raw);
         if let Some(pid) = pid.and_then(|p| u32::try_from(p).ok())
             && pid != 0
+            && self.chosen(pid, comm.as_ref(), event.raw)
         {
             self.wakeup(pid, event);
         }

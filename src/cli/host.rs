@@ -192,6 +192,8 @@ impl TraceArgs {
             only_comm: false,
             interruptible: false,
             uninterruptible: false,
+            only_tids: Vec::new(),
+            only_comms: Vec::new(),
         }
     }
 }

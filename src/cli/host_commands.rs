@@ -60,6 +60,9 @@ pub struct TaskStateCommandArgs {
     /// Report uninterruptible sleeps (D) only (with -S: S and D).
     #[arg(short = 'D', long = "uninterruptible")]
     pub uninterruptible: bool,
+    /// Only tasks with these names (globs, comma-separated: 'java,python*').
+    #[arg(long = "filter", value_name = "COMM,...")]
+    pub filter: Option<String>,
     #[command(flatten)]
     pub tui: TuiArgs,
 }
@@ -148,9 +151,41 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
             let mut trace = a.trace.options(AnalyzerKind::TaskState);
             trace.interruptible = a.interruptible;
             trace.uninterruptible = a.uninterruptible;
-            run_trace_command(&a.host, &trace, &a.tui)
+            trace.only_comms = a
+                .filter
+                .iter()
+                .flat_map(|f| f.split(','))
+                .filter(|c| !c.is_empty())
+                .map(str::to_string)
+                .collect();
+            let mut host = a.host.clone();
+            if host.workload.is_empty() && (host.pids.is_some() || host.tids.is_some()) {
+                // A task's switch-in and wakeup are recorded in another task's context:
+                // watch every CPU and keep the chosen threads' states (as perf-prof).
+                trace.only_tids = chosen_threads(host.pids.take(), host.tids.take())?;
+            }
+            run_trace_command(&host, &trace, &a.tui)
         }
     }
+}
+
+/// The threads `-p PIDS` (every thread of each, now) and `-t TIDS` name.
+fn chosen_threads(pids: Option<String>, tids: Option<String>) -> anyhow::Result<Vec<u32>> {
+    use crate::sources::perf_event::targets::{Target, parse_id_list, resolve_targets};
+    let ids = |text: Option<String>, flag: &str| -> anyhow::Result<Vec<u32>> {
+        match text {
+            Some(t) => parse_id_list(&t).with_context(|| format!("{flag} {t}")),
+            None => Ok(Vec::new()),
+        }
+    };
+    let targets = resolve_targets(None, &ids(pids, "-p")?, &ids(tids, "-t")?)?;
+    Ok(targets
+        .into_iter()
+        .filter_map(|t| match t {
+            Target::Thread(tid) => Some(tid),
+            _ => None,
+        })
+        .collect())
 }
 
 /// `--record FILE.db`: the session file, created before anything starts (a bad path fails

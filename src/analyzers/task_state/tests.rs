@@ -16,6 +16,7 @@ fn analyzer_than(perins: bool, sleeping: bool, than_ns: Option<u64>) -> TaskStat
             sleeping,
             disk_sleep: false,
             slow_pair_capacity: 16,
+            only: None,
         },
     )
     .unwrap()
