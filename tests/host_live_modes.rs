@@ -58,6 +58,7 @@ fn start(dir: &Path) -> (App, Receiver<AppEvent>) {
         uninterruptible: false,
         only_tids: Vec::new(),
         only_comms: Vec::new(),
+        detail: false,
     };
     let feed = HostTraceFeed::start(&run, &trace).expect("a syscalls session (run as root)");
     let config = AppConfig {

@@ -4,11 +4,30 @@
 
 mod common;
 
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use common::host::{
     Background, build_fixture, ensure_tracefs, perfscope_ok, starts_with_date, trace_summary,
 };
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The CPU-bound fixture under a name no other test's child has (by-name rows must see
+/// this test's child only).
+const SPINNER: &str = "oncpu-spinner";
+
+fn spinner(dir: &Path) -> PathBuf {
+    let hot = build_fixture(dir, "hot", &[]);
+    let exe = dir.join(SPINNER);
+    std::fs::rename(&hot, &exe).unwrap();
+    exe
+}
 
 /// The kernel's count of the nanoseconds `pid` ran.
 fn ran_ns(pid: u32) -> u64 {
@@ -65,9 +84,10 @@ fn oncpu_rows(stdout: &str) -> Vec<CpuRow> {
 
 #[test]
 fn oncpu_counts_the_spinning_childs_run_time() {
+    let _serial = serial();
     ensure_tracefs();
     let dir = tempfile::tempdir().unwrap();
-    let exe = build_fixture(dir.path(), "hot", &[]);
+    let exe = spinner(dir.path());
     let child = Background::start(&exe, &["30"]);
     let pid = child.pid();
     std::thread::sleep(Duration::from_millis(100));
@@ -90,7 +110,7 @@ fn oncpu_counts_the_spinning_childs_run_time() {
         assert!(row.items.windows(2).all(|w| w[0].2 >= w[1].2), "{stdout}");
         for (comm, tid, ms) in &row.items {
             if *tid == pid {
-                assert_eq!(comm, "hot", "{stdout}");
+                assert_eq!(comm, SPINNER, "{stdout}");
                 child_ms += ms;
             }
         }
@@ -101,4 +121,63 @@ fn oncpu_counts_the_spinning_childs_run_time() {
         "oncpu says the child ran {child_ms} ms, the kernel {kernel_ms} ms:\n{stdout}"
     );
     assert!(kernel_ms > 500.0, "the child hardly ran: {kernel_ms} ms");
+}
+
+/// `--only-comm --detail`: perf-prof's `CPU SUM(ms/sws) COMM(ms/sws/max_ms)` table; the
+/// spinning child's items (by name) add up to its run time, in runs no longer than the
+/// total, and each CPU's switch count is the sum of its items'.
+#[test]
+fn oncpu_only_comm_detail_counts_runs_by_name() {
+    let _serial = serial();
+    ensure_tracefs();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = spinner(dir.path());
+    let child = Background::start(&exe, &["30"]);
+    let pid = child.pid();
+    std::thread::sleep(Duration::from_millis(100));
+    let before = ran_ns(pid);
+    let (stdout, stderr) = perfscope_ok(
+        dir.path(),
+        &["oncpu", "--no-tui", "--duration", "2", "--only-comm", "--detail"],
+    );
+    let kernel_ms = (ran_ns(pid) - before) as f64 / 1e6;
+    trace_summary(&stderr, "oncpu");
+    let lines: Vec<&str> = stdout.lines().collect();
+    let header = lines
+        .iter()
+        .position(|l| *l == "CPU SUM(ms/sws) COMM(ms/sws/max_ms)")
+        .unwrap_or_else(|| panic!("no detail header:\n{stdout}"));
+    let mut hot_ms = 0.0;
+    let mut rows = 0;
+    for line in &lines[header + 1..] {
+        if starts_with_date(line) || line.is_empty() {
+            break;
+        }
+        rows += 1;
+        // `%03d %-11s ` then the items (a wider SUM cell pushes them right).
+        let rest = &line[4..];
+        let sum = rest.split_whitespace().next().unwrap();
+        let items = rest[sum.len()..].trim_start();
+        let sws: u64 = sum.split_once("ms/").unwrap().1.parse().unwrap();
+        let mut item_sws = 0;
+        // Items: `comm(12.3ms/4/5.6ms)`; a name may hold spaces but no `(`.
+        for item in items.split("ms) ").filter(|i| !i.trim().is_empty()) {
+            let (comm, cells) = item.trim().rsplit_once('(').unwrap();
+            let cells: Vec<&str> = cells.trim_end_matches("ms)").split('/').collect();
+            let ms: f64 = cells[0].trim_end_matches("ms").parse().unwrap();
+            let runs: u64 = cells[1].parse().unwrap();
+            let max_ms: f64 = cells[2].trim_end_matches("ms").parse().unwrap();
+            assert!(max_ms <= ms + 0.1 && runs >= 1, "{item}:\n{stdout}");
+            item_sws += runs;
+            if comm == SPINNER {
+                hot_ms += ms;
+            }
+        }
+        assert_eq!(sws, item_sws, "{line}");
+    }
+    assert!(rows >= 1, "{stdout}");
+    assert!(
+        hot_ms > 0.7 * kernel_ms && hot_ms <= kernel_ms + 1.0,
+        "oncpu says hot ran {hot_ms} ms, the kernel {kernel_ms} ms:\n{stdout}"
+    );
 }

@@ -14,6 +14,7 @@ use crate::model::analysis::{
 use crate::trace::event::{EventIndex, EventLayout, FieldLayout, TraceEvent};
 
 pub struct OnCpuAnalyzer {
+    schema: OnCpuSchema,
     switch: EventIndex,
     prev_pid: FieldLayout,
     /// The last switch seen on each CPU (by CPU number): where the running task started.
@@ -24,7 +25,7 @@ pub struct OnCpuAnalyzer {
 impl OnCpuAnalyzer {
     /// The analyzer over the opened events (`layouts[i]` is `EventIndex(i)`): the first
     /// `sched:sched_switch` among them.
-    pub fn new(layouts: &[EventLayout]) -> Result<Self, AnalyzerError> {
+    pub fn new(layouts: &[EventLayout], schema: OnCpuSchema) -> Result<Self, AnalyzerError> {
         let (index, layout) = layouts
             .iter()
             .enumerate()
@@ -38,6 +39,7 @@ impl OnCpuAnalyzer {
             .cloned()
             .ok_or_else(|| AnalyzerError::missing_field(layout, "prev_pid"))?;
         Ok(Self {
+            schema,
             switch: EventIndex(index as u16),
             prev_pid,
             last_switch_ns: Vec::new(),
@@ -46,10 +48,12 @@ impl OnCpuAnalyzer {
     }
 }
 
-/// One task's time on one CPU.
+/// One task's (or, with `--only-comm`, one command's) time on one CPU.
 #[derive(Clone, Debug, PartialEq)]
 pub struct OnCpuTask {
-    pub tid: u32,
+    /// `None` with `--only-comm`: the threads of one name added up.
+    pub tid: Option<u32>,
+    pub comm: String,
     pub stats: LatencyStats,
 }
 
@@ -58,16 +62,25 @@ pub struct OnCpuTask {
 pub struct OnCpuRow {
     pub cpu: u32,
     pub total_ns: u64,
+    /// Runs that ended on this CPU (perf-prof's `sws`, switches).
+    pub switches: u64,
     pub tasks: Vec<OnCpuTask>,
 }
 
 /// The oncpu table in perf-prof's order: by CPU, then run time, longest first.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct OnCpuTable {
+    pub only_comm: bool,
+    pub detail: bool,
     pub rows: Vec<OnCpuRow>,
 }
 
-pub fn oncpu_table(_schema: &OnCpuSchema, rows: &LatencyRows) -> OnCpuTable {
+/// The table of `rows`, the threads named by `name_of` (perf-prof's `<...>` when unknown).
+pub fn oncpu_table(
+    schema: &OnCpuSchema,
+    rows: &LatencyRows,
+    name_of: &dyn Fn(u32) -> Option<String>,
+) -> OnCpuTable {
     let mut by_cpu: std::collections::BTreeMap<u32, Vec<OnCpuTask>> = Default::default();
     for (key, stats) in &rows.rows {
         let (Ok(cpu), Ok(tid)) = (u32::try_from(key.instance), u32::try_from(key.series)) else {
@@ -76,12 +89,22 @@ pub fn oncpu_table(_schema: &OnCpuSchema, rows: &LatencyRows) -> OnCpuTable {
         if stats.calls() == 0 {
             continue;
         }
-        by_cpu.entry(cpu).or_default().push(OnCpuTask {
-            tid,
-            stats: stats.clone(),
-        });
+        let comm = name_of(tid).unwrap_or_else(|| crate::model::threads::UNKNOWN_THREAD.into());
+        // The kernel's TASK_COMM_LEN (16) less the NUL, as perf-prof prints it.
+        let comm: String = comm.chars().take(15).collect();
+        let tasks = by_cpu.entry(cpu).or_default();
+        match tasks.iter_mut().find(|t| schema.only_comm && t.comm == comm) {
+            Some(same_name) => same_name.stats.merge(stats),
+            None => tasks.push(OnCpuTask {
+                tid: (!schema.only_comm).then_some(tid),
+                comm,
+                stats: stats.clone(),
+            }),
+        }
     }
     OnCpuTable {
+        only_comm: schema.only_comm,
+        detail: schema.detail,
         rows: by_cpu
             .into_iter()
             .map(|(cpu, mut tasks)| {
@@ -90,6 +113,7 @@ pub fn oncpu_table(_schema: &OnCpuSchema, rows: &LatencyRows) -> OnCpuTable {
                         .total_ns()
                         .cmp(&a.stats.total_ns())
                         .then(a.tid.cmp(&b.tid))
+                        .then(a.comm.cmp(&b.comm))
                 });
                 OnCpuRow {
                     cpu,
@@ -97,6 +121,7 @@ pub fn oncpu_table(_schema: &OnCpuSchema, rows: &LatencyRows) -> OnCpuTable {
                         .iter()
                         .map(|t| t.stats.total_ns())
                         .fold(0, u64::saturating_add),
+                    switches: tasks.iter().map(|t| t.stats.calls()).sum(),
                     tasks,
                 }
             })
@@ -146,12 +171,13 @@ impl Analyzer for OnCpuAnalyzer {
     }
 
     fn schema(&self) -> AnalysisSchema {
-        AnalysisSchema::OnCpu(OnCpuSchema {})
+        AnalysisSchema::OnCpu(self.schema.clone())
     }
 
     fn tabulate(&self, rows: &AnalysisRows) -> OnCpuTable {
         match rows {
-            AnalysisRows::Latency(rows) => oncpu_table(&OnCpuSchema {}, rows),
+            // Tests look at threads by id: no names here.
+            AnalysisRows::Latency(rows) => oncpu_table(&self.schema, rows, &|_| None),
             _ => OnCpuTable::default(),
         }
     }

@@ -94,4 +94,7 @@ pub struct TraceOptions {
     /// task-state `--filter`: only tasks whose name matches one of these globs.
     #[serde(default)]
     pub only_comms: Vec<String>,
+    /// oncpu `--detail`: switches and the longest run too.
+    #[serde(default)]
+    pub detail: bool,
 }

@@ -216,7 +216,7 @@ pub fn table(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNames) -> A
             }
             (AnalysisSchema::OnCpu(schema), AnalysisRows::Latency(rows)) => {
                 // One line per CPU, as printed: its total and its busiest task.
-                let table = oncpu_table(schema, rows);
+                let table = oncpu_table(schema, rows, &|tid| names.name(tid));
                 let cells = table
                     .rows
                     .iter()
@@ -225,7 +225,7 @@ pub fn table(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNames) -> A
                         vec![
                             number(u64::from(row.cpu)),
                             number(row.total_ns),
-                            Cell::Text(top.map(|t| name(u64::from(t.tid))).unwrap_or_default()),
+                            Cell::Text(top.map(|t| t.comm.clone()).unwrap_or_default()),
                             number(top.map_or(0, |t| t.stats.total_ns())),
                             number(row.tasks.len() as u64),
                         ]

@@ -19,7 +19,7 @@ use super::rundelay::{RundelayOptions, rundelay};
 use super::syscalls::{SyscallsAnalyzer, SyscallsConfig};
 use super::task_state::{TaskFilter, TaskStateAnalyzer, TaskStateOptions};
 use super::top::{TopAnalyzer, TopColumn, TopConfig, TopEvent};
-use crate::model::analysis::{AnalysisInfo, AnalysisRows, AnalysisSchema, KeyPrinter};
+use crate::model::analysis::{AnalysisInfo, AnalysisRows, AnalysisSchema, KeyPrinter, OnCpuSchema};
 use crate::sources::tracefs::{EventPrinter, ResolvedEvent};
 use crate::symbols::host::comms::read_proc_comm;
 use crate::trace::event::{EventLayout, TraceEvent};
@@ -109,7 +109,13 @@ impl Analysis {
                     }),
                 },
             )?),
-            AnalyzerKind::OnCpu => Kind::OnCpu(OnCpuAnalyzer::new(&layouts)?),
+            AnalyzerKind::OnCpu => Kind::OnCpu(OnCpuAnalyzer::new(
+                &layouts,
+                OnCpuSchema {
+                    only_comm: options.only_comm,
+                    detail: options.detail,
+                },
+            )?),
             AnalyzerKind::NumDist => Kind::NumDist(num_dist(options, &events, threads)?),
         };
         Ok(Analysis {

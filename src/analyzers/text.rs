@@ -89,9 +89,8 @@ pub fn analysis_text(
             &comm_of,
         ),
         (AnalysisSchema::OnCpu(schema), AnalysisRows::Latency(rows)) => oncpu_table(
-            &crate::analyzers::oncpu::oncpu_table(schema, rows),
+            &crate::analyzers::oncpu::oncpu_table(schema, rows, &|tid| names.name(tid)),
             wall,
-            &comm_of,
         ),
         (AnalysisSchema::NumDist(schema), AnalysisRows::Latency(rows)) => {
             num_dist_table(&crate::analyzers::num_dist::num_dist_table(schema, rows), wall)

@@ -194,6 +194,7 @@ impl TraceArgs {
             uninterruptible: false,
             only_tids: Vec::new(),
             only_comms: Vec::new(),
+            detail: false,
         }
     }
 }

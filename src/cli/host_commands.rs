@@ -42,10 +42,26 @@ pub enum HostCommand {
     /// sched_switch and sched_wakeup, per thread with --perins.
     TaskState(TaskStateCommandArgs),
     /// Who ran where: per CPU, each task's run time, from sched_switch.
-    Oncpu(TraceCommandArgs),
+    Oncpu(OncpuCommandArgs),
     /// The distribution of a number the events carry: -e 'sys:name//num=EXPR/' (per CPU
     /// or thread with --perins).
     NumDist(TraceCommandArgs),
+}
+
+#[derive(Args)]
+pub struct OncpuCommandArgs {
+    #[command(flatten)]
+    pub host: HostArgs,
+    #[command(flatten)]
+    pub trace: TraceArgs,
+    /// One item per command name instead of per thread.
+    #[arg(long)]
+    pub only_comm: bool,
+    /// Switches and the longest run next to each run time.
+    #[arg(long)]
+    pub detail: bool,
+    #[command(flatten)]
+    pub tui: TuiArgs,
 }
 
 #[derive(Args)]
@@ -143,7 +159,12 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
             trace.cycle = a.multi.cycle;
             run_trace_command(&a.host, &trace, &a.tui)
         }
-        HostCommand::Oncpu(a) => run_trace_command(&a.host, &a.trace.options(AnalyzerKind::OnCpu), &a.tui),
+        HostCommand::Oncpu(a) => {
+            let mut trace = a.trace.options(AnalyzerKind::OnCpu);
+            trace.only_comm = a.only_comm;
+            trace.detail = a.detail;
+            run_trace_command(&a.host, &trace, &a.tui)
+        }
         HostCommand::NumDist(a) => {
             run_trace_command(&a.host, &a.trace.options(AnalyzerKind::NumDist), &a.tui)
         }

@@ -279,8 +279,13 @@ pub struct TaskStateSchema {
 
 /// What an oncpu table's rows are: [`LatencyKey::instance`] is the CPU,
 /// [`LatencyKey::series`] the thread, each value one run of the thread on the CPU.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct OnCpuSchema {}
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OnCpuSchema {
+    /// `--only-comm`: one item per command name, not per thread.
+    pub only_comm: bool,
+    /// `--detail`: switches and the longest run next to each run time.
+    pub detail: bool,
+}
 
 /// What a num-dist table's rows are: [`LatencyKey::series`] is the event index,
 /// [`LatencyKey::instance`] the CPU or thread with `--perins` (else 0).

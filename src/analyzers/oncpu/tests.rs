@@ -17,7 +17,7 @@ fn switch(a: &mut OnCpuAnalyzer, at_ms: u64, cpu: u32, prev: i64, next: i64) {
 
 #[test]
 fn runs_between_switches_add_up_per_cpu_and_task_longest_first() {
-    let mut a = OnCpuAnalyzer::new(&[sched_switch()]).unwrap();
+    let mut a = OnCpuAnalyzer::new(&[sched_switch()], OnCpuSchema::default()).unwrap();
     switch(&mut a, 0, 1, 0, 7); // CPU 1's clock starts
     switch(&mut a, 30, 1, 7, 8); // 7 ran 30 ms
     switch(&mut a, 35, 1, 8, 0); // 8 ran 5 ms
@@ -38,7 +38,7 @@ fn runs_between_switches_add_up_per_cpu_and_task_longest_first() {
                 r.total_ns / MS,
                 r.tasks
                     .iter()
-                    .map(|t| (t.tid, t.stats.total_ns() / MS, t.stats.calls()))
+                    .map(|t| (t.tid.unwrap(), t.stats.total_ns() / MS, t.stats.calls()))
                     .collect(),
             )
         })

@@ -1,31 +1,62 @@
 //! The oncpu table as perf-prof prints it in CPU mode: `CPU SUM(ms) COMM:TID(ms)`, then
 //! per CPU `%03d %-7lu ` (whole milliseconds) and one `comm:tid(%.1fms) ` item per task,
-//! longest first — the trailing space included.
+//! longest first — the trailing space included. `--only-comm` names items by command
+//! (`comm(%.1fms) `); `--detail` adds switches and the longest run:
+//! `CPU SUM(ms/sws) COMM:TID(ms/sws/max_ms)` with `%03d %-11s ` (`962ms/186`) and
+//! `comm:tid(%.1fms/%d/%.1fms) ` items.
 
 use std::fmt::Write;
 
-use super::{UNKNOWN_COMM, WallClock};
+use super::WallClock;
 use crate::analyzers::oncpu::OnCpuTable;
-
-/// The kernel's `TASK_COMM_LEN` (16) less the NUL.
-const COMM_CHARS: usize = 15;
+use crate::model::text::escape_controls;
 
 /// The oncpu table; empty when no task ran (perf-prof prints nothing then).
-pub fn oncpu_table(table: &OnCpuTable, wall: &WallClock, comm_of: &dyn Fn(u32) -> Option<String>) -> String {
+pub fn oncpu_table(table: &OnCpuTable, wall: &WallClock) -> String {
     let mut out = String::new();
     if table.rows.is_empty() {
         return out;
     }
     out.push_str(&wall.prefix());
     out.push('\n');
-    out.push_str("CPU SUM(ms) COMM:TID(ms)\n");
+    let item = if table.only_comm { "COMM" } else { "COMM:TID" };
+    if table.detail {
+        let _ = writeln!(out, "CPU SUM(ms/sws) {item}(ms/sws/max_ms)");
+    } else {
+        let _ = writeln!(out, "CPU SUM(ms) {item}(ms)");
+    }
+    let ms = |ns: u64| ns as f64 / 1e6;
     for row in &table.rows {
-        let _ = write!(out, "{:03} {:<7} ", row.cpu, row.total_ns / 1_000_000);
+        let sum_ms = row.total_ns / 1_000_000;
+        if table.detail {
+            let _ = write!(
+                out,
+                "{:03} {:<11} ",
+                row.cpu,
+                format!("{sum_ms}ms/{}", row.switches)
+            );
+        } else {
+            let _ = write!(out, "{:03} {sum_ms:<7} ", row.cpu);
+        }
         for task in &row.tasks {
-            let comm = comm_of(task.tid).unwrap_or_else(|| UNKNOWN_COMM.into());
-            let comm: String = comm.chars().take(COMM_CHARS).collect();
-            let ms = task.stats.total_ns() as f64 / 1e6;
-            let _ = write!(out, "{comm}:{}({ms:.1}ms) ", task.tid);
+            // A thread names itself: what the terminal gets is its text.
+            out.push_str(&escape_controls(&task.comm));
+            if let Some(tid) = task.tid {
+                let _ = write!(out, ":{tid}");
+            }
+            let stats = &task.stats;
+            if table.detail {
+                let max = stats.histogram.max().unwrap_or(0);
+                let _ = write!(
+                    out,
+                    "({:.1}ms/{}/{:.1}ms) ",
+                    ms(stats.total_ns()),
+                    stats.calls(),
+                    ms(max)
+                );
+            } else {
+                let _ = write!(out, "({:.1}ms) ", ms(stats.total_ns()));
+            }
         }
         out.push('\n');
     }
