@@ -59,6 +59,7 @@ fn start(dir: &Path) -> (App, Receiver<AppEvent>) {
         only_tids: Vec::new(),
         only_comms: Vec::new(),
         detail: false,
+        follow_forks: false,
     };
     let feed = HostTraceFeed::start(&run, &trace).expect("a syscalls session (run as root)");
     let config = AppConfig {

@@ -51,9 +51,18 @@ fn task_state_perins_shows_the_sleeping_childs_s_time() {
     let pid = child.pid().to_string();
     let (stdout, stderr) = perfscope_ok(
         dir.path(),
-        &["task-state", "--no-tui", "--duration", "2.6", "--perins"],
+        &[
+            "task-state",
+            "--no-tui",
+            "-m",
+            "256",
+            "--duration",
+            "2.6",
+            "--perins",
+        ],
     );
-    trace_summary(&stderr, "task-state");
+    // A lost record resets every task's state (as perf-prof): the numbers need none.
+    assert_eq!(trace_summary(&stderr, "task-state").lost, 0, "{stderr}");
     let tables = text_tables(&stdout);
     assert_eq!(tables.len(), 1, "one table at the end:\n{stdout}");
     let table = &tables[0];
@@ -99,9 +108,20 @@ fn task_state_s_keeps_the_sleep_states_only() {
     let _child = sleeper(dir.path());
     let (stdout, stderr) = perfscope_ok(
         dir.path(),
-        &["task-state", "--no-tui", "--duration", "2.2", "-S", "-i", "1000"],
+        &[
+            "task-state",
+            "--no-tui",
+            "-m",
+            "256",
+            "--duration",
+            "2.2",
+            "-S",
+            "-i",
+            "1000",
+        ],
     );
-    trace_summary(&stderr, "task-state");
+    // A lost record resets every task's state (as perf-prof): the numbers need none.
+    assert_eq!(trace_summary(&stderr, "task-state").lost, 0, "{stderr}");
     let tables = text_tables(&stdout);
     assert!(tables.len() >= 2, "one table a second:\n{stdout}");
     let mut s_calls = 0;
@@ -130,6 +150,8 @@ fn task_state_than_prints_the_events_around_each_long_sleep() {
         &[
             "task-state",
             "--no-tui",
+            "-m",
+            "256",
             "--duration",
             "2.2",
             "-S",
@@ -137,7 +159,8 @@ fn task_state_than_prints_the_events_around_each_long_sleep() {
             "400ms",
         ],
     );
-    trace_summary(&stderr, "task-state");
+    // A lost record resets every task's state (as perf-prof): the numbers need none.
+    assert_eq!(trace_summary(&stderr, "task-state").lost, 0, "{stderr}");
     let lines: Vec<&str> = stdout.lines().collect();
     let switch_out = format!("prev_comm=sleeper prev_pid={pid} ");
     let wakeup = format!("comm=sleeper pid={pid} ");
@@ -179,10 +202,19 @@ fn task_state_p_and_filter_watch_only_the_chosen_tasks() {
     let child = sleeper(dir.path());
     let pid = child.pid().to_string();
     for target in [["-p", pid.as_str()], ["--filter", "sleep*,nothing-else"]] {
-        let mut args = vec!["task-state", "--no-tui", "--duration", "1.6", "--perins"];
+        let mut args = vec![
+            "task-state",
+            "--no-tui",
+            "-m",
+            "256",
+            "--duration",
+            "1.6",
+            "--perins",
+        ];
         args.extend(target);
         let (stdout, stderr) = perfscope_ok(dir.path(), &args);
-        trace_summary(&stderr, "task-state");
+        // A lost record resets every task's state (as perf-prof): the numbers need none.
+        assert_eq!(trace_summary(&stderr, "task-state").lost, 0, "{stderr}");
         let tables = text_tables(&stdout);
         assert_eq!(tables.len(), 1, "{target:?}:\n{stdout}");
         let (s, threads) = sleeper_s_row(&tables[0], &pid);
@@ -198,4 +230,54 @@ fn task_state_p_and_filter_watch_only_the_chosen_tasks() {
             "{target:?}: its run delays:\n{stdout}"
         );
     }
+}
+
+/// `task-state -- CMD` watches the workload and the tasks it forks — on every CPU, since
+/// its switch-ins and wakeups are recorded in other tasks' context: `sh` forks a `sleep`
+/// of 0.5 s, waits for it, then execs a `sleep` of 0.3 s.
+#[test]
+fn task_state_of_a_workload_follows_it_into_its_children() {
+    let _serial = serial();
+    ensure_tracefs();
+    let dir = tempfile::tempdir().unwrap();
+    let (stdout, stderr) = perfscope_ok(
+        dir.path(),
+        &[
+            "task-state",
+            "--no-tui",
+            "-m",
+            "256",
+            "--perins",
+            "--",
+            "sh",
+            "-c",
+            "sleep 0.5; sleep 0.3",
+        ],
+    );
+    // A lost record resets every task's state (as perf-prof): the numbers need none.
+    assert_eq!(trace_summary(&stderr, "task-state").lost, 0, "{stderr}");
+    let tables = text_tables(&stdout);
+    assert_eq!(tables.len(), 1, "{stdout}");
+    let table = &tables[0];
+    assert!(
+        table.rows.iter().all(|r| r[1] == "sh" || r[1] == "sleep"),
+        "only the workload and its children:\n{stdout}"
+    );
+    // The longest sleeps: the forked child's 0.5 s (the shell waits as long), then the
+    // exec'd 0.3 s.
+    let mut sleeps: Vec<f64> = table
+        .rows
+        .iter()
+        .filter(|r| r[2] == "S")
+        .map(|r| micros(table, r, "max(us)"))
+        .collect();
+    sleeps.sort_by(|a, b| b.total_cmp(a));
+    assert!(sleeps.len() >= 2, "{stdout}");
+    assert!((500_000.0..560_000.0).contains(&sleeps[0]), "{stdout}");
+    let threads: std::collections::BTreeSet<&str> = table.rows.iter().map(|r| r[0].as_str()).collect();
+    assert!(threads.len() >= 2, "the shell and its forked child:\n{stdout}");
+    assert!(
+        sleeps.iter().any(|s| (300_000.0..360_000.0).contains(s)),
+        "the exec'd 0.3 s sleep:\n{stdout}"
+    );
 }

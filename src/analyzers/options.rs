@@ -94,6 +94,9 @@ pub struct TraceOptions {
     /// task-state `--filter`: only tasks whose name matches one of these globs.
     #[serde(default)]
     pub only_comms: Vec<String>,
+    /// task-state: the tasks `only_tids` fork are watched too (a workload's children).
+    #[serde(default)]
+    pub follow_forks: bool,
     /// oncpu `--detail`: switches and the longest run too.
     #[serde(default)]
     pub detail: bool,

@@ -105,6 +105,7 @@ impl Analysis {
                         TaskFilter {
                             tids: options.only_tids.iter().copied().collect(),
                             comm_globs: options.only_comms.clone(),
+                            follow_forks: options.follow_forks,
                         }
                     }),
                 },

@@ -123,6 +123,8 @@ pub struct TaskStateOptions {
 pub struct TaskFilter {
     pub tids: FxHashSet<u32>,
     pub comm_globs: Vec<String>,
+    /// A chosen task's children are chosen too (`sched_process_fork`).
+    pub follow_forks: bool,
 }
 
 impl TaskFilter {
@@ -147,6 +149,13 @@ struct Switch {
     next_comm: Option<FieldLayout>,
 }
 
+/// `sched_process_fork` and its pid fields.
+struct Fork {
+    event: EventIndex,
+    parent_pid: FieldLayout,
+    child_pid: FieldLayout,
+}
+
 /// A wakeup event and its `pid` and `comm` fields.
 struct Wakeup {
     event: EventIndex,
@@ -158,6 +167,7 @@ pub struct TaskStateAnalyzer {
     options: TaskStateOptions,
     switches: Vec<Switch>,
     wakeups: Vec<Wakeup>,
+    fork: Option<Fork>,
     tasks: FxHashMap<u32, Tracked>,
     /// With `--than`: the event that put each task in its current state.
     started_by: FxHashMap<u32, OwnedTraceEvent>,
@@ -178,6 +188,7 @@ impl TaskStateAnalyzer {
     pub fn new(layouts: &[EventLayout], options: TaskStateOptions) -> Result<Self, AnalyzerError> {
         let mut switches = Vec::new();
         let mut wakeups = Vec::new();
+        let mut fork = None;
         for (i, layout) in layouts.iter().enumerate() {
             let index = EventIndex(i as u16);
             match (layout.system.as_str(), layout.name.as_str()) {
@@ -189,6 +200,13 @@ impl TaskStateAnalyzer {
                     prev_comm: layout.field("prev_comm").cloned(),
                     next_comm: layout.field("next_comm").cloned(),
                 }),
+                ("sched", "sched_process_fork") => {
+                    fork = Some(Fork {
+                        event: index,
+                        parent_pid: field(layout, "parent_pid")?,
+                        child_pid: field(layout, "child_pid")?,
+                    })
+                }
                 ("sched", "sched_wakeup" | "sched_wakeup_new") => wakeups.push(Wakeup {
                     event: index,
                     pid: field(layout, "pid")?,
@@ -210,6 +228,7 @@ impl TaskStateAnalyzer {
         Ok(Self {
             switches,
             wakeups,
+            fork,
             tasks: FxHashMap::default(),
             started_by: FxHashMap::default(),
             slow: SlowPairQueue::new(options.slow_pair_capacity),
@@ -405,6 +424,20 @@ impl Analyzer for TaskStateAnalyzer {
     fn feed(&mut self, event: &TraceEvent<'_>) {
         if let Some(at) = self.switches.iter().position(|s| s.event == event.event) {
             self.switch(at, event);
+            return;
+        }
+        if let Some(fork) = self.fork.as_ref().filter(|f| f.event == event.event) {
+            let (parent, child) = (
+                fork.parent_pid.read_i64(event.raw),
+                fork.child_pid.read_i64(event.raw),
+            );
+            if let (Some(only), Some(parent), Some(child)) = (self.options.only.as_mut(), parent, child)
+                && only.follow_forks
+                && let (Ok(parent), Ok(child)) = (u32::try_from(parent), u32::try_from(child))
+                && only.tids.contains(&parent)
+            {
+                only.tids.insert(child);
+            }
             return;
         }
         let Some(wakeup) = self.wakeups.iter().find(|w| w.event == event.event) else {

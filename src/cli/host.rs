@@ -195,6 +195,7 @@ impl TraceArgs {
             only_tids: Vec::new(),
             only_comms: Vec::new(),
             detail: false,
+            follow_forks: false,
         }
     }
 }

@@ -33,6 +33,7 @@ use crate::trace::expr::Filter;
 use super::event_plan::{EventPlan, event_cpus, plan_events};
 use super::options::HostRunOptions;
 use super::targets::{SessionTargets, open_targets};
+use super::task_state_targets;
 
 /// The analyzer's rows are handed over per this much event time: the finest a live window
 /// or a reset cuts an analysis (a power of two of the engine's 1 ms slice grid).
@@ -144,6 +145,7 @@ impl TraceSession {
                 );
             }
         }
+        let texts = task_state_targets::events(trace, &run.target, texts);
         let mut stages = resolve_stages(&tracefs, &texts)?;
         if trace.analyzer == AnalyzerKind::Syscalls
             && let Ok(free) = resolve_stages(&tracefs, &["sched:sched_process_free".to_string()])
@@ -151,7 +153,8 @@ impl TraceSession {
             // Reclaims the pending enter of a task that exits inside a syscall, as perf-prof.
             stages.extend(free);
         }
-        let targets = open_targets(&run.target)?;
+        let mut targets = open_targets(&run.target)?;
+        let trace = &task_state_targets::on_every_cpu(trace, &run.target, &mut targets)?;
         let attr_of = |event: &ResolvedEvent| {
             let mut attr =
                 EventAttr::tracepoint(event.layout.id).with_wakeup(match run.ring.watermark_percent {
