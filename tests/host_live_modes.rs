@@ -57,6 +57,12 @@ fn start(dir: &Path) -> (App, Receiver<AppEvent>) {
         period_ns: None,
         call_graph: false,
         event_lines: false,
+        interruptible: false,
+        uninterruptible: false,
+        only_tids: Vec::new(),
+        only_comms: Vec::new(),
+        detail: false,
+        follow_forks: false,
     };
     let feed = HostTraceFeed::start(&run, &trace).expect("a syscalls session (run as root)");
     let config = AppConfig {

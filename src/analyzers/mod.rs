@@ -27,6 +27,8 @@
 pub mod key;
 pub mod latency;
 pub mod multi_trace;
+pub mod num_dist;
+pub mod oncpu;
 pub mod options;
 pub mod page_faults;
 pub mod present;
@@ -35,6 +37,7 @@ pub mod session;
 pub mod stat;
 mod syscall_table;
 pub mod syscalls;
+pub mod task_state;
 pub mod text;
 pub mod top;
 

@@ -24,6 +24,9 @@ pub enum AnalyzerKind {
     /// perf-prof's `trace`: every event printed by its print fmt; the rows count the
     /// events per thread and event (top's table), so the views have a table to show.
     Trace,
+    TaskState,
+    OnCpu,
+    NumDist,
 }
 
 impl AnalyzerKind {
@@ -38,6 +41,9 @@ impl AnalyzerKind {
             AnalyzerKind::PercpuStat => "percpu-stat",
             AnalyzerKind::PageFaults => "page-faults",
             AnalyzerKind::Trace => "trace",
+            AnalyzerKind::TaskState => "task-state",
+            AnalyzerKind::OnCpu => "oncpu",
+            AnalyzerKind::NumDist => "num-dist",
         }
     }
 
@@ -61,6 +67,9 @@ impl AnalyzerKind {
             AnalyzerKind::PercpuStat,
             AnalyzerKind::PageFaults,
             AnalyzerKind::Trace,
+            AnalyzerKind::TaskState,
+            AnalyzerKind::OnCpu,
+            AnalyzerKind::NumDist,
         ]
         .into_iter()
         .find(|k| k.key() == key)
@@ -75,6 +84,8 @@ impl AnalyzerKind {
             // perf-prof's trace uses 2; every event is copied out, so a wider ring loses
             // fewer of them between two drains.
             AnalyzerKind::Trace => 16,
+            // perf-prof's task-state: 8 pages.
+            AnalyzerKind::TaskState => 8,
             _ => 64,
         }
     }
@@ -97,6 +108,24 @@ pub struct TraceOptions {
     pub cycle: bool,
     /// top `--only-comm`: aggregate by name instead of key.
     pub only_comm: bool,
+    /// task-state `-S`: report interruptible sleeps (only sleeps with this or `-D`).
+    #[serde(default)]
+    pub interruptible: bool,
+    /// task-state `-D`: report uninterruptible sleeps.
+    #[serde(default)]
+    pub uninterruptible: bool,
+    /// task-state `-p`/`-t`: only these threads (the events are still CPU-wide).
+    #[serde(default)]
+    pub only_tids: Vec<u32>,
+    /// task-state `--filter`: only tasks whose name matches one of these globs.
+    #[serde(default)]
+    pub only_comms: Vec<String>,
+    /// task-state: the tasks `only_tids` fork are watched too (a workload's children).
+    #[serde(default)]
+    pub follow_forks: bool,
+    /// oncpu `--detail`: switches and the longest run too.
+    #[serde(default)]
+    pub detail: bool,
     /// `-g`: every event samples its callchain (as the `stack` attribute does for one);
     /// the stacks become the session's samples (flamegraph, folded export).
     #[serde(default)]

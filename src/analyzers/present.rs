@@ -5,10 +5,13 @@
 use std::time::SystemTime;
 
 use super::multi_trace::{delay_table, pair_table};
+use super::num_dist::num_dist_table;
+use super::oncpu::oncpu_table;
 use super::page_faults::fault_table;
 use super::stat::stat_table;
 use super::syscall_label;
 use super::syscalls::syscall_table;
+use super::task_state::task_state_table;
 use super::text::{TextStyle, UNKNOWN_COMM, WallClock, analysis_text};
 use super::top::top_table;
 use crate::model::analysis::{AnalysisInfo, AnalysisRows, AnalysisSchema, LatencyStats};
@@ -60,6 +63,28 @@ pub fn latency_series(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNa
                 })
                 .collect()
         }
+        (AnalysisSchema::TaskState(schema), AnalysisRows::Latency(rows)) => task_state_table(schema, rows)
+            .rows
+            .into_iter()
+            .map(|row| LatencySeries {
+                name: row.state.label().to_string(),
+                instance: row.thread.map(|tid| thread_label(u64::from(tid), names)),
+                stats: row.stats,
+                counts_errors: false,
+            })
+            .collect(),
+        (AnalysisSchema::NumDist(schema), AnalysisRows::Latency(rows)) => num_dist_table(schema, rows)
+            .rows
+            .into_iter()
+            .map(|row| LatencySeries {
+                name: row.event,
+                instance: row
+                    .instance
+                    .map(|i| format!("{} {i}", schema.instance_header.as_deref().unwrap_or("instance"))),
+                stats: row.stats,
+                counts_errors: false,
+            })
+            .collect(),
         _ => Vec::new(),
     }
 }
@@ -174,6 +199,82 @@ pub fn table(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNames) -> A
                         c.push(Cell::Text(pair.end.clone()));
                         latency_cells(&row.stats, schema.than_ns.is_some(), &mut c);
                         Some(c)
+                    })
+                    .collect();
+                (true, 2, cols, cells)
+            }
+            (AnalysisSchema::TaskState(schema), AnalysisRows::Latency(rows)) => {
+                let table = task_state_table(schema, rows);
+                let mut cols = Vec::new();
+                if schema.perins {
+                    cols.extend(columns(&["thread", "comm"]));
+                }
+                cols.push("st".into());
+                cols.extend(columns(&LATENCY_COLUMNS));
+                let cells = table
+                    .rows
+                    .iter()
+                    .map(|row| {
+                        let mut c = Vec::new();
+                        if let Some(tid) = row.thread {
+                            c.push(number(u64::from(tid)));
+                            c.push(Cell::Text(name(u64::from(tid))));
+                        }
+                        c.push(Cell::Text(row.state.label().into()));
+                        latency_cells(&row.stats, false, &mut c);
+                        c
+                    })
+                    .collect();
+                (true, 2, cols, cells)
+            }
+            (AnalysisSchema::OnCpu(schema), AnalysisRows::Latency(rows)) => {
+                // One line per CPU, as printed: its total and its busiest task.
+                let table = oncpu_table(schema, rows, &|tid| names.name(tid));
+                let cells = table
+                    .rows
+                    .iter()
+                    .map(|row| {
+                        let top = row.tasks.first();
+                        vec![
+                            number(u64::from(row.cpu)),
+                            number(row.total_ns),
+                            Cell::Text(top.map(|t| t.comm.clone()).unwrap_or_default()),
+                            number(top.map_or(0, |t| t.stats.total_ns())),
+                            number(row.tasks.len() as u64),
+                        ]
+                    })
+                    .collect();
+                (
+                    true,
+                    1,
+                    columns(&["cpu", "sum", "top comm", "top run", "tasks"]),
+                    cells,
+                )
+            }
+            (AnalysisSchema::NumDist(schema), AnalysisRows::Latency(rows)) => {
+                let table = num_dist_table(schema, rows);
+                let mut cols = Vec::new();
+                if let Some(header) = &schema.instance_header {
+                    cols.push(header.to_lowercase());
+                }
+                cols.extend(columns(&["event", "calls", "total", "min", "avg", "p99", "max"]));
+                let cells = table
+                    .rows
+                    .iter()
+                    .map(|row| {
+                        let h = &row.stats.histogram;
+                        let mut c = Vec::new();
+                        if let Some(i) = row.instance {
+                            c.push(number(i));
+                        }
+                        c.push(Cell::Text(row.event.clone()));
+                        c.push(number(row.stats.calls()));
+                        c.push(number(row.total()));
+                        c.push(number(h.min().unwrap_or(0)));
+                        c.push(number(row.avg()));
+                        c.push(number(h.percentile(99.0).unwrap_or(0)));
+                        c.push(number(h.max().unwrap_or(0)));
+                        c
                     })
                     .collect();
                 (true, 2, cols, cells)

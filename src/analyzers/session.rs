@@ -12,13 +12,16 @@ use super::Analyzer;
 use super::key::KeySource;
 use super::latency::SlowPair;
 use super::multi_trace::{Implementation, Instance, MultiTraceAnalyzer, MultiTraceConfig, StageEvent};
+use super::num_dist::{NumDistAnalyzer, NumEvent, NumInstance};
+use super::oncpu::OnCpuAnalyzer;
 use super::options::{AnalyzerKind, TraceOptions};
 use super::page_faults::PageFaultsAnalyzer;
 use super::rundelay::{RundelayOptions, rundelay};
 use super::stat::{StatAnalyzer, StatConfig};
 use super::syscalls::{SyscallsAnalyzer, SyscallsConfig};
+use super::task_state::{TaskFilter, TaskStateAnalyzer, TaskStateOptions};
 use super::top::{TopAnalyzer, TopColumn, TopConfig, TopEvent};
-use crate::model::analysis::{AnalysisInfo, AnalysisRows, AnalysisSchema, KeyPrinter};
+use crate::model::analysis::{AnalysisInfo, AnalysisRows, AnalysisSchema, KeyPrinter, OnCpuSchema};
 use crate::model::period_counts::CountInstance;
 use crate::sources::perf_event::software::software_event_of;
 use crate::sources::tracefs::{EventPrinter, ResolvedEvent};
@@ -35,6 +38,9 @@ enum Kind {
     Top(TopAnalyzer),
     Stat(StatAnalyzer),
     PageFaults(PageFaultsAnalyzer),
+    TaskState(TaskStateAnalyzer),
+    OnCpu(OnCpuAnalyzer),
+    NumDist(NumDistAnalyzer),
 }
 
 /// A running analyzer with the layouts of the events it was built over.
@@ -126,6 +132,31 @@ impl Analysis {
                     columns,
                 }))
             }
+            AnalyzerKind::TaskState => Kind::TaskState(TaskStateAnalyzer::new(
+                &layouts,
+                TaskStateOptions {
+                    perins: options.perins,
+                    than_ns: options.than_ns,
+                    sleeping: options.interruptible,
+                    disk_sleep: options.uninterruptible,
+                    slow_pair_capacity: SLOW_PAIRS,
+                    only: (!options.only_tids.is_empty() || !options.only_comms.is_empty()).then(|| {
+                        TaskFilter {
+                            tids: options.only_tids.iter().copied().collect(),
+                            comm_globs: options.only_comms.clone(),
+                            follow_forks: options.follow_forks,
+                        }
+                    }),
+                },
+            )?),
+            AnalyzerKind::OnCpu => Kind::OnCpu(OnCpuAnalyzer::new(
+                &layouts,
+                OnCpuSchema {
+                    only_comm: options.only_comm,
+                    detail: options.detail,
+                },
+            )?),
+            AnalyzerKind::NumDist => Kind::NumDist(num_dist(options, &events, threads)?),
         };
         Ok(Analysis {
             kind,
@@ -156,6 +187,9 @@ impl Analysis {
             Kind::Top(a) => a.feed(event),
             Kind::Stat(a) => a.feed(event),
             Kind::PageFaults(a) => a.feed(event),
+            Kind::TaskState(a) => a.feed(event),
+            Kind::OnCpu(a) => a.feed(event),
+            Kind::NumDist(a) => a.feed(event),
         }
     }
 
@@ -166,6 +200,9 @@ impl Analysis {
             Kind::Top(a) => a.lost(from_ns, to_ns),
             Kind::Stat(a) => a.lost(from_ns, to_ns),
             Kind::PageFaults(a) => a.lost(from_ns, to_ns),
+            Kind::TaskState(a) => a.lost(from_ns, to_ns),
+            Kind::OnCpu(a) => a.lost(from_ns, to_ns),
+            Kind::NumDist(a) => a.lost(from_ns, to_ns),
         }
     }
 
@@ -182,7 +219,10 @@ impl Analysis {
         match &mut self.kind {
             Kind::Syscalls(a) => a.take_slow_pairs(),
             Kind::MultiTrace(a) => a.take_slow_pairs(),
-            Kind::Top(_) | Kind::Stat(_) | Kind::PageFaults(_) => (Vec::new(), 0),
+            Kind::TaskState(a) => a.take_slow_pairs(),
+            Kind::Top(_) | Kind::Stat(_) | Kind::PageFaults(_) | Kind::OnCpu(_) | Kind::NumDist(_) => {
+                (Vec::new(), 0)
+            }
         }
     }
 
@@ -194,6 +234,9 @@ impl Analysis {
             Kind::Top(a) => a.take_rows(),
             Kind::Stat(a) => a.take_rows(),
             Kind::PageFaults(a) => a.take_rows(),
+            Kind::TaskState(a) => a.take_rows(),
+            Kind::OnCpu(a) => a.take_rows(),
+            Kind::NumDist(a) => a.take_rows(),
         }
     }
 
@@ -205,6 +248,9 @@ impl Analysis {
             Kind::Top(a) => a.schema(),
             Kind::Stat(a) => a.schema(),
             Kind::PageFaults(a) => a.schema(),
+            Kind::TaskState(a) => a.schema(),
+            Kind::OnCpu(a) => a.schema(),
+            Kind::NumDist(a) => a.schema(),
         };
         if let (AnalysisSchema::Top(top), Some(printkey)) = (&mut schema, &self.printkey) {
             let printkey = printkey.clone();
@@ -229,6 +275,35 @@ impl Analysis {
     pub fn printer(&self) -> &EventPrinter {
         &self.printer
     }
+}
+
+/// num-dist over every event's `num=` (perf-prof refuses an event without one).
+fn num_dist(
+    options: &TraceOptions,
+    events: &[&ResolvedEvent],
+    threads: bool,
+) -> anyhow::Result<NumDistAnalyzer> {
+    let mut nums = Vec::new();
+    for event in events {
+        let Some(num) = event.attrs.num.clone() else {
+            bail!(
+                "num-dist: {} has no num=EXPR: give each event one (-e '{}//num=FIELD/'), \
+                 or use multi-trace for events without a number",
+                event.layout.full_name(),
+                event.layout.full_name()
+            );
+        };
+        nums.push(NumEvent {
+            name: event.spec.display_name().to_string(),
+            num,
+        });
+    }
+    let instance = options.perins.then_some(if threads {
+        NumInstance::Thread
+    } else {
+        NumInstance::Cpu
+    });
+    Ok(NumDistAnalyzer::new(nums, instance)?)
 }
 
 /// `-k EXPR` bound to one event's layout, or its own `key=`.

@@ -18,8 +18,11 @@
 mod event_line;
 mod fault_table;
 mod latency_tables;
+mod num_dist_table;
+mod oncpu_table;
 mod pair_lines;
 mod stat_lines;
+mod task_state_table;
 mod top_table;
 mod wall_clock;
 
@@ -29,8 +32,11 @@ mod golden_tests;
 pub use event_line::{event_line, latency_flags, slow_pair_lines};
 pub use fault_table::fault_table;
 pub use latency_tables::{delay_table, syscall_table};
+pub use num_dist_table::num_dist_table;
+pub use oncpu_table::oncpu_table;
 pub use pair_lines::pair_lines;
 pub use stat_lines::stat_lines;
+pub use task_state_table::task_state_table;
 pub use top_table::{TopText, top_table};
 pub use wall_clock::WallClock;
 
@@ -81,6 +87,18 @@ pub fn analysis_text(
             &comm_of,
             style,
         ),
+        (AnalysisSchema::TaskState(schema), AnalysisRows::Latency(rows)) => task_state_table(
+            &crate::analyzers::task_state::task_state_table(schema, rows),
+            wall,
+            &comm_of,
+        ),
+        (AnalysisSchema::OnCpu(schema), AnalysisRows::Latency(rows)) => oncpu_table(
+            &crate::analyzers::oncpu::oncpu_table(schema, rows, &|tid| names.name(tid)),
+            wall,
+        ),
+        (AnalysisSchema::NumDist(schema), AnalysisRows::Latency(rows)) => {
+            num_dist_table(&crate::analyzers::num_dist::num_dist_table(schema, rows), wall)
+        }
         (AnalysisSchema::Pairs(schema), AnalysisRows::Pairs(rows)) => {
             pair_lines(&crate::analyzers::multi_trace::pair_table(schema, rows), wall)
         }

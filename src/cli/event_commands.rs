@@ -150,6 +150,12 @@ pub fn run_expr(args: ExprArgs) -> anyhow::Result<Outcome> {
         call_graph: false,
         event_lines: false,
         period_ns: None,
+        interruptible: false,
+        uninterruptible: false,
+        only_tids: Vec::new(),
+        only_comms: Vec::new(),
+        follow_forks: false,
+        detail: false,
     };
     run_trace_text(
         &args.host,

@@ -193,6 +193,12 @@ impl TraceArgs {
             period_ns: None,
             call_graph: false,
             event_lines: false,
+            interruptible: false,
+            uninterruptible: false,
+            only_tids: Vec::new(),
+            only_comms: Vec::new(),
+            detail: false,
+            follow_forks: false,
         }
     }
 }

@@ -62,6 +62,14 @@ pub enum HostCommand {
     /// Page faults per thread and 2 MiB address region, user/kernel and writes
     /// (exceptions:page_fault_user/kernel; -e to filter or add `stack`).
     PageFaults(TraceCommandArgs),
+    /// Time tasks spend in each state (R S D T t I, RD = waiting for a CPU) from
+    /// sched_switch and sched_wakeup, per thread with --perins.
+    TaskState(TaskStateCommandArgs),
+    /// Who ran where: per CPU, each task's run time, from sched_switch.
+    Oncpu(OncpuCommandArgs),
+    /// The distribution of a number the events carry: -e 'sys:name//num=EXPR/' (per CPU
+    /// or thread with --perins).
+    NumDist(TraceCommandArgs),
 }
 
 #[derive(Args)]
@@ -90,6 +98,41 @@ impl CounterCommandArgs {
         trace.period_ns = self.period;
         trace
     }
+}
+
+#[derive(Args)]
+pub struct OncpuCommandArgs {
+    #[command(flatten)]
+    pub host: HostArgs,
+    #[command(flatten)]
+    pub trace: TraceArgs,
+    /// One item per command name instead of per thread.
+    #[arg(long)]
+    pub only_comm: bool,
+    /// Switches and the longest run next to each run time.
+    #[arg(long)]
+    pub detail: bool,
+    #[command(flatten)]
+    pub tui: TuiArgs,
+}
+
+#[derive(Args)]
+pub struct TaskStateCommandArgs {
+    #[command(flatten)]
+    pub host: HostArgs,
+    #[command(flatten)]
+    pub trace: TraceArgs,
+    /// Report interruptible sleeps (S) only (with -D: S and D).
+    #[arg(short = 'S', long = "interruptible")]
+    pub interruptible: bool,
+    /// Report uninterruptible sleeps (D) only (with -S: S and D).
+    #[arg(short = 'D', long = "uninterruptible")]
+    pub uninterruptible: bool,
+    /// Only tasks with these names (globs, comma-separated: 'java,python*').
+    #[arg(long = "filter", value_name = "COMM,...")]
+    pub filter: Option<String>,
+    #[command(flatten)]
+    pub tui: TuiArgs,
 }
 
 #[derive(Args)]
@@ -179,7 +222,54 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
         HostCommand::Trace(a) => event_commands::run_trace(a),
         HostCommand::List(a) => event_commands::run_list(a),
         HostCommand::Expr(a) => event_commands::run_expr(a),
+        HostCommand::Oncpu(a) => {
+            let mut trace = a.trace.options(AnalyzerKind::OnCpu);
+            trace.only_comm = a.only_comm;
+            trace.detail = a.detail;
+            run_trace_command(&a.host, &trace, &a.tui)
+        }
+        HostCommand::NumDist(a) => {
+            run_trace_command(&a.host, &a.trace.options(AnalyzerKind::NumDist), &a.tui)
+        }
+        HostCommand::TaskState(a) => {
+            let mut trace = a.trace.options(AnalyzerKind::TaskState);
+            trace.interruptible = a.interruptible;
+            trace.uninterruptible = a.uninterruptible;
+            trace.only_comms = a
+                .filter
+                .iter()
+                .flat_map(|f| f.split(','))
+                .filter(|c| !c.is_empty())
+                .map(str::to_string)
+                .collect();
+            let mut host = a.host.clone();
+            if host.workload.is_empty() && (host.pids.is_some() || host.tids.is_some()) {
+                // A task's switch-in and wakeup are recorded in another task's context:
+                // watch every CPU and keep the chosen threads' states (as perf-prof).
+                trace.only_tids = chosen_threads(host.pids.take(), host.tids.take())?;
+            }
+            run_trace_command(&host, &trace, &a.tui)
+        }
     }
+}
+
+/// The threads `-p PIDS` (every thread of each, now) and `-t TIDS` name.
+fn chosen_threads(pids: Option<String>, tids: Option<String>) -> anyhow::Result<Vec<u32>> {
+    use crate::sources::perf_event::targets::{Target, parse_id_list, resolve_targets};
+    let ids = |text: Option<String>, flag: &str| -> anyhow::Result<Vec<u32>> {
+        match text {
+            Some(t) => parse_id_list(&t).with_context(|| format!("{flag} {t}")),
+            None => Ok(Vec::new()),
+        }
+    };
+    let targets = resolve_targets(None, &ids(pids, "-p")?, &ids(tids, "-t")?)?;
+    Ok(targets
+        .into_iter()
+        .filter_map(|t| match t {
+            Target::Thread(tid) => Some(tid),
+            _ => None,
+        })
+        .collect())
 }
 
 /// `--record FILE.db`: the session file, created before anything starts (a bad path fails
@@ -272,7 +362,8 @@ pub(crate) fn run_trace_command(
             | AnalyzerKind::Stat
             | AnalyzerKind::Hrcount
             | AnalyzerKind::PercpuStat
-            | AnalyzerKind::PageFaults => ViewKind::Table,
+            | AnalyzerKind::PageFaults
+            | AnalyzerKind::OnCpu => ViewKind::Table,
             _ => ViewKind::Histogram,
         };
     }

@@ -8,6 +8,7 @@ pub mod options;
 pub mod sampling;
 pub mod sampling_feed;
 pub mod targets;
+pub mod task_state_targets;
 pub mod tracing;
 pub mod tracing_feed;
 pub mod workload;

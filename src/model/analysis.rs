@@ -287,6 +287,35 @@ pub struct DelaySchema {
     pub than_ns: Option<u64>,
 }
 
+/// What a task-state table's rows are: [`LatencyKey::series`] is the state
+/// (`crate::analyzers::task_state::TaskState`), [`LatencyKey::instance`] the thread with
+/// `--perins` (else 0).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskStateSchema {
+    pub perins: bool,
+    pub than_ns: Option<u64>,
+}
+
+/// What an oncpu table's rows are: [`LatencyKey::instance`] is the CPU,
+/// [`LatencyKey::series`] the thread, each value one run of the thread on the CPU.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OnCpuSchema {
+    /// `--only-comm`: one item per command name, not per thread.
+    pub only_comm: bool,
+    /// `--detail`: switches and the longest run next to each run time.
+    pub detail: bool,
+}
+
+/// What a num-dist table's rows are: [`LatencyKey::series`] is the event index,
+/// [`LatencyKey::instance`] the CPU or thread with `--perins` (else 0).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NumDistSchema {
+    /// Each event's name (its alias, else its name), by event index.
+    pub events: Vec<String>,
+    /// `CPU` or `THREAD` with `--perins`.
+    pub instance_header: Option<String>,
+}
+
 /// What `--impl pair` counts are.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PairSchema {
@@ -318,6 +347,9 @@ pub struct TopSchema {
 pub enum AnalysisSchema {
     Syscalls(SyscallsSchema),
     Delay(DelaySchema),
+    TaskState(TaskStateSchema),
+    OnCpu(OnCpuSchema),
+    NumDist(NumDistSchema),
     Pairs(PairSchema),
     Top(TopSchema),
     Periods(PeriodSchema),
@@ -329,9 +361,11 @@ impl AnalysisSchema {
     /// Rows of this analyzer with nothing in them.
     pub fn empty_rows(&self) -> AnalysisRows {
         match self {
-            AnalysisSchema::Syscalls(_) | AnalysisSchema::Delay(_) => {
-                AnalysisRows::Latency(LatencyRows::default())
-            }
+            AnalysisSchema::Syscalls(_)
+            | AnalysisSchema::Delay(_)
+            | AnalysisSchema::TaskState(_)
+            | AnalysisSchema::OnCpu(_)
+            | AnalysisSchema::NumDist(_) => AnalysisRows::Latency(LatencyRows::default()),
             AnalysisSchema::Pairs(p) => AnalysisRows::Pairs(PairRows {
                 paired: vec![0; p.pairs.len()],
                 unpaired: vec![0; p.nodes.len()],

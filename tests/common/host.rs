@@ -211,7 +211,8 @@ pub fn text_tables(stdout: &str) -> Vec<TextTable> {
     let mut i = 0;
     while i + 1 < lines.len() {
         let dashes = lines[i + 1];
-        if !dashes.starts_with("---") || dashes.chars().any(|c| c != '-' && c != ' ') {
+        // task-state's first column is two wide (`St`, `--`).
+        if !dashes.starts_with("--") || dashes.chars().any(|c| c != '-' && c != ' ') {
             i += 1;
             continue;
         }

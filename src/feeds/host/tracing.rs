@@ -40,6 +40,7 @@ use super::options::HostRunOptions;
 use super::options::SamplingOptions;
 use super::sampling::{RawItem, SampleCounters, SampleResolver, raw_item};
 use super::targets::{SessionTargets, open_targets};
+use super::task_state_targets;
 
 /// The analyzer's rows are handed over per this much event time: the finest a live window
 /// or a reset cuts an analysis (a power of two of the engine's 1 ms slice grid).
@@ -74,6 +75,11 @@ fn default_events(analyzer: AnalyzerKind) -> Vec<String> {
              software:context-switches,software:cpu-migrations"
                 .into(),
         ],
+        // One stage: the analyzer tells the events apart by name.
+        AnalyzerKind::TaskState => {
+            vec!["sched:sched_switch,sched:sched_wakeup,sched:sched_wakeup_new".into()]
+        }
+        AnalyzerKind::OnCpu => vec!["sched:sched_switch".into()],
         _ => Vec::new(),
     }
 }
@@ -172,6 +178,7 @@ impl TraceSession {
                 );
             }
         }
+        let texts = task_state_targets::events(trace, &run.target, texts);
         let mut stages = resolve_stages(&tracefs, &texts)?;
         if trace.analyzer == AnalyzerKind::Syscalls
             && let Ok(free) = resolve_stages(&tracefs, &["sched:sched_process_free".to_string()])
@@ -179,7 +186,8 @@ impl TraceSession {
             // Reclaims the pending enter of a task that exits inside a syscall, as perf-prof.
             stages.extend(free);
         }
-        let targets = open_targets(&run.target)?;
+        let mut targets = open_targets(&run.target)?;
+        let trace = &task_state_targets::on_every_cpu(trace, &run.target, &mut targets)?;
         let attr_of = |event: &ResolvedEvent| {
             let attr = match software_event_of(&event.layout) {
                 // The same sample fields as a tracepoint's (an empty raw record), so every
@@ -510,6 +518,12 @@ fn tids_named_by(schema: &AnalysisSchema, rows: &AnalysisRows) -> Vec<u32> {
     let tid = |n: u64| u32::try_from(n).ok();
     match (schema, rows) {
         (AnalysisSchema::Syscalls(s), AnalysisRows::Latency(r)) if s.perins => {
+            r.rows.keys().filter_map(|k| tid(k.instance)).collect()
+        }
+        (AnalysisSchema::OnCpu(_), AnalysisRows::Latency(r)) => {
+            r.rows.keys().filter_map(|k| tid(k.series)).collect()
+        }
+        (AnalysisSchema::TaskState(s), AnalysisRows::Latency(r)) if s.perins => {
             r.rows.keys().filter_map(|k| tid(k.instance)).collect()
         }
         (AnalysisSchema::Delay(s), AnalysisRows::Latency(r)) if s.comm_column && s.key_header.is_some() => {

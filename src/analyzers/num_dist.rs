@@ -1,0 +1,156 @@
+//! `num-dist`: the distribution of a number each event carries — `num=EXPR` on every
+//! event (`-e 'sched:sched_stat_runtime//num=runtime/'`) — as perf-prof's num-dist
+//! computes it: per event (and per CPU or thread with `--perins`), calls, total, min,
+//! avg, p99 and max of the values as unsigned 64-bit integers (a negative value wraps,
+//! and so does the total, as in perf-prof's C arithmetic).
+//!
+//! Rows are [`LatencyRows`] keyed by (instance, event index): the values go into the same
+//! mergeable distributions as latencies, so the engine keeps them per slice. p99 comes
+//! from the log-linear histogram (within 1/128 of the value; perf-prof uses a t-digest).
+
+use super::{Analyzer, AnalyzerError};
+use crate::model::analysis::{
+    AnalysisRows, AnalysisSchema, LatencyKey, LatencyRows, LatencyStats, NumDistSchema,
+};
+use crate::trace::event::TraceEvent;
+use crate::trace::expr::BoundExpr;
+
+/// What `--perins` splits the distributions by.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum NumInstance {
+    Cpu,
+    Thread,
+}
+
+/// One event of the analysis: its name in the table and its `num=` expression.
+pub struct NumEvent {
+    pub name: String,
+    pub num: BoundExpr,
+}
+
+pub struct NumDistAnalyzer {
+    /// By event index.
+    events: Vec<NumEvent>,
+    /// `Some` with `--perins`.
+    instance: Option<NumInstance>,
+    rows: LatencyRows,
+}
+
+impl NumDistAnalyzer {
+    pub fn new(events: Vec<NumEvent>, instance: Option<NumInstance>) -> Result<Self, AnalyzerError> {
+        if events.is_empty() {
+            return Err(AnalyzerError::Config(
+                "num-dist needs events with num=EXPR: -e 'sys:name//num=FIELD/'".into(),
+            ));
+        }
+        Ok(Self {
+            events,
+            instance,
+            rows: LatencyRows::default(),
+        })
+    }
+
+    fn schema_of(&self) -> NumDistSchema {
+        NumDistSchema {
+            events: self.events.iter().map(|e| e.name.clone()).collect(),
+            instance_header: self.instance.map(|i| match i {
+                NumInstance::Cpu => "CPU".into(),
+                NumInstance::Thread => "THREAD".into(),
+            }),
+        }
+    }
+}
+
+/// One row: the instance (with `--perins`), the event's name, its distribution.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NumDistRow {
+    pub instance: Option<u64>,
+    pub event: String,
+    pub stats: LatencyStats,
+}
+
+impl NumDistRow {
+    /// The sum as perf-prof's `u64` keeps it: wrapped.
+    pub fn total(&self) -> u64 {
+        self.stats.histogram.sum() as u64
+    }
+
+    /// perf-prof's avg: the wrapped total over the calls.
+    pub fn avg(&self) -> u64 {
+        self.total().checked_div(self.stats.calls()).unwrap_or(0)
+    }
+}
+
+/// The num-dist table in perf-prof's order: by instance, then event order.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct NumDistTable {
+    /// `CPU` / `THREAD` with `--perins`.
+    pub instance_header: Option<String>,
+    /// Every event's name (the column is as wide as the longest).
+    pub events: Vec<String>,
+    pub rows: Vec<NumDistRow>,
+}
+
+pub fn num_dist_table(schema: &NumDistSchema, rows: &LatencyRows) -> NumDistTable {
+    let mut keyed: Vec<(&LatencyKey, &LatencyStats)> =
+        rows.rows.iter().filter(|(_, s)| s.calls() > 0).collect();
+    keyed.sort_by_key(|(k, _)| **k);
+    NumDistTable {
+        instance_header: schema.instance_header.clone(),
+        events: schema.events.clone(),
+        rows: keyed
+            .into_iter()
+            .filter_map(|(key, stats)| {
+                Some(NumDistRow {
+                    instance: schema.instance_header.is_some().then_some(key.instance),
+                    event: schema.events.get(usize::try_from(key.series).ok()?)?.clone(),
+                    stats: stats.clone(),
+                })
+            })
+            .collect(),
+    }
+}
+
+impl Analyzer for NumDistAnalyzer {
+    type Table = NumDistTable;
+
+    fn feed(&mut self, event: &TraceEvent<'_>) {
+        let index = usize::from(event.event.0);
+        let Some(value) = self.events.get(index).and_then(|e| e.num.eval_int(event)) else {
+            return;
+        };
+        let instance = match self.instance {
+            Some(NumInstance::Cpu) => u64::from(event.cpu),
+            Some(NumInstance::Thread) => u64::from(event.tid),
+            None => 0,
+        };
+        let key = LatencyKey {
+            instance,
+            series: index as u64,
+        };
+        // perf-prof keeps the value as u64: -1 is 18446744073709551615.
+        self.rows.rows.entry(key).or_default().record(value as u64, None);
+    }
+
+    /// Values are independent of each other: nothing pending to drop.
+    fn lost(&mut self, _from_ns: u64, _to_ns: u64) {}
+
+    fn take_rows(&mut self) -> AnalysisRows {
+        AnalysisRows::Latency(std::mem::take(&mut self.rows))
+    }
+
+    fn rows(&self) -> AnalysisRows {
+        AnalysisRows::Latency(self.rows.clone())
+    }
+
+    fn schema(&self) -> AnalysisSchema {
+        AnalysisSchema::NumDist(self.schema_of())
+    }
+
+    fn tabulate(&self, rows: &AnalysisRows) -> NumDistTable {
+        match rows {
+            AnalysisRows::Latency(rows) => num_dist_table(&self.schema_of(), rows),
+            _ => NumDistTable::default(),
+        }
+    }
+}

@@ -1,0 +1,187 @@
+//! `oncpu`: who ran where — per CPU, how long each task ran on it, from `sched_switch`
+//! alone, as perf-prof's oncpu in CPU mode: a task's run on a CPU is the time between the
+//! switch that put it there and the switch that took it off. The idle task (pid 0) is
+//! not a task of the table.
+//!
+//! Rows are [`LatencyRows`] keyed by (CPU, thread): each run is one value of the
+//! distribution, so the total is the run time, the calls are perf-prof's `--detail`
+//! switch count and the max its longest run — all of which merge across time slices.
+
+use super::{Analyzer, AnalyzerError};
+use crate::model::analysis::{
+    AnalysisRows, AnalysisSchema, LatencyKey, LatencyRows, LatencyStats, OnCpuSchema,
+};
+use crate::trace::event::{EventIndex, EventLayout, FieldLayout, TraceEvent};
+
+pub struct OnCpuAnalyzer {
+    schema: OnCpuSchema,
+    switch: EventIndex,
+    prev_pid: FieldLayout,
+    /// The last switch seen on each CPU (by CPU number): where the running task started.
+    last_switch_ns: Vec<Option<u64>>,
+    rows: LatencyRows,
+}
+
+impl OnCpuAnalyzer {
+    /// The analyzer over the opened events (`layouts[i]` is `EventIndex(i)`): the first
+    /// `sched:sched_switch` among them.
+    pub fn new(layouts: &[EventLayout], schema: OnCpuSchema) -> Result<Self, AnalyzerError> {
+        let (index, layout) = layouts
+            .iter()
+            .enumerate()
+            .find(|(_, l)| l.system == "sched" && l.name == "sched_switch")
+            .ok_or_else(|| AnalyzerError::MissingEvent {
+                analyzer: "oncpu",
+                event: "sched:sched_switch".into(),
+            })?;
+        let prev_pid = layout
+            .field("prev_pid")
+            .cloned()
+            .ok_or_else(|| AnalyzerError::missing_field(layout, "prev_pid"))?;
+        Ok(Self {
+            schema,
+            switch: EventIndex(index as u16),
+            prev_pid,
+            last_switch_ns: Vec::new(),
+            rows: LatencyRows::default(),
+        })
+    }
+}
+
+/// One task's (or, with `--only-comm`, one command's) time on one CPU.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OnCpuTask {
+    /// `None` with `--only-comm`: the threads of one name added up.
+    pub tid: Option<u32>,
+    pub comm: String,
+    pub stats: LatencyStats,
+}
+
+/// One CPU: its tasks, longest run time first.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OnCpuRow {
+    pub cpu: u32,
+    pub total_ns: u64,
+    /// Runs that ended on this CPU (perf-prof's `sws`, switches).
+    pub switches: u64,
+    pub tasks: Vec<OnCpuTask>,
+}
+
+/// The oncpu table in perf-prof's order: by CPU, then run time, longest first.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct OnCpuTable {
+    pub only_comm: bool,
+    pub detail: bool,
+    pub rows: Vec<OnCpuRow>,
+}
+
+/// The table of `rows`, the threads named by `name_of` (perf-prof's `<...>` when unknown).
+pub fn oncpu_table(
+    schema: &OnCpuSchema,
+    rows: &LatencyRows,
+    name_of: &dyn Fn(u32) -> Option<String>,
+) -> OnCpuTable {
+    let mut by_cpu: std::collections::BTreeMap<u32, Vec<OnCpuTask>> = Default::default();
+    for (key, stats) in &rows.rows {
+        let (Ok(cpu), Ok(tid)) = (u32::try_from(key.instance), u32::try_from(key.series)) else {
+            continue;
+        };
+        if stats.calls() == 0 {
+            continue;
+        }
+        let comm = name_of(tid).unwrap_or_else(|| crate::model::threads::UNKNOWN_THREAD.into());
+        // The kernel's TASK_COMM_LEN (16) less the NUL, as perf-prof prints it.
+        let comm: String = comm.chars().take(15).collect();
+        let tasks = by_cpu.entry(cpu).or_default();
+        match tasks.iter_mut().find(|t| schema.only_comm && t.comm == comm) {
+            Some(same_name) => same_name.stats.merge(stats),
+            None => tasks.push(OnCpuTask {
+                tid: (!schema.only_comm).then_some(tid),
+                comm,
+                stats: stats.clone(),
+            }),
+        }
+    }
+    OnCpuTable {
+        only_comm: schema.only_comm,
+        detail: schema.detail,
+        rows: by_cpu
+            .into_iter()
+            .map(|(cpu, mut tasks)| {
+                tasks.sort_by(|a, b| {
+                    b.stats
+                        .total_ns()
+                        .cmp(&a.stats.total_ns())
+                        .then(a.tid.cmp(&b.tid))
+                        .then(a.comm.cmp(&b.comm))
+                });
+                OnCpuRow {
+                    cpu,
+                    total_ns: tasks
+                        .iter()
+                        .map(|t| t.stats.total_ns())
+                        .fold(0, u64::saturating_add),
+                    switches: tasks.iter().map(|t| t.stats.calls()).sum(),
+                    tasks,
+                }
+            })
+            .collect(),
+    }
+}
+
+impl Analyzer for OnCpuAnalyzer {
+    type Table = OnCpuTable;
+
+    fn feed(&mut self, event: &TraceEvent<'_>) {
+        if event.event != self.switch {
+            return;
+        }
+        let cpu = event.cpu as usize;
+        if self.last_switch_ns.len() <= cpu {
+            self.last_switch_ns.resize(cpu + 1, None);
+        }
+        let started = self.last_switch_ns[cpu].replace(event.time_ns);
+        let prev = self
+            .prev_pid
+            .read_i64(event.raw)
+            .and_then(|p| u32::try_from(p).ok());
+        if let (Some(started), Some(prev)) = (started, prev)
+            && prev != 0
+        {
+            let key = LatencyKey {
+                instance: cpu as u64,
+                series: u64::from(prev),
+            };
+            let run_ns = event.time_ns.saturating_sub(started);
+            self.rows.rows.entry(key).or_default().record(run_ns, None);
+        }
+    }
+
+    /// A lost record may hide switches: every CPU's running task starts over.
+    fn lost(&mut self, _from_ns: u64, _to_ns: u64) {
+        self.last_switch_ns.iter_mut().for_each(|s| *s = None);
+    }
+
+    fn take_rows(&mut self) -> AnalysisRows {
+        AnalysisRows::Latency(std::mem::take(&mut self.rows))
+    }
+
+    fn rows(&self) -> AnalysisRows {
+        AnalysisRows::Latency(self.rows.clone())
+    }
+
+    fn schema(&self) -> AnalysisSchema {
+        AnalysisSchema::OnCpu(self.schema.clone())
+    }
+
+    fn tabulate(&self, rows: &AnalysisRows) -> OnCpuTable {
+        match rows {
+            // Tests look at threads by id: no names here.
+            AnalysisRows::Latency(rows) => oncpu_table(&self.schema, rows, &|_| None),
+            _ => OnCpuTable::default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,47 @@
+use super::*;
+use crate::analyzers::test_events::{Value, event, record, sched_switch};
+
+const MS: u64 = 1_000_000;
+
+/// (CPU, total ms, its tasks as (tid, ms, runs)).
+type CpuSummary = (u32, u64, Vec<(u32, u64, u64)>);
+
+fn switch(a: &mut OnCpuAnalyzer, at_ms: u64, cpu: u32, prev: i64, next: i64) {
+    let raw = record(
+        &sched_switch(),
+        prev as u32,
+        &[("prev_pid", Value::Int(prev)), ("next_pid", Value::Int(next))],
+    );
+    a.feed(&event(0, at_ms * MS, cpu, prev as u32, &raw));
+}
+
+#[test]
+fn runs_between_switches_add_up_per_cpu_and_task_longest_first() {
+    let mut a = OnCpuAnalyzer::new(&[sched_switch()], OnCpuSchema::default()).unwrap();
+    switch(&mut a, 0, 1, 0, 7); // CPU 1's clock starts
+    switch(&mut a, 30, 1, 7, 8); // 7 ran 30 ms
+    switch(&mut a, 35, 1, 8, 0); // 8 ran 5 ms
+    switch(&mut a, 40, 1, 0, 7); // idle: not a task
+    switch(&mut a, 60, 1, 7, 0); // 7 again, 20 ms
+    switch(&mut a, 10, 0, 9, 0); // CPU 0's first switch: 9's run has no start
+    switch(&mut a, 12, 0, 0, 9);
+    a.lost(13 * MS, 14 * MS);
+    switch(&mut a, 20, 0, 9, 0); // its start was before the loss
+    let rows = a.take_rows();
+    let table = a.tabulate(&rows);
+    let summary: Vec<CpuSummary> = table
+        .rows
+        .iter()
+        .map(|r| {
+            (
+                r.cpu,
+                r.total_ns / MS,
+                r.tasks
+                    .iter()
+                    .map(|t| (t.tid.unwrap(), t.stats.total_ns() / MS, t.stats.calls()))
+                    .collect(),
+            )
+        })
+        .collect();
+    assert_eq!(summary, [(1, 55, vec![(7, 50, 2), (8, 5, 1)])]);
+}

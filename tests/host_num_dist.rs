@@ -1,0 +1,174 @@
+//! `num-dist` end to end on real tracefs (as root): a child reads 1, 2, …, N bytes, and
+//! the distribution of `count` (sys_enter_read) and `ret` (sys_exit_read) is exactly
+//! that — calls, total, min, avg, max — with p99 within the histogram's error.
+
+mod common;
+
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+
+use common::host::{TextTable, build_fixture, ensure_tracefs, perfscope_ok, text_tables, trace_summary};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+const N: u64 = 1000;
+
+/// perf-prof's num-dist columns.
+const COLUMNS: [&str; 7] = ["event", "calls", "total", "min", "avg", "p99", "max"];
+
+fn sizes(dir: &Path) {
+    build_fixture(dir, "sizes", &["-static"]);
+}
+
+/// The row of `event` has the distribution of 1..=N.
+fn assert_one_to_n(table: &TextTable, row: &[String], stdout: &str) {
+    assert_eq!(table.number(row, "calls"), N, "{stdout}");
+    assert_eq!(table.number(row, "total"), N * (N + 1) / 2, "{stdout}");
+    assert_eq!(table.number(row, "min"), 1, "{stdout}");
+    assert_eq!(table.number(row, "avg"), N * (N + 1) / 2 / N, "{stdout}");
+    assert_eq!(table.number(row, "max"), N, "{stdout}");
+    let p99 = table.number(row, "p99") as f64;
+    assert!((p99 - 990.0).abs() <= 990.0 / 64.0, "p99 {p99}:\n{stdout}");
+}
+
+#[test]
+fn num_dist_of_read_sizes_is_the_workloads() {
+    let _serial = serial();
+    ensure_tracefs();
+    let dir = tempfile::tempdir().unwrap();
+    sizes(dir.path());
+    let n = N.to_string();
+    let (stdout, stderr) = perfscope_ok(
+        dir.path(),
+        &[
+            "num-dist",
+            "--no-tui",
+            "-m",
+            "256",
+            "-e",
+            "syscalls:sys_enter_read//num=count/",
+            "--",
+            "./sizes",
+            &n,
+        ],
+    );
+    assert_eq!(trace_summary(&stderr, "num-dist").lost, 0, "{stderr}");
+    let tables = text_tables(&stdout);
+    assert_eq!(tables.len(), 1, "{stdout}");
+    let table = &tables[0];
+    assert_eq!(table.columns, COLUMNS, "{}", table.header);
+    assert_eq!(table.rows.len(), 1, "{stdout}");
+    assert_eq!(table.rows[0][0], "sys_enter_read", "{stdout}");
+    assert_one_to_n(table, &table.rows[0], &stdout);
+}
+
+#[test]
+fn num_dist_perins_splits_two_events_per_thread() {
+    let _serial = serial();
+    ensure_tracefs();
+    let dir = tempfile::tempdir().unwrap();
+    sizes(dir.path());
+    let n = N.to_string();
+    let (stdout, stderr) = perfscope_ok(
+        dir.path(),
+        &[
+            "num-dist",
+            "--no-tui",
+            "-m",
+            "256",
+            "--perins",
+            "-e",
+            "syscalls:sys_enter_read//num=count/,syscalls:sys_exit_read//num=ret/alias=got/",
+            "--",
+            "./sizes",
+            &n,
+        ],
+    );
+    assert_eq!(trace_summary(&stderr, "num-dist").lost, 0, "{stderr}");
+    let tables = text_tables(&stdout);
+    assert_eq!(tables.len(), 1, "{stdout}");
+    let table = &tables[0];
+    assert_eq!(table.columns[0], "[THREAD]", "{}", table.header);
+    assert_eq!(table.columns[1..], COLUMNS, "{}", table.header);
+    // One thread, the child: its enter row then its exit row (event order).
+    assert_eq!(table.rows.len(), 2, "{stdout}");
+    assert_eq!(table.rows[0][0], table.rows[1][0], "{stdout}");
+    assert_eq!(
+        (&*table.rows[0][1], &*table.rows[1][1]),
+        ("sys_enter_read", "got"),
+        "{stdout}"
+    );
+    assert_one_to_n(table, &table.rows[0], &stdout);
+    // The exits are the child's N reads and one more: the exit of the 1-byte read of the
+    // start gate the workload waits in while the events are enabled (its enter was before).
+    let got = &table.rows[1];
+    assert_eq!(table.number(got, "calls"), N + 1, "{stdout}");
+    assert_eq!(table.number(got, "total"), N * (N + 1) / 2 + 1, "{stdout}");
+    assert_eq!(table.number(got, "min"), 1, "{stdout}");
+    assert_eq!(table.number(got, "max"), N, "{stdout}");
+}
+
+/// num-dist rows live on the engine: a recorded session replays to the same table, and
+/// the Latency view's series is the same distribution.
+#[test]
+fn a_recorded_num_dist_session_replays_the_same_table() {
+    let _serial = serial();
+    ensure_tracefs();
+    let dir = tempfile::tempdir().unwrap();
+    sizes(dir.path());
+    let n = N.to_string();
+    let (stdout, stderr) = perfscope_ok(
+        dir.path(),
+        &[
+            "num-dist",
+            "--no-tui",
+            "-m",
+            "256",
+            "--record",
+            "n.db",
+            "-e",
+            "syscalls:sys_enter_read//num=count/",
+            "--",
+            "./sizes",
+            &n,
+        ],
+    );
+    let summary = trace_summary(&stderr, "num-dist");
+    assert_eq!(summary.lost, 0, "{stderr}");
+    let live = text_tables(&stdout).remove(0);
+
+    let feed = perfscope::feeds::replay::ReplayFeed::open(&dir.path().join("n.db")).unwrap();
+    let mut engine = perfscope::batch::headless::run(
+        Box::new(feed),
+        perfscope::batch::headless::Headless {
+            selection: perfscope::model::Selection::all(),
+            export: None,
+            recording: None,
+            progress: None,
+        },
+        &mut [],
+    )
+    .unwrap()
+    .engine;
+    assert_eq!(engine.state.stats.events, summary.events);
+    let snapshot = engine.snapshot();
+    let replayed = snapshot.analysis.as_ref().expect("a trace session replays");
+    let series = replayed
+        .series
+        .iter()
+        .find(|s| s.name == "sys_enter_read")
+        .expect("a sys_enter_read series");
+    assert_eq!(series.stats.histogram.count(), N);
+    assert_eq!(series.stats.histogram.sum(), u128::from(N * (N + 1) / 2));
+    let rows: Vec<Vec<String>> = replayed
+        .table
+        .rows
+        .iter()
+        .map(|r| r.text.split_whitespace().map(str::to_string).collect())
+        .collect();
+    assert_eq!(rows, live.rows);
+}
