@@ -34,6 +34,11 @@ pub trait Sink {
     fn applied(&mut self, _engine: &Engine, _finished: bool) -> anyhow::Result<()> {
         Ok(())
     }
+
+    /// SIGUSR2 (perf-prof dumps its state on it): show what this interval holds so far.
+    fn dump(&mut self, _engine: &Engine) -> anyhow::Result<()> {
+        Ok(())
+    }
 }
 
 /// A flag raised by SIGINT, SIGTERM or SIGHUP: a headless run stops cleanly and still
@@ -48,6 +53,15 @@ pub fn stop_on_signals() -> anyhow::Result<Arc<AtomicBool>> {
         signal_hook::flag::register(signal, stop.clone()).context("cannot install signal handlers")?;
     }
     Ok(stop)
+}
+
+/// A flag raised by SIGUSR2. perf-prof's scripts (and its test harness) send it before
+/// SIGINT to have the state dumped; its default action would kill the run.
+pub fn dump_on_sigusr2() -> anyhow::Result<Arc<AtomicBool>> {
+    let dump = Arc::new(AtomicBool::new(false));
+    signal_hook::flag::register(signal_hook::consts::SIGUSR2, dump.clone())
+        .context("cannot install the SIGUSR2 handler")?;
+    Ok(dump)
 }
 
 /// What a headless run is asked to do.
@@ -78,6 +92,7 @@ pub fn run(
     sinks: &mut [&mut dyn Sink],
 ) -> anyhow::Result<Outcome> {
     let stop = stop_on_signals()?;
+    let dump = dump_on_sigusr2()?;
     let mut engine = Engine::new(EngineOptions {
         recording: options.recording,
         ..EngineOptions::headless(options.selection, feed.is_live())
@@ -87,9 +102,15 @@ pub fn run(
     let mut error = None;
     let mut updates = Vec::new();
     loop {
+        if dump.swap(false, Ordering::Relaxed) {
+            for sink in sinks.iter_mut() {
+                sink.dump(&engine)?;
+            }
+        }
         if stop.load(Ordering::Relaxed) && stopping.is_none() {
+            // Silently: stderr is for errors and lost events (what was recorded is still
+            // written, and the exit code says whether anything is missing).
             stopping = Some(Instant::now());
-            eprintln!("perfscope: stopping (signal); what was recorded is still written");
             feed.stop();
         }
         let status = feed.poll(&mut updates);

@@ -47,13 +47,19 @@ impl<W: Write> IntervalText<W> {
         }
     }
 
-    fn print(&mut self, engine: &Engine) -> anyhow::Result<()> {
+    /// Print what the interval holds; `reset` starts the next interval (a SIGUSR2 dump
+    /// leaves the interval running).
+    fn print(&mut self, engine: &Engine, reset: bool) -> anyhow::Result<()> {
         let state = &engine.state;
         let Some(info) = &state.analysis else {
             return Ok(());
         };
-        let rows = self.rows.take().unwrap_or_else(|| info.schema.empty_rows());
-        let offenders = std::mem::take(&mut self.offenders);
+        let (rows, offenders) = if reset {
+            (self.rows.take(), std::mem::take(&mut self.offenders))
+        } else {
+            (self.rows.clone(), self.offenders.clone())
+        };
+        let rows = rows.unwrap_or_else(|| info.schema.empty_rows());
         let comm_of = |tid: u32| state.threads.name(tid);
         let mut text = String::new();
         if let Some(format) = &state.event_format {
@@ -116,14 +122,18 @@ impl<W: Write> Sink for IntervalText<W> {
             && Instant::now() >= at
             && !finished
         {
-            self.print(engine)?;
+            self.print(engine, true)?;
             self.next_print = Some(at + interval);
         }
         if finished {
             // perf-prof prints the last (partial) interval at exit too.
-            self.print(engine)?;
+            self.print(engine, true)?;
         }
         Ok(())
+    }
+
+    fn dump(&mut self, engine: &Engine) -> anyhow::Result<()> {
+        self.print(engine, false)
     }
 }
 

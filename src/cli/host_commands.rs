@@ -1,8 +1,8 @@
 //! The host subcommands — `top` (sampling, or key/value aggregation with `-e`), `profile`,
 //! `syscalls`, `rundelay`, `multi-trace` — and what each runs: the TUI over a live host
-//! source, or the `--no-tui` text output.
-
-use std::time::Instant;
+//! source, or perf-prof's text output (`--no-tui`, `-o FILE`, or stdout not a terminal).
+//! In text mode stdout carries the tables and stderr only errors and lost-event lines, so
+//! perf-prof's scripts (and its test harness, which fails on any stderr line) carry over.
 
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
@@ -93,6 +93,15 @@ fn run_options(host: &HostArgs) -> anyhow::Result<HostRunOptions> {
 
 /// Run one host subcommand.
 pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
+    let host = match &command {
+        HostCommand::Top(a) => &a.host,
+        HostCommand::Profile(a) => &a.host,
+        HostCommand::Syscalls(a) | HostCommand::Rundelay(a) => &a.host,
+        HostCommand::MultiTrace(a) => &a.host,
+    };
+    if let Some(path) = &host.output {
+        super::output_file::redirect_output_to(path)?;
+    }
     match command {
         HostCommand::Top(a) if !a.trace.events.is_empty() => {
             let mut trace = a.trace.options(AnalyzerKind::Top);
@@ -149,10 +158,7 @@ fn run_sampling(host: &HostArgs, sampling: &SamplingArgs, tui: &TuiArgs) -> anyh
     let recording = recorder(&run, host.force, "host")?;
     let feed = HostSampleFeed::start(&run, &options)?;
     let export = export_request(&run);
-    if host.no_tui {
-        if run.duration.is_none() && run.target.workload.is_empty() {
-            eprintln!("perfscope: sampling until Ctrl-C (or give --duration S)");
-        }
+    if host.text_output() {
         let outcome = headless::run(
             Box::new(feed),
             Headless {
@@ -189,8 +195,7 @@ fn run_trace_command(host: &HostArgs, trace: &TraceOptions, tui: &TuiArgs) -> an
     let run = run_options(host)?;
     let recording = recorder(&run, host.force, "host-trace")?;
     let feed = HostTraceFeed::start(&run, trace)?;
-    if host.no_tui {
-        let started = Instant::now();
+    if host.text_output() {
         let mut text = IntervalText::new(std::io::stdout(), trace.interval);
         let outcome = headless::run(
             Box::new(feed),
@@ -202,14 +207,8 @@ fn run_trace_command(host: &HostArgs, trace: &TraceOptions, tui: &TuiArgs) -> an
             },
             &mut [&mut text],
         )?;
-        let stats = &outcome.engine.state.stats;
-        eprintln!(
-            "perfscope {}: read {} events, lost {} events in {:.2} s",
-            trace.analyzer.name(),
-            stats.events,
-            stats.lost,
-            started.elapsed().as_secs_f64(),
-        );
+        // No closing summary: perf-prof's stderr has errors and lost-event lines only
+        // (the lost events were said per interval; the exit code says the run lost some).
         return Outcome::of_headless(&outcome);
     }
     let mut config = tui.config(export_request(&run), Selection::all())?;

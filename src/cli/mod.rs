@@ -7,11 +7,13 @@
 //! - [`qemu_command`]: `qemu` (a guest kernel under QEMU with the sampling plugin).
 //! - [`host`], [`host_commands`]: `top`, `profile`, `syscalls`, `rundelay`, `multi-trace`.
 //! - [`tui`]: the terminal UI's flags; [`units`]: perf-prof's number syntax.
+//! - [`output_file`]: `-o FILE` (the text output appended to a file).
 //! - [`exit`]: the exit codes every subcommand shares and the outcome each returns.
 
 pub mod exit;
 pub mod host;
 pub mod host_commands;
+pub mod output_file;
 pub mod qemu_command;
 pub mod recorded;
 pub mod recorded_commands;

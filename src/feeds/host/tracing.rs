@@ -97,6 +97,8 @@ pub struct TraceSession {
     /// Names known to have been handed over, and the ones learnt since.
     names: ThreadNames,
     named: FxHashSet<u32>,
+    /// Threads whose name was looked up in /proc at their first event.
+    looked_up: FxHashSet<u32>,
     /// Updates ready for the engine, in order.
     out: Vec<Update>,
     /// What the session says about itself, handed over first.
@@ -210,7 +212,9 @@ impl TraceSession {
                                 event.layout.full_name()
                             )
                         })?;
-                        eprintln!("{} filters '{filter}' in userspace", event.layout.full_name());
+                        // On stdout, as perf-prof: a notice, not an error (its harness
+                        // fails a run on any stderr line, and `pid<prio` tests trigger it).
+                        println!("{} filters '{filter}' in userspace", event.layout.full_name());
                         user_filter = Some(compiled);
                     }
                     Err(e) => return Err(e.into()),
@@ -284,6 +288,7 @@ impl TraceSession {
             recorded: Vec::new(),
             names: ThreadNames::default(),
             named: FxHashSet::default(),
+            looked_up: FxHashSet::default(),
             out: Vec::new(),
             start,
         };
@@ -334,6 +339,7 @@ impl TraceSession {
             recording: self.recording,
             recorded: &mut self.recorded,
             names: &mut self.names,
+            looked_up: &mut self.looked_up,
             out: &mut self.out,
         };
         self.last_drain_records = self.events.drain_ordered(|item| sink.item(item));
@@ -450,6 +456,7 @@ struct EventSink<'a> {
     recording: bool,
     recorded: &'a mut Vec<OwnedTraceEvent>,
     names: &'a mut ThreadNames,
+    looked_up: &'a mut FxHashSet<u32>,
     out: &'a mut Vec<Update>,
 }
 
@@ -458,13 +465,29 @@ impl EventSink<'_> {
         match item {
             Ordered::Record(record) => {
                 let Some(event) = record.trace_event() else {
-                    if let Record::Comm(c) = &record.record {
-                        let name = String::from_utf8_lossy(c.comm).into_owned();
-                        self.names.set(c.tid, &name);
-                        self.out.push(Update::ThreadName { tid: c.tid, name });
+                    match &record.record {
+                        Record::Comm(c) => {
+                            let name = String::from_utf8_lossy(c.comm).into_owned();
+                            self.name(c.tid, name);
+                        }
+                        // A new task goes by its parent's name until it execs (a COMM
+                        // record then renames it): perf-prof names the threads of a
+                        // `dd`-style burst, which are gone before their table prints.
+                        Record::Fork(f) if f.tid != f.ptid || f.pid != f.ppid => {
+                            let name = self
+                                .names
+                                .name(f.ptid)
+                                .or_else(|| read_proc_comm(f.pid, f.tid))
+                                .or_else(|| read_proc_comm(f.ppid, f.ptid));
+                            if let Some(name) = name {
+                                self.name(f.tid, name);
+                            }
+                        }
+                        _ => {}
                     }
                     return;
                 };
+                self.name_at_first_sight(event.pid, event.tid);
                 if let Some(Some(filter)) = self.filters.get(usize::from(event.event.0))
                     && !filter.matches(&event)
                 {
@@ -490,6 +513,27 @@ impl EventSink<'_> {
                 self.analysis
                     .lost(range.start_ns, range.end_ns.unwrap_or(u64::MAX));
             }
+        }
+    }
+
+    fn name(&mut self, tid: u32, name: String) {
+        self.names.set(tid, &name);
+        self.out.push(Update::ThreadName { tid, name });
+    }
+
+    /// A thread that was there before the session (no FORK or COMM record names it) is
+    /// named from /proc at its first event, while it still runs: by the time its table
+    /// prints it may have exited. Once per thread, bounded as the name table.
+    fn name_at_first_sight(&mut self, pid: u32, tid: u32) {
+        if tid == 0 || self.names.contains(tid) || self.looked_up.contains(&tid) {
+            return;
+        }
+        if self.looked_up.len() >= crate::model::threads::MAX_THREADS {
+            self.looked_up.clear();
+        }
+        self.looked_up.insert(tid);
+        if let Some(name) = read_proc_comm(pid, tid) {
+            self.name(tid, name);
         }
     }
 
