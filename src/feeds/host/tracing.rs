@@ -292,6 +292,9 @@ impl TraceSession {
             out: Vec::new(),
             start,
         };
+        // Names of the threads already there, before any event: one that makes its last
+        // syscalls and exits between two reads of the ring is gone from /proc by then.
+        crate::symbols::host::comms::scan_proc_comms(&mut session.names);
         session.events.enable().context("cannot enable the events")?;
         session.targets.start_workload();
         Ok(session)
