@@ -3,8 +3,8 @@
 //! finishes or a signal asks to stop; sinks watch the updates go by (the guest console on
 //! stdout, perf-prof's interval tables) and the artifacts are written at the end.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -43,7 +43,13 @@ pub trait Sink {
 
 /// A flag raised by SIGINT, SIGTERM or SIGHUP: a headless run stops cleanly and still
 /// writes what it recorded.
+/// Installed once per process: a command calls it before its (maybe slow) start so a
+/// signal during the start stops it cleanly too, and the run's loop reads the same flag.
 pub fn stop_on_signals() -> anyhow::Result<Arc<AtomicBool>> {
+    static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+    if let Some(stop) = STOP.get() {
+        return Ok(stop.clone());
+    }
     let stop = Arc::new(AtomicBool::new(false));
     for signal in [
         signal_hook::consts::SIGINT,
@@ -52,16 +58,21 @@ pub fn stop_on_signals() -> anyhow::Result<Arc<AtomicBool>> {
     ] {
         signal_hook::flag::register(signal, stop.clone()).context("cannot install signal handlers")?;
     }
-    Ok(stop)
+    Ok(STOP.get_or_init(|| stop).clone())
 }
 
 /// A flag raised by SIGUSR2. perf-prof's scripts (and its test harness) send it before
 /// SIGINT to have the state dumped; its default action would kill the run.
+/// Installed once per process, as [`stop_on_signals`].
 pub fn dump_on_sigusr2() -> anyhow::Result<Arc<AtomicBool>> {
+    static DUMP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+    if let Some(dump) = DUMP.get() {
+        return Ok(dump.clone());
+    }
     let dump = Arc::new(AtomicBool::new(false));
     signal_hook::flag::register(signal_hook::consts::SIGUSR2, dump.clone())
         .context("cannot install the SIGUSR2 handler")?;
-    Ok(dump)
+    Ok(DUMP.get_or_init(|| dump).clone())
 }
 
 /// What a headless run is asked to do.

@@ -102,6 +102,12 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
     if let Some(path) = &host.output {
         super::output_file::redirect_output_to(path)?;
     }
+    if host.text_output() {
+        // Before the start (kallsyms, opening events can take seconds): perf-prof's scripts
+        // send SIGUSR2 then SIGINT at any time, and neither may kill the run.
+        headless::stop_on_signals()?;
+        headless::dump_on_sigusr2()?;
+    }
     match command {
         HostCommand::Top(a) if !a.trace.events.is_empty() => {
             let mut trace = a.trace.options(AnalyzerKind::Top);

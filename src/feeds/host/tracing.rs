@@ -379,9 +379,20 @@ impl TraceSession {
     pub fn take_updates(&mut self) -> Vec<Update> {
         let mut out = std::mem::take(&mut self.start);
         let ready = std::mem::take(&mut self.out);
-        self.name_threads(&ready, &mut out);
-        out.extend(ready);
         let (pairs, dropped) = self.analysis.take_slow_pairs();
+        let schema = self.analysis_schema();
+        let mut tids: Vec<u32> = ready
+            .iter()
+            .filter_map(|u| match u {
+                Update::Rows(rows) => Some(tids_named_by(&schema, &rows.rows)),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        // The `--than` offenders' raw lines name the threads of both events.
+        tids.extend(pairs.iter().flat_map(|p| [p.first.tid, p.second.tid]));
+        self.name_threads(tids, &mut out);
+        out.extend(ready);
         if !pairs.is_empty() || dropped > 0 {
             out.push(Update::Offenders(Offenders { pairs, dropped }));
         }
@@ -396,27 +407,25 @@ impl TraceSession {
         }));
     }
 
-    /// The threads the rows name (a `--perins` thread, a comm column's key, a pid key of
-    /// `top`), named once from /proc when no record named them first.
-    fn name_threads(&mut self, ready: &[Update], out: &mut Vec<Update>) {
-        let schema = self.analysis_schema();
-        for update in ready {
-            let Update::Rows(rows) = update else { continue };
-            for tid in tids_named_by(&schema, &rows.rows) {
-                if self.named.contains(&tid) {
-                    continue;
-                }
+    /// The threads the rows and offenders name (a `--perins` thread, a comm column's key,
+    /// a pid key of `top`, a raw event line's thread), named once — from what records and
+    /// the start's /proc scan said, else from /proc now. A thread nothing names yet is tried
+    /// again with the next rows (a COMM record may come later).
+    fn name_threads(&mut self, tids: Vec<u32>, out: &mut Vec<Update>) {
+        for tid in tids {
+            if self.named.contains(&tid) {
+                continue;
+            }
+            let name = match self.names.name(tid) {
+                Some(name) => Some(name),
+                None => read_proc_comm(tid, tid),
+            };
+            if let Some(name) = name {
                 if self.named.len() >= crate::model::threads::MAX_THREADS {
                     self.named.clear();
                 }
                 self.named.insert(tid);
-                let name = match self.names.name(tid) {
-                    Some(name) => Some(name),
-                    None => read_proc_comm(tid, tid),
-                };
-                if let Some(name) = name {
-                    out.push(Update::ThreadName { tid, name });
-                }
+                out.push(Update::ThreadName { tid, name });
             }
         }
     }
@@ -467,7 +476,7 @@ impl EventSink<'_> {
     fn item(&mut self, item: Ordered<'_>) {
         match item {
             Ordered::Record(record) => {
-                let Some(event) = record.trace_event() else {
+                let Some(mut event) = record.trace_event() else {
                     match &record.record {
                         Record::Comm(c) => {
                             let name = String::from_utf8_lossy(c.comm).into_owned();
@@ -490,6 +499,15 @@ impl EventSink<'_> {
                     }
                     return;
                 };
+                if event.tid == u32::MAX {
+                    // The kernel reports pid/tid -1 for a task whose pid is already gone
+                    // (its last sched_switch, prev_state=X); the trace entry's common_pid
+                    // still says who it was.
+                    if let Some(b) = event.raw.get(4..8) {
+                        let tid = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+                        (event.pid, event.tid) = (tid, tid);
+                    }
+                }
                 self.name_at_first_sight(event.pid, event.tid);
                 if let Some(Some(filter)) = self.filters.get(usize::from(event.event.0))
                     && !filter.matches(&event)
@@ -535,7 +553,9 @@ impl EventSink<'_> {
             self.looked_up.clear();
         }
         self.looked_up.insert(tid);
-        if let Some(name) = read_proc_comm(pid, tid) {
+        // A thread already gone (its FORK record lost with a full ring) goes by its
+        // process's name rather than `<...>`.
+        if let Some(name) = read_proc_comm(pid, tid).or_else(|| self.names.name(pid)) {
             self.name(tid, name);
         }
     }
