@@ -141,7 +141,7 @@ fn syscalls_shows_the_latency_of_reads_and_the_perf_prof_table_live() {
         80,
         24,
         dir.path(),
-        &command_line("syscalls -m 1024 -o out -- ./reader 100000 100"),
+        &command_line("syscalls -m 1024 --out out -- ./reader 100000 100"),
     );
 
     tmux.keys(&["4"]);
