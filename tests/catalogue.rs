@@ -165,7 +165,21 @@ fn every_catalogue_line_runs_as_perf_prof_runs() {
             .iter()
             .map(|line| {
                 let line = line.clone();
-                std::thread::spawn(move || (run_line(&line), line))
+                std::thread::spawn(move || {
+                    let first = run_line(&line);
+                    // Known gap: a thread that is born and gone between two reads of the
+                    // ring, whose FORK record ran on a CPU outside -C (or was lost with a
+                    // full ring), has no name anywhere. Such a line gets one more run, and
+                    // says so; a second `<...>` fails it.
+                    let result = match first {
+                        Err(why) if why.contains("<...>") => {
+                            eprintln!("catalogue: rerun after <...>: {line}: {why}");
+                            run_line(&line)
+                        }
+                        other => other,
+                    };
+                    (result, line)
+                })
             })
             .collect();
         for run in runs {
