@@ -408,7 +408,7 @@ fn record_refuses_an_existing_session_without_force() {
             "0.5",
             "--record",
             "s.db",
-            "-o",
+            "--out",
             "o",
         ];
         args.extend_from_slice(extra);

@@ -88,7 +88,7 @@ fn top_finds_the_hot_function_of_a_child_under_its_caller() {
             "--no-tui",
             "--duration",
             "3",
-            "-o",
+            "--out",
             "out",
             "--",
             "./hot",
@@ -119,7 +119,7 @@ fn top_by_pid_samples_a_process_that_was_already_running() {
     let pid = child.pid().to_string();
     let (stdout, _) = perfscope_ok(
         dir.path(),
-        &["top", "--no-tui", "--duration", "1.5", "-p", &pid, "-o", "out"],
+        &["top", "--no-tui", "--duration", "1.5", "-p", &pid, "--out", "out"],
     );
     let stacks = folded(&artifact(&stdout, dir.path(), "folded"));
     let all: u64 = stacks.values().sum();
@@ -155,13 +155,9 @@ fn syscalls_counts_every_read_of_a_child() {
     assert_eq!(table.number(read[0], "calls"), 2000, "{stdout}");
     assert_eq!(table.number(read[0], "err"), 0, "{stdout}");
     assert_eq!(table.sum_where("syscalls", "execve(59)", "calls"), 1, "{stdout}");
-    // Each call is an enter and an exit, all of them read.
-    let calls: u64 = table.rows.iter().map(|r| table.number(r, "calls")).sum();
-    assert!(
-        summary.events >= 2 * calls,
-        "{} events for {calls} calls",
-        summary.events
-    );
+    // (The closing "read N events" line is gone: stderr carries only errors and lost
+    // events, as perf-prof's; the replay test below pins the event count against the
+    // recorded session instead.)
 }
 
 /// `--inherit` follows the workload into the processes it starts: a shell that forks the
@@ -217,7 +213,7 @@ fn top_inherit_samples_the_children_of_the_workload() {
             "--inherit",
             "--duration",
             "3",
-            "-o",
+            "--out",
             "out",
             "--",
             "sh",
@@ -610,7 +606,7 @@ fn a_recorded_sampling_session_reports_the_same_hotspots() {
             "2",
             "--record",
             "s.db",
-            "-o",
+            "--out",
             "out1",
             "--",
             "./hot",
@@ -735,7 +731,13 @@ fn a_recorded_trace_session_replays_the_same_analysis() {
     )
     .unwrap()
     .engine;
-    assert_eq!(engine.state.stats.events, summary.events);
+    // Each call is an enter and an exit, all of them read and recorded.
+    let calls: u64 = live.rows.iter().map(|r| live.number(r, "calls")).sum();
+    assert!(
+        engine.state.stats.events >= 2 * calls,
+        "{} events replayed for {calls} calls",
+        engine.state.stats.events
+    );
     let snapshot = engine.snapshot();
     let replayed = snapshot.analysis.as_ref().expect("a trace session replays");
     let read = replayed
@@ -757,7 +759,7 @@ fn a_recorded_trace_session_replays_the_same_analysis() {
         let (out, _) = perfscope_ok(dir.path(), &["sql", "t.db", sql]);
         sql_number(&out)
     };
-    assert_eq!(count("SELECT COUNT(*) FROM events"), summary.events);
+    assert_eq!(count("SELECT COUNT(*) FROM events"), engine.state.stats.events);
     assert_eq!(count("SELECT COUNT(*) FROM sys_enter WHERE id = 0"), 500);
     // One read more returned than the child made: the workload is held in a read of
     // perfscope's start pipe until the events are on, and that read returns (1 byte)
@@ -780,5 +782,5 @@ fn a_recorded_trace_session_replays_the_same_analysis() {
     assert_eq!(enters, exits);
     assert_eq!(count("SELECT COUNT(*) FROM sys_enter WHERE id = 231"), 1);
     let freed = count("SELECT COUNT(*) FROM sched_process_free");
-    assert_eq!(enters + exits + freed, summary.events);
+    assert_eq!(enters + exits + freed, engine.state.stats.events);
 }

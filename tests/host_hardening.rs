@@ -262,7 +262,7 @@ fn a_user_is_pointed_at_what_works_at_their_paranoid_level() {
             .expect("setpriv (util-linux) runs perfscope as nobody")
     };
     // System-wide: not at paranoid 2; the message says what does work.
-    let out = as_nobody(&["top", "--no-tui", "--duration", "1", "-o", "o"]);
+    let out = as_nobody(&["top", "--no-tui", "--duration", "1", "--out", "o"]);
     let stderr = stderr_of(&out);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
@@ -270,7 +270,7 @@ fn a_user_is_pointed_at_what_works_at_their_paranoid_level() {
         "{stderr}"
     );
     // A workload of one's own with kernel samples: told to add --user-only.
-    let out = as_nobody(&["top", "--no-tui", "--duration", "1", "-o", "o", "--", "true"]);
+    let out = as_nobody(&["top", "--no-tui", "--duration", "1", "--out", "o", "--", "true"]);
     let stderr = stderr_of(&out);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
@@ -284,7 +284,7 @@ fn a_user_is_pointed_at_what_works_at_their_paranoid_level() {
         "--user-only",
         "--duration",
         "1",
-        "-o",
+        "--out",
         "o",
         "--",
         "sh",
@@ -301,7 +301,7 @@ fn a_workload_is_followed_into_its_children_by_default() {
     let dir = tempfile::tempdir().unwrap();
     common::host::build_fixture(dir.path(), "hot", &[]);
     let run = |extra: &[&str]| {
-        let mut args = vec!["top", "--no-tui", "--duration", "4", "-o", "out"];
+        let mut args = vec!["top", "--no-tui", "--duration", "4", "--out", "out"];
         args.extend_from_slice(extra);
         args.extend(["--", "timeout", "3", "./hot", "1.5"]);
         let (stdout, _) = common::host::perfscope_ok(dir.path(), &args);

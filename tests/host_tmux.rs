@@ -141,7 +141,7 @@ fn syscalls_shows_the_latency_of_reads_and_the_perf_prof_table_live() {
         80,
         24,
         dir.path(),
-        &command_line("syscalls -m 1024 -o out -- ./reader 100000 100"),
+        &command_line("syscalls -m 1024 --out out -- ./reader 100000 100"),
     );
 
     tmux.keys(&["4"]);
@@ -222,4 +222,53 @@ fn syscalls_shows_the_latency_of_reads_and_the_perf_prof_table_live() {
     assert!(report.contains("\"result\": \"ok\""), "{report}");
 
     quit(&tmux, &reader);
+}
+
+/// perf-prof's scripts send SIGUSR2 (dump your state) before SIGINT: on a terminal the TUI
+/// already shows the state, and the signal must not kill it (its default action would).
+#[test]
+fn sigusr2_does_not_end_the_tui() {
+    ensure_tracefs();
+    let dir = tempfile::tempdir().unwrap();
+    let tmux = TmuxSession::start(
+        "perfscope-host-sigusr2",
+        100,
+        30,
+        dir.path(),
+        &command_line("syscalls -- sleep 30"),
+    );
+    tmux.wait_for("the TUI", WAIT, |s| s.contains("└"));
+    // The pane's shell runs perfscope as its child.
+    let pane = std::process::Command::new("tmux")
+        .args(["display-message", "-p", "-t", &tmux.name, "#{pane_pid}"])
+        .output()
+        .unwrap();
+    let shell = String::from_utf8_lossy(&pane.stdout).trim().to_string();
+    let children = std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children")).unwrap();
+    let pid: i32 = children
+        .split_whitespace()
+        .next()
+        .expect("perfscope runs under the pane's shell")
+        .parse()
+        .unwrap();
+    // SAFETY: kill(2) on the perfscope this test started.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGUSR2) }, 0);
+    std::thread::sleep(Duration::from_secs(1));
+    // Still perfscope's process (a killed one is reaped by the shell at once).
+    assert!(
+        std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children"))
+            .unwrap()
+            .split_whitespace()
+            .any(|c| c == pid.to_string()),
+        "SIGUSR2 killed perfscope:\n{}",
+        tmux.screen()
+    );
+    let screen = tmux.screen();
+    assert!(
+        !screen.contains("perfscope-exit=") && screen.contains("└"),
+        "SIGUSR2 ended the TUI:\n{screen}"
+    );
+    tmux.keys(&["q"]);
+    let screen = tmux.wait_for("perfscope to exit", WAIT, |s| s.contains("perfscope-exit="));
+    assert!(screen.contains("perfscope-exit=0"), "{screen}");
 }

@@ -443,8 +443,23 @@ fn top_config(
         key_text,
         comm_text,
         only_comm: options.only_comm,
-        // A pid key is a thread id: its name is the thread's own.
-        pid_comm: Some(Box::new(|tid| read_proc_comm(tid, tid))),
+        // A pid key is a thread id: its name is the thread's own — from the names of the
+        // threads there at the start (one that exits mid-run keeps its name), else /proc
+        // once, remembered (not a /proc read per event).
+        pid_comm: Some({
+            let mut known = crate::model::threads::ThreadNames::new();
+            crate::symbols::host::comms::scan_proc_comms(&mut known);
+            let known = std::sync::Mutex::new(known);
+            Box::new(move |tid| {
+                let mut known = known.lock().unwrap_or_else(|e| e.into_inner());
+                if let Some(name) = known.name(tid) {
+                    return Some(name);
+                }
+                let name = read_proc_comm(tid, tid)?;
+                known.set(tid, &name);
+                Some(name)
+            })
+        }),
     };
     Ok((config, printkey))
 }

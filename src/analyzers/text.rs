@@ -73,7 +73,11 @@ pub fn analysis_text(
     events_total: Option<u64>,
 ) -> String {
     // A thread names itself (prctl, the file it execs): what the terminal gets is its text.
-    let comm_of = |tid: u32| names.name(tid).map(|n| escape_controls(&n).into_owned());
+    let comm_of = |tid: u32| {
+        names
+            .name(tid)
+            .map(|n| escape_controls(crate::model::threads::comm_cut(&n)).into_owned())
+    };
     match (&info.schema, rows) {
         (AnalysisSchema::Syscalls(schema), AnalysisRows::Latency(rows)) => syscall_table(
             &crate::analyzers::syscalls::syscall_table(schema, rows),

@@ -48,15 +48,18 @@ pub fn spawn_input_thread(events: Sender<AppEvent>, stop: Arc<AtomicBool>) {
         .expect("spawn the input thread");
 }
 
-/// Turn SIGTERM, SIGHUP and SIGINT into a clean quit.
+/// Turn SIGTERM, SIGHUP and SIGINT into a clean quit. SIGUSR2 (perf-prof's "dump your
+/// state", which its scripts send before SIGINT) is caught so it does not kill the TUI: the
+/// screen already shows the state.
 pub fn spawn_signal_thread(events: Sender<AppEvent>) -> std::io::Result<()> {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGHUP, SIGINT])?;
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM, SIGUSR2};
+    let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGHUP, SIGINT, SIGUSR2])?;
     std::thread::Builder::new()
         .name("perfscope-signals".into())
         .spawn(move || {
             for signal in signals.forever() {
                 let name = match signal {
+                    SIGUSR2 => continue,
                     SIGTERM => "SIGTERM",
                     SIGHUP => "SIGHUP",
                     _ => "SIGINT",

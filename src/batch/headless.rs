@@ -3,8 +3,8 @@
 //! finishes or a signal asks to stop; sinks watch the updates go by (the guest console on
 //! stdout, perf-prof's interval tables) and the artifacts are written at the end.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -34,11 +34,22 @@ pub trait Sink {
     fn applied(&mut self, _engine: &Engine, _finished: bool) -> anyhow::Result<()> {
         Ok(())
     }
+
+    /// SIGUSR2 (perf-prof dumps its state on it): show what this interval holds so far.
+    fn dump(&mut self, _engine: &Engine) -> anyhow::Result<()> {
+        Ok(())
+    }
 }
 
 /// A flag raised by SIGINT, SIGTERM or SIGHUP: a headless run stops cleanly and still
 /// writes what it recorded.
+/// Installed once per process: a command calls it before its (maybe slow) start so a
+/// signal during the start stops it cleanly too, and the run's loop reads the same flag.
 pub fn stop_on_signals() -> anyhow::Result<Arc<AtomicBool>> {
+    static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+    if let Some(stop) = STOP.get() {
+        return Ok(stop.clone());
+    }
     let stop = Arc::new(AtomicBool::new(false));
     for signal in [
         signal_hook::consts::SIGINT,
@@ -47,7 +58,21 @@ pub fn stop_on_signals() -> anyhow::Result<Arc<AtomicBool>> {
     ] {
         signal_hook::flag::register(signal, stop.clone()).context("cannot install signal handlers")?;
     }
-    Ok(stop)
+    Ok(STOP.get_or_init(|| stop).clone())
+}
+
+/// A flag raised by SIGUSR2. perf-prof's scripts (and its test harness) send it before
+/// SIGINT to have the state dumped; its default action would kill the run.
+/// Installed once per process, as [`stop_on_signals`].
+pub fn dump_on_sigusr2() -> anyhow::Result<Arc<AtomicBool>> {
+    static DUMP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+    if let Some(dump) = DUMP.get() {
+        return Ok(dump.clone());
+    }
+    let dump = Arc::new(AtomicBool::new(false));
+    signal_hook::flag::register(signal_hook::consts::SIGUSR2, dump.clone())
+        .context("cannot install the SIGUSR2 handler")?;
+    Ok(DUMP.get_or_init(|| dump).clone())
 }
 
 /// What a headless run is asked to do.
@@ -78,6 +103,7 @@ pub fn run(
     sinks: &mut [&mut dyn Sink],
 ) -> anyhow::Result<Outcome> {
     let stop = stop_on_signals()?;
+    let dump = dump_on_sigusr2()?;
     let mut engine = Engine::new(EngineOptions {
         recording: options.recording,
         ..EngineOptions::headless(options.selection, feed.is_live())
@@ -87,9 +113,15 @@ pub fn run(
     let mut error = None;
     let mut updates = Vec::new();
     loop {
+        if dump.swap(false, Ordering::Relaxed) {
+            for sink in sinks.iter_mut() {
+                sink.dump(&engine)?;
+            }
+        }
         if stop.load(Ordering::Relaxed) && stopping.is_none() {
+            // Silently: stderr is for errors and lost events (what was recorded is still
+            // written, and the exit code says whether anything is missing).
             stopping = Some(Instant::now());
-            eprintln!("perfscope: stopping (signal); what was recorded is still written");
             feed.stop();
         }
         let status = feed.poll(&mut updates);

@@ -131,7 +131,8 @@ impl<W: Write> IntervalText<W> {
         Ok(())
     }
 
-    fn print(&mut self, engine: &Engine, finished: bool) -> anyhow::Result<()> {
+    /// Print what the interval holds (see [`PrintFor`]).
+    fn print(&mut self, engine: &Engine, why: PrintFor) -> anyhow::Result<()> {
         if self.events_only {
             self.rows = None;
             self.print_events(engine)?;
@@ -142,13 +143,17 @@ impl<W: Write> IntervalText<W> {
         let Some(info) = &state.analysis else {
             return Ok(());
         };
-        let mut rows = self.rows.take().unwrap_or_else(|| info.schema.empty_rows());
-        if !finished {
+        let (rows, offenders) = if why == PrintFor::Dump {
+            (self.rows.clone(), self.offenders.clone())
+        } else {
+            (self.rows.take(), std::mem::take(&mut self.offenders))
+        };
+        let mut rows = rows.unwrap_or_else(|| info.schema.empty_rows());
+        if why == PrintFor::Interval {
             // stat/hrcount print whole periods: the one still running waits for the next
             // interval, as perf-prof prints a period once its counters were read.
             self.rows = hold_running_period(&info.schema, &mut rows, monotonic_ns());
         }
-        let offenders = std::mem::take(&mut self.offenders);
         let comm_of = |tid: u32| state.threads.name(tid);
         let mut text = String::new();
         if let Some(format) = &state.event_format {
@@ -227,15 +232,31 @@ impl<W: Write> Sink for IntervalText<W> {
             && Instant::now() >= at
             && !finished
         {
-            self.print(engine, false)?;
+            self.print(engine, PrintFor::Interval)?;
             self.next_print = Some(at + interval);
         }
         if finished {
             // perf-prof prints the last (partial) interval at exit too.
-            self.print(engine, true)?;
+            self.print(engine, PrintFor::End)?;
         }
         Ok(())
     }
+
+    fn dump(&mut self, engine: &Engine) -> anyhow::Result<()> {
+        self.print(engine, PrintFor::Dump)
+    }
+}
+
+/// Why the tables are printed.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum PrintFor {
+    /// The interval ended: print it and start the next (a period still running waits for
+    /// the next one).
+    Interval,
+    /// The run ended: print what is left.
+    End,
+    /// SIGUSR2: print the interval so far and leave it running.
+    Dump,
 }
 
 /// Take the counts of the period running at `now_ns` (and later) out of `rows`: the rows

@@ -87,7 +87,7 @@ pub fn run_trace(args: TraceEventsArgs) -> anyhow::Result<Outcome> {
     let mut options = args.trace.options(AnalyzerKind::Trace);
     options.call_graph = args.call_graph;
     // The TUI lists the events in its console view.
-    options.event_lines = !args.host.no_tui && args.flame_graph.is_none();
+    options.event_lines = !args.host.text_output() && args.flame_graph.is_none();
     if let Some(name) = &args.flame_graph {
         // The folded file is written when the run ends: a text run.
         let mut folded = FoldedStacks::new(name);

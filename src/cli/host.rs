@@ -48,11 +48,16 @@ pub struct HostArgs {
     /// Stop after this many seconds.
     #[arg(long, value_name = "S")]
     pub duration: Option<f64>,
-    /// Batch mode: no terminal UI, text output on stdout.
+    /// Batch mode: no terminal UI, text output on stdout (the default when stdout is not a
+    /// terminal, as perf-prof).
     #[arg(long)]
     pub no_tui: bool,
+    /// Append the text output (and errors) to FILE instead of the terminal, as perf-prof's
+    /// `-o`: implies the text output.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
     /// Where the export key (and a batch sampling run) writes: <DIR>/perf/<arch>/latest/.
-    #[arg(long, short = 'o', value_name = "DIR", default_value = "perfscope-out")]
+    #[arg(long, value_name = "DIR", default_value = "perfscope-out")]
     pub out: PathBuf,
     /// A command to start and watch (after `--`); perfscope stops when it exits.
     #[arg(last = true, value_name = "WORKLOAD")]
@@ -60,6 +65,13 @@ pub struct HostArgs {
 }
 
 impl HostArgs {
+    /// perf-prof's discipline: text when asked (`--no-tui`, `-o FILE`) or when stdout is
+    /// not a terminal (a pipe, a file); the TUI only on a terminal.
+    pub fn text_output(&self) -> bool {
+        use std::io::IsTerminal;
+        self.no_tui || self.output.is_some() || !std::io::stdout().is_terminal()
+    }
+
     pub fn run_options(&self) -> Result<HostRunOptions, String> {
         let duration = match self.duration {
             None => None,

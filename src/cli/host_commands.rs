@@ -1,8 +1,8 @@
 //! The host subcommands — `top` (sampling, or key/value aggregation with `-e`), `profile`,
 //! `syscalls`, `rundelay`, `multi-trace` — and what each runs: the TUI over a live host
-//! source, or the `--no-tui` text output.
-
-use std::time::Instant;
+//! source, or perf-prof's text output (`--no-tui`, `-o FILE`, or stdout not a terminal).
+//! In text mode stdout carries the tables and stderr only errors and lost-event lines, so
+//! perf-prof's scripts (and its test harness, which fails on any stderr line) carry over.
 
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
@@ -188,6 +188,33 @@ fn run_options(host: &HostArgs) -> anyhow::Result<HostRunOptions> {
 
 /// Run one host subcommand.
 pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
+    let host = match &command {
+        HostCommand::Top(a) => Some(&a.host),
+        HostCommand::Profile(a) => Some(&a.host),
+        HostCommand::Syscalls(a)
+        | HostCommand::Rundelay(a)
+        | HostCommand::NumDist(a)
+        | HostCommand::PageFaults(a) => Some(&a.host),
+        HostCommand::MultiTrace(a) => Some(&a.host),
+        HostCommand::Stat(a) | HostCommand::Hrcount(a) | HostCommand::PercpuStat(a) => Some(&a.host),
+        HostCommand::TaskState(a) => Some(&a.host),
+        HostCommand::Oncpu(a) => Some(&a.host),
+        HostCommand::Trace(a) => Some(&a.host),
+        HostCommand::Expr(a) => Some(&a.host),
+        // Reads tracefs and prints; nothing runs.
+        HostCommand::List(_) => None,
+    };
+    if let Some(host) = host {
+        if let Some(path) = &host.output {
+            super::output_file::redirect_output_to(path)?;
+        }
+        if host.text_output() {
+            // Before the start (kallsyms, opening events can take seconds): perf-prof's
+            // scripts send SIGUSR2 then SIGINT at any time, and neither may kill the run.
+            headless::stop_on_signals()?;
+            headless::dump_on_sigusr2()?;
+        }
+    }
     match command {
         HostCommand::Top(a) if !a.trace.events.is_empty() => {
             let mut trace = a.trace.options(AnalyzerKind::Top);
@@ -302,10 +329,7 @@ fn run_sampling(host: &HostArgs, sampling: &SamplingArgs, tui: &TuiArgs) -> anyh
     let recording = recorder(&run, host.force, "host")?;
     let feed = HostSampleFeed::start(&run, &options)?;
     let export = export_request(&run);
-    if host.no_tui {
-        if run.duration.is_none() && run.target.workload.is_empty() {
-            eprintln!("perfscope: sampling until Ctrl-C (or give --duration S)");
-        }
+    if host.text_output() {
         let outcome = headless::run(
             Box::new(feed),
             Headless {
@@ -343,7 +367,7 @@ pub(crate) fn run_trace_command(
     trace: &TraceOptions,
     tui: &TuiArgs,
 ) -> anyhow::Result<Outcome> {
-    if host.no_tui {
+    if host.text_output() {
         return run_trace_text(host, trace, None, None);
     }
     let run = run_options(host)?;
@@ -386,7 +410,6 @@ pub(crate) fn run_trace_text(
     let run = run_options(host)?;
     let recording = recorder(&run, host.force, "host-trace")?;
     let feed = HostTraceFeed::start(&run, trace)?;
-    let started = Instant::now();
     let mut text = IntervalText::new(std::io::stdout(), trace.interval);
     if trace.analyzer == AnalyzerKind::Trace {
         text = text.events_only(evaluate);
@@ -407,13 +430,7 @@ pub(crate) fn run_trace_text(
         },
         &mut sinks,
     )?;
-    let stats = &outcome.engine.state.stats;
-    eprintln!(
-        "perfscope {}: read {} events, lost {} events in {:.2} s",
-        trace.analyzer.name(),
-        stats.events,
-        stats.lost,
-        started.elapsed().as_secs_f64(),
-    );
+    // No closing summary: perf-prof's stderr has errors and lost-event lines only (the
+    // lost events were said per interval; the exit code says the run lost some).
     Outcome::of_headless(&outcome)
 }

@@ -8,12 +8,14 @@
 //! - [`host`], [`host_commands`]: `top`, `profile`, `syscalls`, `rundelay`, `multi-trace`.
 //! - [`event_commands`]: `trace`, `list`, `expr` (tracepoint events themselves).
 //! - [`tui`]: the terminal UI's flags; [`units`]: perf-prof's number syntax.
+//! - [`output_file`]: `-o FILE` (the text output appended to a file).
 //! - [`exit`]: the exit codes every subcommand shares and the outcome each returns.
 
 pub mod event_commands;
 pub mod exit;
 pub mod host;
 pub mod host_commands;
+pub mod output_file;
 pub mod qemu_command;
 pub mod recorded;
 pub mod recorded_commands;

@@ -13,6 +13,21 @@ pub const MAX_THREADS: usize = 1 << 16;
 /// The name a thread goes by when nothing named it (perf-prof's `<...>`).
 pub const UNKNOWN_THREAD: &str = "<...>";
 
+/// The kernel keeps a task's name in `TASK_COMM_LEN` = 16 bytes with the NUL: 15 bytes.
+pub const COMM_BYTES: usize = 15;
+
+/// `name` cut to the kernel's comm length (on a character boundary), as perf-prof prints it.
+pub fn comm_cut(name: &str) -> &str {
+    if name.len() <= COMM_BYTES {
+        return name;
+    }
+    let mut end = COMM_BYTES;
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    &name[..end]
+}
+
 /// tid → name.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ThreadNames {
@@ -26,6 +41,7 @@ impl ThreadNames {
 
     /// `tid` is called `name` from now on (a COMM record, an exec, /proc).
     pub fn set(&mut self, tid: u32, name: &str) {
+        let name = comm_cut(name);
         if self.by_tid.len() >= MAX_THREADS && !self.by_tid.contains_key(&tid) {
             self.by_tid.clear();
         }
@@ -82,5 +98,15 @@ mod tests {
             t.set(1000 + tid, "x");
         }
         assert!(t.len() <= MAX_THREADS);
+    }
+
+    #[test]
+    fn names_are_cut_to_the_kernels_comm_length() {
+        let mut t = ThreadNames::new();
+        t.set(7, "qemu-system-riscv64");
+        assert_eq!(t.name(7).as_deref(), Some("qemu-system-ris"));
+        assert_eq!(comm_cut("exactly15bytes!"), "exactly15bytes!");
+        // Never inside a character.
+        assert_eq!(comm_cut("ééééééééé"), "ééééééé");
     }
 }

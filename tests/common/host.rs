@@ -1,7 +1,7 @@
 //! Helpers for the host tests (tests/host_cli.rs, tests/host_tmux.rs): build the C
 //! fixtures of tests/fixtures/host/ with gcc, make sure tracefs is mounted, run the
 //! perfscope binary, and read what it printed and wrote — perf-prof text tables, the
-//! closing `read N events, lost M events` line, the `artifacts:` block, hotspots.csv and
+//! lost-event lines of stderr, the `artifacts:` block, hotspots.csv and
 //! folded stacks.
 
 use std::collections::BTreeMap;
@@ -127,34 +127,33 @@ impl Drop for Background {
     }
 }
 
-/// The closing line of a `--no-tui` analyzer run:
-/// `perfscope <analyzer>: read N events, lost M events in S s`.
+/// What an analyzer run's stderr says: as perf-prof, nothing but the per-interval
+/// `<time> <analyzer>: lost N events (T total)` lines and, for exit 3, the reason line
+/// (there is no closing summary any more: stderr is for errors and lost events only).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct TraceSummary {
-    pub events: u64,
     pub lost: u64,
 }
 
 pub fn trace_summary(stderr: &str, analyzer: &str) -> TraceSummary {
-    let prefix = format!("perfscope {analyzer}: read ");
-    // The last line, but for the exit code's reasons (exit 3 says "perfscope: incomplete:
-    // … lost …" after it when the ring lost events).
-    let line = stderr
-        .lines()
-        .rfind(|l| !l.starts_with("perfscope: incomplete: "))
-        .filter(|l| l.starts_with(&prefix))
-        .unwrap_or_else(|| panic!("the last stderr line is not `{prefix}…`:\n{stderr}"));
-    let words: Vec<&str> = line[prefix.len()..].split_whitespace().collect();
-    // "N events, lost M events in S s"
-    assert_eq!(
-        (words.get(1), words.get(2), words.get(4)),
-        (Some(&"events,"), Some(&"lost"), Some(&"events")),
-        "unexpected summary line: {line}"
-    );
-    TraceSummary {
-        events: words[0].parse().expect("events read"),
-        lost: words[3].parse().expect("events lost"),
+    let marker = format!(" {analyzer}: lost ");
+    let mut lost = 0;
+    for line in stderr.lines() {
+        if line.starts_with("perfscope: incomplete: ") && line.contains(" lost ") {
+            continue;
+        }
+        let Some(at) = line.find(&marker) else {
+            panic!("stderr has more than lost-event lines: {line:?}\n{stderr}");
+        };
+        // "… lost N events (T total)": T is the run's total so far.
+        let total = line[at..]
+            .rsplit_once('(')
+            .and_then(|(_, t)| t.split_whitespace().next())
+            .and_then(|t| t.parse::<u64>().ok())
+            .unwrap_or_else(|| panic!("unexpected lost line: {line}"));
+        lost = lost.max(total);
     }
+    TraceSummary { lost }
 }
 
 /// One perf-prof text table: the header line as printed, its column names, and the rows

@@ -136,6 +136,8 @@ pub struct TraceSession {
     event_lines: Option<EventLines>,
     /// Records for `stacks` since the last drain, in order.
     stack_items: Vec<RawItem>,
+    /// Threads whose name was looked up in /proc at their first event.
+    looked_up: FxHashSet<u32>,
     /// Updates ready for the engine, in order.
     out: Vec<Update>,
     /// What the session says about itself, handed over first.
@@ -267,7 +269,9 @@ impl TraceSession {
                                 event.layout.full_name()
                             )
                         })?;
-                        eprintln!("{} filters '{filter}' in userspace", event.layout.full_name());
+                        // On stdout, as perf-prof: a notice, not an error (its harness
+                        // fails a run on any stderr line, and `pid<prio` tests trigger it).
+                        println!("{} filters '{filter}' in userspace", event.layout.full_name());
                         user_filter = Some(compiled);
                     }
                     Err(e) => return Err(e.into()),
@@ -370,9 +374,13 @@ impl TraceSession {
             },
             stack_items: Vec::new(),
             event_lines: None,
+            looked_up: FxHashSet::default(),
             out: Vec::new(),
             start,
         };
+        // Names of the threads already there, before any event: one that makes its last
+        // syscalls and exits between two reads of the ring is gone from /proc by then.
+        crate::symbols::host::comms::scan_proc_comms(&mut session.names);
         if trace.event_lines {
             session.event_lines = Some(EventLines::new(&session.analysis));
         }
@@ -425,6 +433,7 @@ impl TraceSession {
             names: &mut self.names,
             stack_items: self.stacks.as_ref().map(|_| &mut self.stack_items),
             event_lines: self.event_lines.as_ref(),
+            looked_up: &mut self.looked_up,
             out: &mut self.out,
         };
         self.last_drain_records = self.events.drain_ordered(|item| sink.item(item));
@@ -466,9 +475,20 @@ impl TraceSession {
     pub fn take_updates(&mut self) -> Vec<Update> {
         let mut out = std::mem::take(&mut self.start);
         let ready = std::mem::take(&mut self.out);
-        self.name_threads(&ready, &mut out);
-        out.extend(ready);
         let (pairs, dropped) = self.analysis.take_slow_pairs();
+        let schema = self.analysis_schema();
+        let mut tids: Vec<u32> = ready
+            .iter()
+            .filter_map(|u| match u {
+                Update::Rows(rows) => Some(tids_named_by(&schema, &rows.rows)),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        // The `--than` offenders' raw lines name the threads of both events.
+        tids.extend(pairs.iter().flat_map(|p| [p.first.tid, p.second.tid]));
+        self.name_threads(tids, &mut out);
+        out.extend(ready);
         if !pairs.is_empty() || dropped > 0 {
             out.push(Update::Offenders(Offenders { pairs, dropped }));
         }
@@ -483,27 +503,25 @@ impl TraceSession {
         }));
     }
 
-    /// The threads the rows name (a `--perins` thread, a comm column's key, a pid key of
-    /// `top`), named once from /proc when no record named them first.
-    fn name_threads(&mut self, ready: &[Update], out: &mut Vec<Update>) {
-        let schema = self.analysis_schema();
-        for update in ready {
-            let Update::Rows(rows) = update else { continue };
-            for tid in tids_named_by(&schema, &rows.rows) {
-                if self.named.contains(&tid) {
-                    continue;
-                }
+    /// The threads the rows and offenders name (a `--perins` thread, a comm column's key,
+    /// a pid key of `top`, a raw event line's thread), named once — from what records and
+    /// the start's /proc scan said, else from /proc now. A thread nothing names yet is tried
+    /// again with the next rows (a COMM record may come later).
+    fn name_threads(&mut self, tids: Vec<u32>, out: &mut Vec<Update>) {
+        for tid in tids {
+            if self.named.contains(&tid) {
+                continue;
+            }
+            let name = match self.names.name(tid) {
+                Some(name) => Some(name),
+                None => read_proc_comm(tid, tid),
+            };
+            if let Some(name) = name {
                 if self.named.len() >= crate::model::threads::MAX_THREADS {
                     self.named.clear();
                 }
                 self.named.insert(tid);
-                let name = match self.names.name(tid) {
-                    Some(name) => Some(name),
-                    None => read_proc_comm(tid, tid),
-                };
-                if let Some(name) = name {
-                    out.push(Update::ThreadName { tid, name });
-                }
+                out.push(Update::ThreadName { tid, name });
             }
         }
     }
@@ -556,6 +574,7 @@ struct EventSink<'a> {
     /// Where the callchains and side-band records go when events have stacks.
     stack_items: Option<&'a mut Vec<RawItem>>,
     event_lines: Option<&'a EventLines>,
+    looked_up: &'a mut FxHashSet<u32>,
     out: &'a mut Vec<Update>,
 }
 
@@ -579,14 +598,39 @@ impl EventSink<'_> {
                         raw_item(record.record, &mut SampleCounters::default(), false, 0, items);
                     }
                 }
-                let Some(event) = record.trace_event() else {
-                    if let Record::Comm(c) = &record.record {
-                        let name = String::from_utf8_lossy(c.comm).into_owned();
-                        self.names.set(c.tid, &name);
-                        self.out.push(Update::ThreadName { tid: c.tid, name });
+                let Some(mut event) = record.trace_event() else {
+                    match &record.record {
+                        Record::Comm(c) => {
+                            let name = String::from_utf8_lossy(c.comm).into_owned();
+                            self.name(c.tid, name);
+                        }
+                        // A new task goes by its parent's name until it execs (a COMM
+                        // record then renames it): perf-prof names the threads of a
+                        // `dd`-style burst, which are gone before their table prints.
+                        Record::Fork(f) if f.tid != f.ptid || f.pid != f.ppid => {
+                            let name = self
+                                .names
+                                .name(f.ptid)
+                                .or_else(|| read_proc_comm(f.pid, f.tid))
+                                .or_else(|| read_proc_comm(f.ppid, f.ptid));
+                            if let Some(name) = name {
+                                self.name(f.tid, name);
+                            }
+                        }
+                        _ => {}
                     }
                     return;
                 };
+                if event.tid == u32::MAX {
+                    // The kernel reports pid/tid -1 for a task whose pid is already gone
+                    // (its last sched_switch, prev_state=X); the trace entry's common_pid
+                    // still says who it was.
+                    if let Some(b) = event.raw.get(4..8) {
+                        let tid = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+                        (event.pid, event.tid) = (tid, tid);
+                    }
+                }
+                self.name_at_first_sight(event.pid, event.tid);
                 if let Some(Some(filter)) = self.filters.get(usize::from(event.event.0))
                     && !filter.matches(&event)
                 {
@@ -617,6 +661,29 @@ impl EventSink<'_> {
                 self.analysis
                     .lost(range.start_ns, range.end_ns.unwrap_or(u64::MAX));
             }
+        }
+    }
+
+    fn name(&mut self, tid: u32, name: String) {
+        self.names.set(tid, &name);
+        self.out.push(Update::ThreadName { tid, name });
+    }
+
+    /// A thread that was there before the session (no FORK or COMM record names it) is
+    /// named from /proc at its first event, while it still runs: by the time its table
+    /// prints it may have exited. Once per thread, bounded as the name table.
+    fn name_at_first_sight(&mut self, pid: u32, tid: u32) {
+        if tid == 0 || self.names.contains(tid) || self.looked_up.contains(&tid) {
+            return;
+        }
+        if self.looked_up.len() >= crate::model::threads::MAX_THREADS {
+            self.looked_up.clear();
+        }
+        self.looked_up.insert(tid);
+        // A thread already gone (its FORK record lost with a full ring) goes by its
+        // process's name rather than `<...>`.
+        if let Some(name) = read_proc_comm(pid, tid).or_else(|| self.names.name(pid)) {
+            self.name(tid, name);
         }
     }
 

@@ -82,8 +82,9 @@ pub struct EventAttr {
     /// Ask for COMM (with exec), MMAP2 and FORK/EXIT records: the host symbolizer learns
     /// processes and their mappings from them. Set it on one event per ring.
     pub task_records: bool,
-    /// Ask for COMM records only (with exec): a tracepoint session names the threads of
-    /// its tables from them, even a workload that exited before the table was printed.
+    /// Ask for COMM records (with exec) and FORK/EXIT records, no mappings: a tracepoint
+    /// session names the threads of its tables from them (a child takes its parent's name
+    /// until it execs), even threads that exited before the table was printed.
     /// Set it on one event per ring.
     pub comm_records: bool,
     pub wakeup: Wakeup,
@@ -232,6 +233,7 @@ impl EventAttr {
         if self.comm_records {
             attr.set_comm(1);
             attr.set_comm_exec(1);
+            attr.set_task(1);
         }
         match self.wakeup {
             Wakeup::WatermarkPercent(w) if w > 100 => return Err(PerfEventError::BadWatermark(w)),

@@ -30,6 +30,33 @@ pub fn read_proc_comm(pid: u32, tid: u32) -> Option<String> {
         .filter(|c| !c.is_empty())
 }
 
+/// Every thread /proc lists now, named (at most `MAX_THREADS`): what a session knows of
+/// the threads that were there before it, whose names no FORK or COMM record will carry —
+/// perf-prof's comm cache starts the same way, so a thread that exits mid-run keeps its name.
+pub fn scan_proc_comms(names: &mut ThreadNames) {
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    for proc in procs.flatten() {
+        let Some(pid) = proc.file_name().to_str().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(tasks) = std::fs::read_dir(proc.path().join("task")) else {
+            continue;
+        };
+        for task in tasks.flatten() {
+            if names.len() >= crate::model::threads::MAX_THREADS {
+                return;
+            }
+            if let Some(tid) = task.file_name().to_str().and_then(|t| t.parse::<u32>().ok())
+                && let Some(comm) = read_proc_comm(pid, tid)
+            {
+                names.set(tid, &comm);
+            }
+        }
+    }
+}
+
 /// tid → comm, from records and /proc (the model's one thread-name table).
 #[derive(Default)]
 pub struct CommTable {
@@ -92,6 +119,15 @@ impl CommTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_scan_names_this_thread() {
+        let mut names = ThreadNames::new();
+        scan_proc_comms(&mut names);
+        let me = std::process::id();
+        assert_eq!(names.name(me), read_proc_comm(me, me));
+        assert!(names.len() > 1, "more than one thread runs");
+    }
 
     #[test]
     fn records_then_proc_then_process_name() {

@@ -1,0 +1,168 @@
+//! perf-prof's command-line discipline, on the real binary over real tracefs: with stdout
+//! piped the analyzers print text without `--no-tui`; stderr carries nothing but errors and
+//! lost-event lines; SIGUSR2 dumps the interval's tables instead of killing the run; `-o FILE`
+//! appends the output to FILE; a thread that exited before its table printed is still named.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use common::host::ensure_tracefs;
+
+const SYSCALLS: [&str; 5] = [
+    "syscalls",
+    "-e",
+    "raw_syscalls:sys_enter",
+    "-e",
+    "raw_syscalls:sys_exit",
+];
+
+fn perfscope(cwd: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_perfscope"));
+    c.current_dir(cwd)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c
+}
+
+fn signal(child: &Child, signal: libc::c_int) {
+    // SAFETY: kill(2) on our own child's pid.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
+}
+
+/// Stderr lines that are neither lost-event lines nor the exit-3 reason for them.
+fn stray_stderr(stderr: &str) -> Vec<&str> {
+    stderr.lines().filter(|l| !l.contains("lost ")).collect()
+}
+
+#[test]
+fn piped_stdout_gets_text_without_no_tui_and_stderr_stays_empty() {
+    ensure_tracefs();
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = SYSCALLS.to_vec();
+    args.extend(["--", "sh", "-c", "cat /etc/hostname /etc/hostname >/dev/null"]);
+    let out = perfscope(dir.path(), &args).output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("syscalls                calls"), "{stdout}");
+    assert!(stdout.contains("read(0)"), "{stdout}");
+    assert_eq!(stderr, "", "nothing on stderr: no closing summary");
+}
+
+#[test]
+fn sigusr2_dumps_the_interval_and_sigint_still_ends_cleanly() {
+    ensure_tracefs();
+    let dir = tempfile::tempdir().unwrap();
+    let mut busy = Command::new("sh")
+        .args(["-c", "while :; do cat /etc/hostname >/dev/null; sleep 0.05; done"])
+        .spawn()
+        .unwrap();
+    let pid = busy.id().to_string();
+    let mut args = SYSCALLS.to_vec();
+    args.extend(["-p", &pid]);
+    let child = perfscope(dir.path(), &args).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    signal(&child, libc::SIGUSR2);
+    std::thread::sleep(Duration::from_millis(700));
+    signal(&child, libc::SIGINT);
+    let out = child.wait_with_output().unwrap();
+    let _ = busy.kill();
+    let _ = busy.wait();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "no death by SIGUSR2:\n{stdout}\n{stderr}"
+    );
+    // The dump (the interval so far), then the table at exit: two tables, both with the
+    // shell's wait4 (it waits for each cat).
+    assert_eq!(
+        stdout.matches("syscalls                calls").count(),
+        2,
+        "{stdout}"
+    );
+    assert!(stdout.matches("wait4(61)").count() >= 2, "{stdout}");
+    assert_eq!(stray_stderr(&stderr), Vec::<&str>::new());
+}
+
+#[test]
+fn dash_o_appends_the_text_output_to_the_file() {
+    ensure_tracefs();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("syscalls.log");
+    std::fs::write(&file, "earlier run\n").unwrap();
+    let mut args = SYSCALLS.to_vec();
+    args.extend(["-o", "syscalls.log", "--", "cat", "/etc/hostname"]);
+    let out = perfscope(dir.path(), &args).output().unwrap();
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(out.stdout.is_empty(), "the output goes to the file, not stdout");
+    assert!(
+        text.starts_with("earlier run\n"),
+        "appended, as perf-prof:\n{text}"
+    );
+    assert!(text.contains("read(0)"), "{text}");
+    // The workload's own output (cat's) is part of stdout, so it lands in the file too.
+    assert!(
+        !dir.path().join("perfscope-out").exists(),
+        "-o is no longer the export dir"
+    );
+}
+
+#[test]
+fn a_thread_that_exited_before_the_table_is_named() {
+    ensure_tracefs();
+    let dir = tempfile::tempdir().unwrap();
+    // A shell that exists before the session (no FORK or COMM record will name it) and
+    // exits right after its first syscalls in it (wait4 returns, exit_group): gone from
+    // /proc before the ring is read.
+    let mut shell = Command::new("sh")
+        .args(["-c", "sleep 1; true"])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = shell.id();
+    // Reaped as soon as it exits: a zombie would still show its comm in /proc.
+    let reaper = std::thread::spawn(move || shell.wait());
+    let enter = format!("raw_syscalls:sys_enter/common_pid=={pid}/");
+    let exit = format!("raw_syscalls:sys_exit/common_pid=={pid}/");
+    let out = perfscope(
+        dir.path(),
+        &[
+            "syscalls",
+            "-e",
+            &enter,
+            "-e",
+            &exit,
+            "--perins",
+            // Still accepted (and the old way to get text): keeps this test about names.
+            "--no-tui",
+            "--duration",
+            "2",
+        ],
+    )
+    .output()
+    .unwrap();
+    reaper.join().unwrap().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let rows: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with(&format!("{pid} ")))
+        .collect();
+    assert!(!rows.is_empty(), "the shell's syscalls are counted:\n{stdout}");
+    for row in &rows {
+        let comm = row.split_whitespace().nth(1);
+        assert_eq!(comm, Some("sh"), "{row}\n{stdout}");
+    }
+    assert!(!stdout.contains("<...>"), "{stdout}");
+}
