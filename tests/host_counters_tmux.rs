@@ -38,7 +38,7 @@ fn stat_shows_the_counter_line_of_a_child_live() {
         24,
         dir.path(),
         &format!(
-            "{} stat -e syscalls:sys_enter_write -m 256 -o out -- ./writer 100000 200; \
+            "{} stat -e syscalls:sys_enter_write -m 256 --out out -- ./writer 100000 200; \
              echo perfscope-exit=$?; sleep 60",
             env!("CARGO_BIN_EXE_perfscope")
         ),

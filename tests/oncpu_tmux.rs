@@ -21,7 +21,7 @@ fn oncpu_shows_a_line_per_cpu_live() {
         30,
         dir.path(),
         &format!(
-            "{} oncpu -o out; echo perfscope-exit=$?; sleep 60",
+            "{} oncpu --out out; echo perfscope-exit=$?; sleep 60",
             env!("CARGO_BIN_EXE_perfscope")
         ),
     );

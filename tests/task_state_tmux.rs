@@ -24,7 +24,7 @@ fn task_state_shows_the_sleepers_s_time_live() {
         30,
         dir.path(),
         &format!(
-            "{} task-state --perins -S -m 256 -o out; echo perfscope-exit=$?; sleep 60",
+            "{} task-state --perins -S -m 256 --out out; echo perfscope-exit=$?; sleep 60",
             env!("CARGO_BIN_EXE_perfscope")
         ),
     );
