@@ -260,8 +260,9 @@ fn percpu_stat_counts_software_events_on_every_cpu() {
         ],
     );
     toucher.join().unwrap();
+    // Waited for, not killed: killing `timeout` would orphan its busy
+    // child, which then spins forever; `timeout 3` ends it soon after.
     for mut spinner in spinners {
-        let _ = spinner.kill();
         let _ = spinner.wait();
     }
     let rows = counter_rows(&stdout);
