@@ -181,3 +181,37 @@ fn oncpu_only_comm_detail_counts_runs_by_name() {
         "oncpu says hot ran {hot_ms} ms, the kernel {kernel_ms} ms:\n{stdout}"
     );
 }
+
+/// A task woken on an idle CPU runs from its switch-in, not from the switch before it:
+/// a sleeper pinned to each CPU in turn is credited no more than the kernel says it ran.
+/// (This kernel delivers no tracepoint sample while a CPU idles — on CPU 1 here — so the
+/// switch away from idle is rebuilt from the switch record; without it each 100 ms sleep
+/// before a wakeup was counted as a run.)
+#[test]
+fn oncpu_credits_a_task_woken_from_idle_with_its_runs_only() {
+    let _serial = serial();
+    ensure_tracefs();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build_fixture(dir.path(), "sleeper", &[]);
+    let cpus = std::thread::available_parallelism().unwrap().get();
+    for cpu in 0..cpus {
+        let cpu = cpu.to_string();
+        let child = Background::start(Path::new("taskset"), &["-c", &cpu, exe.to_str().unwrap(), "100"]);
+        let pid = child.pid();
+        std::thread::sleep(Duration::from_millis(100));
+        let before = ran_ns(pid);
+        let (stdout, stderr) = perfscope_ok(dir.path(), &["oncpu", "--no-tui", "--duration", "1.5"]);
+        let kernel_ms = (ran_ns(pid) - before) as f64 / 1e6;
+        trace_summary(&stderr, "oncpu");
+        let (runs, child_ms) = oncpu_rows(&stdout)
+            .iter()
+            .flat_map(|row| row.items.iter())
+            .filter(|item| item.1 == pid)
+            .fold((0, 0.0), |(n, ms), item| (n + 1, ms + item.2));
+        assert!(runs >= 1, "CPU {cpu}: the sleeper ran and was seen:\n{stdout}");
+        assert!(
+            child_ms <= kernel_ms + 1.0,
+            "CPU {cpu}: oncpu says the sleeper ran {child_ms} ms, the kernel {kernel_ms} ms:\n{stdout}"
+        );
+    }
+}

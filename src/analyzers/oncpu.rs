@@ -3,6 +3,11 @@
 //! switch that put it there and the switch that took it off. The idle task (pid 0) is
 //! not a task of the table.
 //!
+//! The window's edges count too, unlike perf-prof's (which credits only runs that both
+//! start and end inside it, so a task spinning through a quiet CPU shows half its time):
+//! the first switch on a CPU ends a run that began no later than the session did, and
+//! at the end each CPU's running task is credited up to the latest event.
+//!
 //! Rows are [`LatencyRows`] keyed by (CPU, thread): each run is one value of the
 //! distribution, so the total is the run time, the calls are perf-prof's `--detail`
 //! switch count and the max its longest run — all of which merge across time slices.
@@ -17,8 +22,15 @@ pub struct OnCpuAnalyzer {
     schema: OnCpuSchema,
     switch: EventIndex,
     prev_pid: FieldLayout,
-    /// The last switch seen on each CPU (by CPU number): where the running task started.
+    /// The last switch seen on each CPU (by CPU number): where the running task started,
+    /// and which task that is.
     last_switch_ns: Vec<Option<u64>>,
+    running: Vec<Option<u32>>,
+    next_pid: FieldLayout,
+    /// When the events were on: a CPU's first switch ends a run that began by then.
+    /// `None` before [`OnCpuAnalyzer::begin`] and after a loss.
+    origin_ns: Option<u64>,
+    latest_ns: u64,
     rows: LatencyRows,
 }
 
@@ -38,13 +50,51 @@ impl OnCpuAnalyzer {
             .field("prev_pid")
             .cloned()
             .ok_or_else(|| AnalyzerError::missing_field(layout, "prev_pid"))?;
+        let next_pid = layout
+            .field("next_pid")
+            .cloned()
+            .ok_or_else(|| AnalyzerError::missing_field(layout, "next_pid"))?;
         Ok(Self {
             schema,
             switch: EventIndex(index as u16),
             prev_pid,
             last_switch_ns: Vec::new(),
+            running: Vec::new(),
+            next_pid,
+            origin_ns: None,
+            latest_ns: 0,
             rows: LatencyRows::default(),
         })
+    }
+
+    /// The events were enabled at `at_ns`: every CPU was running its task by then.
+    pub fn begin(&mut self, at_ns: u64) {
+        self.origin_ns = Some(at_ns);
+    }
+
+    /// The end: each CPU's running task ran at least until the latest event.
+    pub fn finish(&mut self) {
+        for cpu in 0..self.last_switch_ns.len() {
+            if let (Some(started), Some(tid)) = (self.last_switch_ns[cpu], self.running[cpu]) {
+                self.credit(cpu, tid, started, self.latest_ns);
+                self.last_switch_ns[cpu] = Some(self.latest_ns);
+            }
+        }
+    }
+
+    fn credit(&mut self, cpu: usize, tid: u32, from_ns: u64, to_ns: u64) {
+        if tid == 0 {
+            return;
+        }
+        let key = LatencyKey {
+            instance: cpu as u64,
+            series: u64::from(tid),
+        };
+        self.rows
+            .rows
+            .entry(key)
+            .or_default()
+            .record(to_ns.saturating_sub(from_ns), None);
     }
 }
 
@@ -138,28 +188,25 @@ impl Analyzer for OnCpuAnalyzer {
         }
         let cpu = event.cpu as usize;
         if self.last_switch_ns.len() <= cpu {
-            self.last_switch_ns.resize(cpu + 1, None);
+            // A CPU not seen yet has run one task since the session began.
+            self.last_switch_ns.resize(cpu + 1, self.origin_ns);
+            self.running.resize(cpu + 1, None);
         }
+        self.latest_ns = self.latest_ns.max(event.time_ns);
         let started = self.last_switch_ns[cpu].replace(event.time_ns);
-        let prev = self
-            .prev_pid
-            .read_i64(event.raw)
-            .and_then(|p| u32::try_from(p).ok());
-        if let (Some(started), Some(prev)) = (started, prev)
-            && prev != 0
-        {
-            let key = LatencyKey {
-                instance: cpu as u64,
-                series: u64::from(prev),
-            };
-            let run_ns = event.time_ns.saturating_sub(started);
-            self.rows.rows.entry(key).or_default().record(run_ns, None);
+        let read_tid = |field: &FieldLayout| field.read_i64(event.raw).and_then(|p| u32::try_from(p).ok());
+        let prev = read_tid(&self.prev_pid);
+        self.running[cpu] = read_tid(&self.next_pid);
+        if let (Some(started), Some(prev)) = (started, prev) {
+            self.credit(cpu, prev, started, event.time_ns);
         }
     }
 
     /// A lost record may hide switches: every CPU's running task starts over.
     fn lost(&mut self, _from_ns: u64, _to_ns: u64) {
         self.last_switch_ns.iter_mut().for_each(|s| *s = None);
+        self.running.iter_mut().for_each(|s| *s = None);
+        self.origin_ns = None;
     }
 
     fn take_rows(&mut self) -> AnalysisRows {

@@ -206,10 +206,20 @@ impl Analysis {
         }
     }
 
-    /// The end of the session: flush pending state (multi-trace's unpaired events).
+    /// The events were enabled at `at_ns` (oncpu credits runs from there).
+    pub fn begin(&mut self, at_ns: u64) {
+        if let Kind::OnCpu(a) = &mut self.kind {
+            a.begin(at_ns);
+        }
+    }
+
+    /// The end of the session: flush pending state (multi-trace's unpaired events,
+    /// oncpu's running tasks).
     pub fn finish(&mut self) {
-        if let Kind::MultiTrace(a) = &mut self.kind {
-            a.finish();
+        match &mut self.kind {
+            Kind::MultiTrace(a) => a.finish(),
+            Kind::OnCpu(a) => a.finish(),
+            _ => {}
         }
     }
 

@@ -361,7 +361,10 @@ impl TaskStateAnalyzer {
             && next != 0
             && self.chosen(next, next_comm.as_ref(), raw)
         {
-            self.enter(next, TaskState::Running, event, |s| s == TaskState::RunDelay);
+            // A task switched in while it seemed asleep was woken by a wakeup this
+            // session did not see (the kernel delivers none while a CPU idles, and a
+            // timer wakes most sleepers there): its sleep ended by now at the latest.
+            self.enter(next, TaskState::Running, event, |s| s != TaskState::Running);
         }
     }
 

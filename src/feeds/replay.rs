@@ -172,7 +172,17 @@ impl ReplayFeed {
             }
             stages.push(stage);
         }
-        Ok(Some(Analysis::build(&recorded.trace, &stages, recorded.threads)?))
+        let mut analysis = Analysis::build(&recorded.trace, &stages, recorded.threads)?;
+        // As live: the session's origin is when its events were on.
+        if let Some(origin) = self
+            .session
+            .meta
+            .get("time_origin_ns")
+            .and_then(|v| v.parse().ok())
+        {
+            analysis.begin(origin);
+        }
+        Ok(Some(analysis))
     }
 }
 

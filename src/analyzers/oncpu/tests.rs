@@ -45,3 +45,32 @@ fn runs_between_switches_add_up_per_cpu_and_task_longest_first() {
         .collect();
     assert_eq!(summary, [(1, 55, vec![(7, 50, 2), (8, 5, 1)])]);
 }
+
+/// The window's edges: the first switch on a CPU ends a run that began when the events
+/// were on, and at the end each CPU's running task is credited up to the latest event.
+#[test]
+fn runs_at_the_edges_of_the_window_count_from_its_start_and_to_its_end() {
+    let mut a = OnCpuAnalyzer::new(&[sched_switch()], OnCpuSchema::default()).unwrap();
+    a.begin(0);
+    switch(&mut a, 900, 0, 9, 7); // 9 spun on CPU 0 from the start: 900 ms
+    switch(&mut a, 950, 0, 7, 9); // 7 ran 50 ms, 9 again until the end
+    switch(&mut a, 100, 1, 0, 8); // CPU 1 idled (not a task), then 8 runs to the end
+    switch(&mut a, 1000, 1, 8, 0); // 8 ran 900 ms; idle to the end is no task's
+    a.finish(); // latest event: 1000 ms; 9 ran 50 ms more
+    let rows = a.take_rows();
+    let table = a.tabulate(&rows);
+    let summary: Vec<(u32, Vec<(u32, u64)>)> = table
+        .rows
+        .iter()
+        .map(|r| {
+            (
+                r.cpu,
+                r.tasks
+                    .iter()
+                    .map(|t| (t.tid.unwrap(), t.stats.total_ns() / MS))
+                    .collect(),
+            )
+        })
+        .collect();
+    assert_eq!(summary, [(0, vec![(9, 950), (7, 50)]), (1, vec![(8, 900)])]);
+}

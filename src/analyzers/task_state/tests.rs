@@ -137,3 +137,15 @@ fn than_keeps_the_events_around_a_long_sleep_not_short_run_delays() {
         [(None, "R", 2, 397), (None, "S", 1, 500), (None, "RD", 1, 3)]
     );
 }
+
+/// A wakeup the kernel did not deliver (a timer on an idle CPU): the switch that puts the
+/// sleeper back on a CPU ends its sleep.
+#[test]
+fn a_sleep_whose_wakeup_was_not_seen_ends_when_the_task_runs_again() {
+    let mut a = analyzer(true, false);
+    switch(&mut a, 0, 0, 0, 7);
+    switch(&mut a, 10, 7, 1, 0); // sleeps (S)
+    switch(&mut a, 110, 0, 0, 7); // back on the CPU, no wakeup seen: slept 100 ms
+    switch(&mut a, 112, 7, 1, 0);
+    assert_eq!(rows(&mut a), [(Some(7), "R", 2, 12), (Some(7), "S", 1, 100)]);
+}

@@ -22,7 +22,7 @@ use crate::sources::perf_event::PerfEventError;
 use crate::sources::perf_event::attr::{EventAttr, Wakeup};
 use crate::sources::perf_event::attr::{EventKind, Sampling};
 use crate::sources::perf_event::reader::{Ordered, PerfEvents, RingOptions};
-use crate::sources::perf_event::record::Record;
+use crate::sources::perf_event::record::{ContextSwitch, Record};
 use crate::sources::perf_event::ring::page_size;
 use crate::sources::perf_event::software::{SOFTWARE_SYSTEM, software_event_of, software_layout};
 use crate::sources::perf_event::targets::Target;
@@ -36,6 +36,7 @@ use crate::trace::expr::Filter;
 
 use super::event_lines::EventLines;
 use super::event_plan::{EventPlan, event_cpus, plan_events};
+use super::idle_switch::IdleSwitches;
 use super::options::HostRunOptions;
 use super::options::SamplingOptions;
 use super::sampling::{RawItem, SampleCounters, SampleResolver, raw_item};
@@ -114,6 +115,8 @@ pub struct TraceSession {
     analysis: Analysis,
     /// User-space filters by event index, for filters the kernel refused.
     filters: Vec<Option<Filter>>,
+    /// Switches away from idle the kernel does not deliver, rebuilt (CPU rings only).
+    idle_switches: Option<IdleSwitches>,
     targets: SessionTargets,
     pub counters: TraceCounters,
     finished: bool,
@@ -227,12 +230,26 @@ impl TraceSession {
             probes: _open_until_the_events_are,
             ..
         } = plan;
+        // One sched_switch event per CPU ring carries the switch records the switches
+        // away from idle are rebuilt from (idle_switch.rs); threads' rings have none.
+        let cpu_rings = targets.targets.iter().all(|t| t.cpu().is_some());
+        let switch_records = cpu_rings
+            .then(|| {
+                stages
+                    .iter()
+                    .flatten()
+                    .position(|e| e.layout.system == "sched" && e.layout.name == "sched_switch")
+            })
+            .flatten();
         let attrs: Vec<EventAttr> = stages
             .iter()
             .flatten()
             .enumerate()
             .map(|(index, event)| {
-                let attr = attr_of(event);
+                let mut attr = attr_of(event);
+                if switch_records == Some(index) {
+                    attr = attr.with_context_switch();
+                }
                 if index == 0 && stacks {
                     // Names and mappings (COMM, MMAP2, FORK, EXIT) to name user frames.
                     attr.with_task_records()
@@ -279,6 +296,15 @@ impl TraceSession {
             }
             filters.push(user_filter);
         }
+        let idle_switches = match switch_records {
+            Some(_) => IdleSwitches::new(stages.iter().flatten().enumerate().map(|(index, event)| {
+                // A filter the kernel applies to the real events; one it refused is
+                // applied in user space to every event, rebuilt ones included.
+                let kernel_filter = event.spec.filter.as_deref().filter(|_| filters[index].is_none());
+                (EventIndex(index as u16), &event.layout, kernel_filter)
+            }))?,
+            None => None,
+        };
         let mut analysis = Analysis::build(trace, &stages, targets.threads)?;
         if trace.than_ns.is_some() || trace.analyzer == AnalyzerKind::Trace {
             // Raw event lines name `%pS` addresses from this boot's kallsyms (a replay,
@@ -337,6 +363,7 @@ impl TraceSession {
             events,
             analysis,
             filters,
+            idle_switches,
             targets,
             counters: TraceCounters::default(),
             finished: false,
@@ -385,6 +412,8 @@ impl TraceSession {
             session.event_lines = Some(EventLines::new(&session.analysis));
         }
         session.events.enable().context("cannot enable the events")?;
+        // Every CPU runs its task by now (oncpu credits the first run on a CPU from here).
+        session.analysis.begin(monotonic_ns());
         session.targets.start_workload();
         Ok(session)
     }
@@ -425,6 +454,7 @@ impl TraceSession {
         let mut sink = EventSink {
             analysis: &mut self.analysis,
             filters: &self.filters,
+            idle_switches: self.idle_switches.as_mut(),
             counters: &mut self.counters,
             cell: &mut self.cell,
             cell_events: &mut self.cell_events,
@@ -565,6 +595,7 @@ fn tids_named_by(schema: &AnalysisSchema, rows: &AnalysisRows) -> Vec<u32> {
 struct EventSink<'a> {
     analysis: &'a mut Analysis,
     filters: &'a [Option<Filter>],
+    idle_switches: Option<&'a mut IdleSwitches>,
     counters: &'a mut TraceCounters,
     cell: &'a mut Option<u64>,
     cell_events: &'a mut u64,
@@ -582,6 +613,10 @@ impl EventSink<'_> {
     fn item(&mut self, item: Ordered<'_>) {
         match item {
             Ordered::Record(record) => {
+                if let Record::Switch(switch) = record.record {
+                    self.switched_in(&switch);
+                    return;
+                }
                 if let Some(items) = &mut self.stack_items {
                     let with_stack = match record.record {
                         Record::Sample(s) => {
@@ -598,7 +633,7 @@ impl EventSink<'_> {
                         raw_item(record.record, &mut SampleCounters::default(), false, 0, items);
                     }
                 }
-                let Some(mut event) = record.trace_event() else {
+                let Some(event) = record.trace_event() else {
                     match &record.record {
                         Record::Comm(c) => {
                             let name = String::from_utf8_lossy(c.comm).into_owned();
@@ -621,45 +656,80 @@ impl EventSink<'_> {
                     }
                     return;
                 };
-                if event.tid == u32::MAX {
-                    // The kernel reports pid/tid -1 for a task whose pid is already gone
-                    // (its last sched_switch, prev_state=X); the trace entry's common_pid
-                    // still says who it was.
-                    if let Some(b) = event.raw.get(4..8) {
-                        let tid = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-                        (event.pid, event.tid) = (tid, tid);
-                    }
+                if let Some(idle) = self.idle_switches.as_deref_mut() {
+                    idle.saw(&event);
                 }
-                self.name_at_first_sight(event.pid, event.tid);
-                if let Some(Some(filter)) = self.filters.get(usize::from(event.event.0))
-                    && !filter.matches(&event)
-                {
-                    self.counters.filtered += 1;
-                    return;
-                }
-                let cell = event.time_ns - event.time_ns % ROW_CELL_NS;
-                if self.cell.is_some_and(|c| c != cell) {
-                    self.flush_rows();
-                }
-                *self.cell = Some(cell);
-                *self.cell_events += 1;
-                self.counters.events += 1;
-                self.analysis.feed(&event);
-                if let Some(lines) = self.event_lines
-                    && let Some(line) = lines.line(&event, self.names)
-                {
-                    self.out.push(line);
-                }
-                if self.recording {
-                    self.recorded.push(OwnedTraceEvent::from_event(&event));
-                    if self.recorded.len() >= RECORD_BATCH {
-                        self.flush_recorded();
-                    }
-                }
+                self.deliver(event);
             }
             Ordered::Lost(range) => {
                 self.analysis
                     .lost(range.start_ns, range.end_ns.unwrap_or(u64::MAX));
+            }
+        }
+    }
+
+    /// A switch record: a task switched in from idle stands for the sched_switch the
+    /// kernel did not deliver.
+    fn switched_in(&mut self, switch: &ContextSwitch) {
+        let id = switch.sample_id;
+        let (false, 0, Some(time_ns), Some(cpu), Some(pid), Some(tid)) =
+            (switch.out, switch.other_pid, id.time, id.cpu, id.pid, id.tid)
+        else {
+            return;
+        };
+        if self.idle_switches.is_none() {
+            return;
+        }
+        self.name_at_first_sight(pid, tid);
+        let name = self.names.name(tid);
+        let Some(idle) = self.idle_switches.as_deref_mut() else {
+            return;
+        };
+        let Some(rebuilt) = idle.rebuild(time_ns, cpu, tid, name.as_deref()) else {
+            return;
+        };
+        let targets: Vec<EventIndex> = idle.targets(&rebuilt).collect();
+        for index in targets {
+            self.deliver(rebuilt.event(index));
+        }
+    }
+
+    /// One event, real or rebuilt: through its user-space filter into the analyzer, the
+    /// console lines and the recording.
+    fn deliver(&mut self, mut event: crate::trace::event::TraceEvent<'_>) {
+        if event.tid == u32::MAX {
+            // The kernel reports pid/tid -1 for a task whose pid is already gone
+            // (its last sched_switch, prev_state=X); the trace entry's common_pid
+            // still says who it was.
+            if let Some(b) = event.raw.get(4..8) {
+                let tid = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+                (event.pid, event.tid) = (tid, tid);
+            }
+        }
+        self.name_at_first_sight(event.pid, event.tid);
+        if let Some(Some(filter)) = self.filters.get(usize::from(event.event.0))
+            && !filter.matches(&event)
+        {
+            self.counters.filtered += 1;
+            return;
+        }
+        let cell = event.time_ns - event.time_ns % ROW_CELL_NS;
+        if self.cell.is_some_and(|c| c != cell) {
+            self.flush_rows();
+        }
+        *self.cell = Some(cell);
+        *self.cell_events += 1;
+        self.counters.events += 1;
+        self.analysis.feed(&event);
+        if let Some(lines) = self.event_lines
+            && let Some(line) = lines.line(&event, self.names)
+        {
+            self.out.push(line);
+        }
+        if self.recording {
+            self.recorded.push(OwnedTraceEvent::from_event(&event));
+            if self.recorded.len() >= RECORD_BATCH {
+                self.flush_recorded();
             }
         }
     }

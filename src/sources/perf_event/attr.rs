@@ -82,6 +82,8 @@ pub struct EventAttr {
     /// Ask for COMM (with exec), MMAP2 and FORK/EXIT records: the host symbolizer learns
     /// processes and their mappings from them. Set it on one event per ring.
     pub task_records: bool,
+    /// `PERF_RECORD_SWITCH_CPU_WIDE` records (CPU-wide events only).
+    pub context_switch: bool,
     /// Ask for COMM records (with exec) and FORK/EXIT records, no mappings: a tracepoint
     /// session names the threads of its tables from them (a child takes its parent's name
     /// until it execs), even threads that exited before the table was printed.
@@ -121,6 +123,7 @@ impl EventAttr {
             exclude_callchain_kernel: false,
             max_stack: 0,
             task_records: false,
+            context_switch: false,
             comm_records: false,
             wakeup: Wakeup::default(),
         }
@@ -156,6 +159,14 @@ impl EventAttr {
 
     pub fn with_comm_records(mut self) -> EventAttr {
         self.comm_records = true;
+        self
+    }
+
+    /// Switch records: this kernel delivers no tracepoint sample while a CPU's idle task is
+    /// current, so `sched_switch` away from idle never arrives; the switch record of the
+    /// task coming in does (see `feeds/host/idle_switch.rs`).
+    pub fn with_context_switch(mut self) -> EventAttr {
+        self.context_switch = true;
         self
     }
 
@@ -229,6 +240,9 @@ impl EventAttr {
             attr.set_mmap(1);
             attr.set_mmap2(1);
             attr.set_task(1);
+        }
+        if self.context_switch {
+            attr.set_context_switch(1);
         }
         if self.comm_records {
             attr.set_comm(1);

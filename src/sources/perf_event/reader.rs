@@ -142,6 +142,7 @@ impl Decoding {
             | Record::Unthrottle(record::Throttle { sample_id, .. }) => sample_id.identifier,
             Record::Comm(c) => c.sample_id.identifier,
             Record::Mmap2(m) => m.sample_id.identifier,
+            Record::Switch(s) => s.sample_id.identifier,
             Record::Other { .. } => None,
         };
         Ok((identifier.and_then(|id| self.ids.get(&id).copied()), record))

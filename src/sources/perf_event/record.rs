@@ -176,6 +176,17 @@ pub struct Throttle {
     pub sample_id: SampleId,
 }
 
+/// `PERF_RECORD_SWITCH_CPU_WIDE` (attr `context_switch` on a CPU-wide event): a task
+/// switched in (its `sample_id` names it) or out; `other_*` is the task on the other side
+/// of the switch (pid 0: the CPU's idle task).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct ContextSwitch {
+    pub out: bool,
+    pub other_pid: u32,
+    pub other_tid: u32,
+    pub sample_id: SampleId,
+}
+
 /// One decoded record.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Record<'a> {
@@ -197,6 +208,7 @@ pub enum Record<'a> {
     Exit(TaskEvent),
     Throttle(Throttle),
     Unthrottle(Throttle),
+    Switch(ContextSwitch),
     /// Any other record type, undecoded.
     Other {
         record_type: u32,
@@ -216,6 +228,7 @@ impl Record<'_> {
             Record::Lost { sample_id, .. } | Record::LostSamples { sample_id, .. } => sample_id.time,
             Record::Comm(c) => c.sample_id.time,
             Record::Mmap2(m) => m.sample_id.time,
+            Record::Switch(s) => s.sample_id.time,
             Record::Other { .. } => None,
         }
     }
@@ -392,6 +405,15 @@ pub fn decode<'a>(record: &'a [u8], format: &SampleFormat) -> Result<Record<'a>,
                 Record::Unthrottle(throttle)
             }
         }
+        b::PERF_RECORD_SWITCH_CPU_WIDE => {
+            let (other_pid, other_tid) = c.u32_pair("switch next_prev_pid/tid")?;
+            Record::Switch(ContextSwitch {
+                out: u32::from(misc) & b::PERF_RECORD_MISC_SWITCH_OUT != 0,
+                other_pid,
+                other_tid,
+                sample_id,
+            })
+        }
         _ => Record::Other {
             record_type,
             misc,
@@ -411,6 +433,7 @@ fn is_known_non_sample(record_type: u32) -> bool {
             | b::PERF_RECORD_EXIT
             | b::PERF_RECORD_THROTTLE
             | b::PERF_RECORD_UNTHROTTLE
+            | b::PERF_RECORD_SWITCH_CPU_WIDE
     )
 }
 

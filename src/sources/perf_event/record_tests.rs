@@ -324,6 +324,34 @@ fn fork_exit_and_throttle_records() {
 }
 
 #[test]
+fn cpu_wide_switch_records_say_who_was_on_the_other_side() {
+    let f = format_with_trailer();
+    let switch_in = trailer(Builder::new(b::PERF_RECORD_SWITCH_CPU_WIDE, 0).u32s(0, 0), 40).finish();
+    let switch_out = trailer(
+        Builder::new(
+            b::PERF_RECORD_SWITCH_CPU_WIDE,
+            b::PERF_RECORD_MISC_SWITCH_OUT as u16,
+        )
+        .u32s(12, 13),
+        41,
+    )
+    .finish();
+    let Record::Switch(s) = decode(&switch_in, &f).unwrap() else {
+        panic!()
+    };
+    assert_eq!(
+        (s.out, s.other_pid, s.other_tid, s.sample_id.time),
+        (false, 0, 0, Some(40))
+    );
+    assert_eq!((s.sample_id.pid, s.sample_id.tid), (Some(7), Some(8)));
+    let Record::Switch(s) = decode(&switch_out, &f).unwrap() else {
+        panic!()
+    };
+    assert_eq!((s.out, s.other_pid, s.other_tid), (true, 12, 13));
+    assert_eq!(decode(&switch_out, &f).unwrap().time(), Some(41));
+}
+
+#[test]
 fn unknown_records_are_passed_through_undecoded() {
     let bytes = Builder::new(b::PERF_RECORD_SWITCH, 3).u64(1).finish();
     let record = decode(&bytes, &format_with_trailer()).unwrap();
