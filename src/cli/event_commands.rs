@@ -10,7 +10,8 @@ use clap::Args;
 
 use crate::analyzers::options::AnalyzerKind;
 use crate::batch::folded_stacks::FoldedStacks;
-use crate::sources::tracefs::{ResolvedEvent, Tracefs, parse_selectors, resolve};
+use crate::feeds::host::probes::define_probes;
+use crate::sources::tracefs::{ResolvedEvent, Tracefs, UprobeGroup, parse_selectors, resolve};
 use crate::trace::event_help::event_help;
 use crate::trace::expr::Expr;
 
@@ -62,9 +63,15 @@ pub struct ExprArgs {
     pub host: HostArgs,
 }
 
-/// The events one `-e` text names.
-fn resolve_text(tracefs: &Tracefs, text: &str) -> anyhow::Result<Vec<ResolvedEvent>> {
-    let specs = parse_selectors(text).map_err(|e| anyhow::anyhow!("{e}"))?;
+/// The events one `-e` text names; its probes are defined in `probes` (removed when it
+/// is dropped).
+fn resolve_text(
+    tracefs: &Tracefs,
+    text: &str,
+    probes: &mut Option<UprobeGroup>,
+) -> anyhow::Result<Vec<ResolvedEvent>> {
+    let mut specs = parse_selectors(text).map_err(|e| anyhow::anyhow!("{e}"))?;
+    define_probes(tracefs, &mut specs, probes)?;
     resolve(tracefs, &specs).map_err(|e| anyhow::anyhow!("{e}"))
 }
 
@@ -75,8 +82,12 @@ pub fn run_trace(args: TraceEventsArgs) -> anyhow::Result<Outcome> {
         };
         let tracefs = Tracefs::open()?;
         let mut out = String::new();
-        for event in resolve_text(&tracefs, text)? {
-            out.push_str(&event_help(&event.layout, "trace"));
+        for event in resolve_text(&tracefs, text, &mut None)? {
+            let selector = match &event.spec.probe {
+                Some(probe) => probe.selector(),
+                None => event.layout.full_name(),
+            };
+            out.push_str(&event_help(&event.layout, "trace", &selector));
         }
         std::io::stdout().write_all(out.as_bytes())?;
         return Ok(Outcome::Clean);
@@ -122,7 +133,8 @@ pub fn run_list(args: ListArgs) -> anyhow::Result<Outcome> {
 /// on every event until the workload ends, `--duration` runs out or Ctrl-C.
 pub fn run_expr(args: ExprArgs) -> anyhow::Result<Outcome> {
     let tracefs = Tracefs::open()?;
-    let events = resolve_text(&tracefs, &args.event)?;
+    // Removed before the session below defines the same probes again.
+    let events = resolve_text(&tracefs, &args.event, &mut None)?;
     let [event] = events.as_slice() else {
         bail!(
             "expr compiles against one event; `{}` names {}",

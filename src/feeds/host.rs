@@ -6,6 +6,7 @@ pub mod event_lines;
 pub mod event_plan;
 pub mod idle_switch;
 pub mod options;
+pub mod probes;
 pub mod sampling;
 pub mod sampling_feed;
 pub mod targets;

@@ -15,7 +15,6 @@ use crate::model::{InputInfo, Sample, SourceFacts, WindowInfo};
 use crate::sources::tracefs::{ResolvedEvent, bind_event, parse_selectors};
 use crate::store::{RecordedSession, StoreError, open_session};
 use crate::trace::event::OwnedTraceEvent;
-use crate::trace::expr::glob::glob_match;
 
 use super::interned::FeedTables;
 use super::{EventFormat, Feed, FeedStatus, RowsUpdate, SessionStart, Update};
@@ -162,7 +161,7 @@ impl ReplayFeed {
                     .next()
                     .context("the session has fewer event types than its stages")?;
                 let full = layout.full_name();
-                let Some(spec) = specs.iter().find(|s| glob_match(&s.full_name(), &full)) else {
+                let Some(spec) = specs.iter().find(|s| s.names_event(&layout.system, &layout.name)) else {
                     bail!("recorded event {full} matches no selector of `{text}`");
                 };
                 let mut concrete = spec.clone();

@@ -1,8 +1,9 @@
 //! Tracepoints through tracefs: mounting it, the event list, each event's `format` file,
-//! and the perf-prof event selector syntax (`sys:name[/filter/attr/.../]`, wildcards).
+//! the perf-prof event selector syntax (`sys:name[/filter/attr/.../]`, wildcards, probes),
+//! and the uprobes perfscope defines in `uprobe_events` (removed when it is done).
 //!
 //! Layouts are always read from the running kernel's `format` files (perf-prof breaks on
-//! 6.18 because it hard-codes them). This module reads tracefs and nothing else: it opens
+//! 6.18 because it hard-codes them). This module reads tracefs (and writes only `uprobe_events`): it opens
 //! no perf events and decodes no samples beyond raw event lines ([`EventPrinter`]: the
 //! event's `print fmt:`, else [`format_fields`]).
 
@@ -12,6 +13,7 @@ mod print;
 mod print_fmt;
 mod resolve;
 mod selector;
+mod uprobe;
 
 use std::path::{Path, PathBuf};
 
@@ -20,7 +22,8 @@ pub use mount::{TRACEFS_MOUNT_POINT, find_in_mounts, mount_tracefs};
 pub use print::format_fields;
 pub use print_fmt::{EventPrinter, PrintFmt};
 pub use resolve::{BoundAttrs, ResolveError, ResolvedEvent, bind_event, resolve};
-pub use selector::{AttrExpr, EventSpec, SelectorError, parse_selectors};
+pub use selector::{AttrExpr, EventSpec, ProbeAt, ProbeSpec, SelectorError, UprobeSpec, parse_selectors};
+pub use uprobe::{PROBE_GROUP_PREFIX, UprobeDefinition, UprobeGroup};
 
 use crate::trace::event::EventLayout;
 
@@ -48,6 +51,17 @@ pub enum TracefsError {
     },
     #[error(transparent)]
     Format(#[from] FormatError),
+    #[error(
+        "this kernel has no uprobe events ({} is missing: CONFIG_UPROBE_EVENTS is off), so uprobe: selectors cannot work here",
+        control.display()
+    )]
+    NoUprobeEvents { control: PathBuf },
+    #[error("the kernel refused the probe `{line}` (written to {}): {cause}", control.display())]
+    ProbeRefused {
+        line: String,
+        control: PathBuf,
+        cause: std::io::Error,
+    },
 }
 
 /// An open tracefs: its root directory and the kernel's event list.

@@ -7,6 +7,7 @@
 //! address spaces stay current. It owns no perf_event code and no model types.
 //!
 //! - [`maps`]: one process's executable mappings, parsed from /proc or built from records.
+//! - [`probe_offset`]: function (+offset) → the file offset a uprobe is placed at.
 //! - [`processes`]: pid → maps with fork sharing, exec reset and the exited-process grace.
 //! - [`mapped_file`]: one ELF with its load segments and (separate) debug info.
 //! - [`debug_file`]: build-id and `.gnu_debuglink` debug file lookup.
@@ -36,6 +37,7 @@ pub mod kernel;
 pub mod mapped_file;
 pub mod maps;
 pub mod perf_map;
+pub mod probe_offset;
 pub mod processes;
 pub mod vdso;
 

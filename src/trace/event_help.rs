@@ -17,8 +17,10 @@ pub fn field_type(field: &FieldLayout) -> String {
     }
 }
 
-/// The help text of `layout`, as `profiler` (`trace`, `top`, …) would use it.
-pub fn event_help(layout: &EventLayout, profiler: &str) -> String {
+/// The help text of `layout`, as `profiler` (`trace`, `top`, …) would use it; the
+/// command lines name the event `selector` (its `sys:name`, or the probe as written: a
+/// probe's tracefs name lives only as long as the session that defined it).
+pub fn event_help(layout: &EventLayout, profiler: &str, selector: &str) -> String {
     let full = layout.full_name();
     let type_width = layout
         .fields
@@ -49,13 +51,13 @@ pub fn event_help(layout: &EventLayout, profiler: &str) -> String {
         ));
     }
     out.push_str(&format!("print fmt: {}\n", layout.print_fmt));
-    out.push_str(&format!("\n{}\n", example(layout, profiler)));
+    out.push_str(&format!("\n{}\n", example(layout, profiler, selector)));
     out
 }
 
 /// A ready command line: a filter on the event's own fields (integers compared with a
 /// number, strings with a glob) and the `stack` attribute.
-fn example(layout: &EventLayout, profiler: &str) -> String {
+fn example(layout: &EventLayout, profiler: &str, selector: &str) -> String {
     let own: Vec<&FieldLayout> = layout
         .fields
         .iter()
@@ -73,11 +75,10 @@ fn example(layout: &EventLayout, profiler: &str) -> String {
         })
         .collect();
     let filter = terms.join("&&");
-    let mut text = format!("perfscope {profiler} -e '{}/{filter}/stack/'", layout.full_name());
+    let mut text = format!("perfscope {profiler} -e '{selector}/{filter}/stack/'");
     if let Some(number) = own.iter().find(|f| !f.is_string()) {
         text.push_str(&format!(
-            "\nperfscope top -e '{}//key=_pid/top-by={}/'",
-            layout.full_name(),
+            "\nperfscope top -e '{selector}//key=_pid/top-by={}/'",
             number.name
         ));
     }
@@ -134,7 +135,7 @@ mod tests {
             ],
             print_fmt: "\"prev_comm=%s\", REC->prev_comm".into(),
         };
-        let text = event_help(&layout, "trace");
+        let text = event_help(&layout, "trace", &layout.full_name());
         assert!(text.starts_with("sched:sched_switch (id 316)\n"), "{text}");
         assert!(
             text.contains("  prev_comm    char[16]             8    16\n"),

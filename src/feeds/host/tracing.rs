@@ -26,7 +26,7 @@ use crate::sources::perf_event::record::{ContextSwitch, Record};
 use crate::sources::perf_event::ring::page_size;
 use crate::sources::perf_event::software::{SOFTWARE_SYSTEM, software_event_of, software_layout};
 use crate::sources::perf_event::targets::Target;
-use crate::sources::tracefs::{ResolvedEvent, Tracefs, bind_event, parse_selectors, resolve};
+use crate::sources::tracefs::{ResolvedEvent, Tracefs, UprobeGroup, bind_event, parse_selectors, resolve};
 use crate::store::RecordedEventType;
 use crate::symbols::host::RootFrame;
 use crate::symbols::host::comms::read_proc_comm;
@@ -39,6 +39,7 @@ use super::event_plan::{EventPlan, event_cpus, plan_events};
 use super::idle_switch::IdleSwitches;
 use super::options::HostRunOptions;
 use super::options::SamplingOptions;
+use super::probes::define_probes;
 use super::sampling::{RawItem, SampleCounters, SampleResolver, raw_item};
 use super::targets::{SessionTargets, open_targets};
 use super::task_state_targets;
@@ -85,12 +86,18 @@ fn default_events(analyzer: AnalyzerKind) -> Vec<String> {
     }
 }
 
-/// Resolve every `-e` text into its stage of events.
-fn resolve_stages(tracefs: &Tracefs, texts: &[String]) -> anyhow::Result<Vec<Vec<ResolvedEvent>>> {
+/// Resolve every `-e` text into its stage of events; the probes they name are defined in
+/// `probes`.
+fn resolve_stages(
+    tracefs: &Tracefs,
+    texts: &[String],
+    probes: &mut Option<UprobeGroup>,
+) -> anyhow::Result<Vec<Vec<ResolvedEvent>>> {
     texts
         .iter()
         .map(|text| {
-            let specs = parse_selectors(text).map_err(|e| anyhow::anyhow!("{e}"))?;
+            let mut specs = parse_selectors(text).map_err(|e| anyhow::anyhow!("{e}"))?;
+            define_probes(tracefs, &mut specs, probes)?;
             let mut events = Vec::new();
             for spec in specs {
                 // `software:page-faults` is a perf software event, not a tracefs one.
@@ -145,6 +152,9 @@ pub struct TraceSession {
     out: Vec<Update>,
     /// What the session says about itself, handed over first.
     start: Vec<Update>,
+    /// The uprobes the selectors defined, removed on drop. Last: fields drop in order,
+    /// and the kernel removes a probe only once no perf event is open on it.
+    _probes: Option<UprobeGroup>,
 }
 
 /// A drain this big means events arrive faster than poll(2) wake-ups can follow.
@@ -184,9 +194,12 @@ impl TraceSession {
             }
         }
         let texts = task_state_targets::events(trace, &run.target, texts);
-        let mut stages = resolve_stages(&tracefs, &texts)?;
+        // Declared before the events: every way out of here (an error, a panic) closes
+        // them first, and only then can the probes be removed.
+        let mut probes = None;
+        let mut stages = resolve_stages(&tracefs, &texts, &mut probes)?;
         if trace.analyzer == AnalyzerKind::Syscalls
-            && let Ok(free) = resolve_stages(&tracefs, &["sched:sched_process_free".to_string()])
+            && let Ok(free) = resolve_stages(&tracefs, &["sched:sched_process_free".to_string()], &mut probes)
         {
             // Reclaims the pending enter of a task that exits inside a syscall, as perf-prof.
             stages.extend(free);
@@ -404,6 +417,7 @@ impl TraceSession {
             looked_up: FxHashSet::default(),
             out: Vec::new(),
             start,
+            _probes: probes,
         };
         // Names of the threads already there, before any event: one that makes its last
         // syscalls and exits between two reads of the ring is gone from /proc by then.

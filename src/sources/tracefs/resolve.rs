@@ -77,6 +77,13 @@ pub fn resolve(tracefs: &Tracefs, specs: &[EventSpec]) -> Result<Vec<ResolvedEve
 }
 
 fn resolve_one(tracefs: &Tracefs, spec: EventSpec) -> Result<ResolvedEvent, ResolveError> {
+    if let Some(probe) = &spec.probe
+        && !spec.system.starts_with(super::PROBE_GROUP_PREFIX)
+    {
+        // A probe is a tracepoint only once a session has defined it (feeds/host/probes.rs).
+        let message = format!("{} events can only be used by a host session", probe.kind());
+        return Err(SelectorError::new(message, &spec.source, spec.name_offset).into());
+    }
     let layout = match tracefs.layout(&spec.system, &spec.name) {
         Ok(layout) => layout,
         Err(TracefsError::NoSuchEvent { .. }) => {
@@ -276,6 +283,12 @@ mod tests {
         assert!(e.message.starts_with("comm= must be a string"), "{}", e.message);
         let e = selector_error("sched:../sched//");
         assert!(e.message.contains("unknown event"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_probe_resolves_only_once_defined() {
+        let e = selector_error("uprobe:/bin/true:main");
+        assert_eq!(e.message, "uprobe events can only be used by a host session");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! ```text
 //! events := event (',' event)*
 //! event  := SYS ':' NAME [ '/' filter '/' (attr '/')* ]   a '/' after the name needs its closing '/'
+//!         | PROBE [ '/' filter '/' (attr '/')* ]          uprobe:BINARY:FUNC[+OFF], … (see probe.rs)
 //! attr   := KEY | KEY '=' VALUE                           empty attrs ('//') are ignored
 //! ```
 //!
@@ -17,6 +18,9 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::trace::expr::{Expr, caret_column, glob};
+
+mod probe;
+pub use probe::{ProbeAt, ProbeSpec, UprobeSpec};
 
 /// The longest system or event name there can be: a tracefs directory name (NAME_MAX).
 pub const MAX_NAME_CHARS: usize = 255;
@@ -105,6 +109,8 @@ pub struct EventSpec {
     /// CPUs this event is opened on (`cpus=0-3` or `cpus="0,2"`).
     pub cpus: Option<Vec<u32>>,
     pub num: Option<AttrExpr>,
+    /// A uprobe (or kprobe) to define before the event can be resolved.
+    pub probe: Option<ProbeSpec>,
     /// The whole selector text this event came from, for errors found later.
     pub source: Arc<str>,
     /// Byte offset of the name in `source`.
@@ -119,7 +125,22 @@ impl EventSpec {
 
     /// Whether the name is a pattern to expand against the event list.
     pub fn is_wildcard(&self) -> bool {
-        glob::is_glob(&self.system) || glob::is_glob(&self.name)
+        self.probe.is_none() && glob::is_glob(&self.system) || glob::is_glob(&self.name)
+    }
+
+    /// Whether the event `system:name` (a live or a recorded one) is one this spec names:
+    /// the glob matches, or it is the probe this spec defined (in a perfscope group, a
+    /// duplicate name with `_N` added).
+    pub fn names_event(&self, system: &str, name: &str) -> bool {
+        if self.probe.is_some() {
+            let numbered = name
+                .strip_prefix(self.name.as_str())
+                .and_then(|rest| rest.strip_prefix('_'))
+                .is_some_and(|n| n.parse::<u32>().is_ok());
+            system.starts_with(super::PROBE_GROUP_PREFIX) && (name == self.name || numbered)
+        } else {
+            glob::glob_match(&self.full_name(), &format!("{system}:{name}"))
+        }
     }
 
     /// The name as the user's tables should show it: the alias, else `name`.
@@ -227,9 +248,21 @@ impl Parser<'_> {
         if start == end {
             return Err(self.error("empty event (two ',' in a row, or a ',' at an end?)", start));
         }
-        let slash = self.next_sep(start, end, b'/')?;
-        let (name_start, name_end) = self.unquote(start, slash.unwrap_or(end));
-        let (system, name) = self.name(name_start, name_end)?;
+        let (system, name, probe, slash, name_start) = match probe::probe_kind(&self.text[start..end]) {
+            Some((kind, skip)) => {
+                let (probe, name_end) = self.probe(kind, skip, start, end)?;
+                let slash = (name_end < end).then_some(name_end);
+                // Named as the tracefs event will be; the system becomes perfscope's
+                // probe group when the probe is defined.
+                (kind.to_string(), probe.event_name(), Some(probe), slash, start)
+            }
+            None => {
+                let slash = self.next_sep(start, end, b'/')?;
+                let (name_start, name_end) = self.unquote(start, slash.unwrap_or(end));
+                let (system, name) = self.name(name_start, name_end)?;
+                (system, name, None, slash, name_start)
+            }
+        };
         let mut spec = EventSpec {
             system,
             name,
@@ -247,6 +280,7 @@ impl Parser<'_> {
             comm: None,
             cpus: None,
             num: None,
+            probe,
             source: self.source.clone(),
             name_offset: name_start,
         };
@@ -285,14 +319,6 @@ impl Parser<'_> {
         let name = &self.text[start..end];
         if name.is_empty() {
             return Err(self.error("empty event name (expected sys:name)", start));
-        }
-        if let Some((kind, _)) = name.split_once(':')
-            && matches!(kind, "kprobe" | "kretprobe" | "uprobe" | "uretprobe")
-        {
-            return Err(self.error(
-                format!("{kind} events are not supported; use a tracepoint (sys:name)"),
-                start,
-            ));
         }
         // Checked first: every later step (the character scan, the "did you mean" search
         // over the kernel's events) costs per character, and no longer name can exist.

@@ -19,10 +19,12 @@ use crate::symbols::{ElfImage, SymbolFrame, Symbolizer};
 
 /// A `PT_LOAD` segment: file bytes `[offset, offset + file_size)` appear at `vaddr`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-struct LoadSegment {
-    offset: u64,
-    file_size: u64,
-    vaddr: u64,
+pub(super) struct LoadSegment {
+    pub(super) offset: u64,
+    pub(super) file_size: u64,
+    pub(super) vaddr: u64,
+    /// `PF_X`: code may run from it (a probe may only go there).
+    pub(super) executable: bool,
 }
 
 /// A loaded mapped file.
@@ -121,7 +123,7 @@ impl MappedFile {
     }
 }
 
-fn load_segments(object: &object::File<'_>) -> Vec<LoadSegment> {
+pub(super) fn load_segments(object: &object::File<'_>) -> Vec<LoadSegment> {
     use object::read::elf::{FileHeader, ProgramHeader};
     fn collect<Elf: FileHeader>(elf: &object::read::elf::ElfFile<'_, Elf>) -> Vec<LoadSegment> {
         let endian = elf.endian();
@@ -133,6 +135,7 @@ fn load_segments(object: &object::File<'_>) -> Vec<LoadSegment> {
                 offset: ph.p_offset(endian).into(),
                 file_size: ph.p_filesz(endian).into(),
                 vaddr: ph.p_vaddr(endian).into(),
+                executable: ph.p_flags(endian).0 & object::elf::PF_X.0 != 0,
             })
             .collect();
         loads.sort_by_key(|s| s.offset);

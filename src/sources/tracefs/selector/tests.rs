@@ -123,12 +123,19 @@ fn errors_point_at_the_bad_character() {
         ("sched:a//key=next_pid+/", 22, "key=: expected a value"),
         ("sched:a//key=\"1 +\"/", 17, "key=: expected a value"),
         ("sched:a//alias=/", 15, "empty alias"),
-        ("sched:a,kprobe:do_sys_open", 8, "kprobe events are not supported"),
+        ("uprobe:/bin/x", 13, "expected uprobe:BINARY:FUNC"),
+        ("uprobe:/bin/x:", 14, "missing function"),
+        ("uprobe:/bin/x:f+z", 16, "bad offset 'z'"),
+        ("uprobe:/bin/x:0xzz", 14, "bad file offset"),
+        ("uprobe:/bin/x:f%", 15, "unexpected character '%'"),
+        ("uretprobe:/bin/x:f+4", 17, "uretprobe goes on a function's entry"),
         (
-            "uprobe:malloc@\"/lib/libc.so.6\"",
-            0,
-            "uprobe events are not supported",
+            "uretprobe:/bin/x:0x10",
+            17,
+            "uretprobe goes on a function's entry",
         ),
+        ("uprobe:f@/bin/x", 9, "empty path after '@'"),
+        ("uprobe:\"/bin/x", 7, "unclosed quote"),
     ];
     for &(text, position, message) in cases {
         let e = err(text);
@@ -139,11 +146,16 @@ fn errors_point_at_the_bad_character() {
 
 #[test]
 fn no_selector_input_panics() {
-    let seed = "'sched:sched_wakeup*'/prev_comm~\"k*\"/key=(a/b)/top-by=printf(\"%d\",x)/cpus=\"0-3\"/";
-    for end in 0..=seed.len() {
-        for text in [&seed[..end], &seed[end..]] {
-            if let Err(e) = parse_selectors(text) {
-                let _ = e.to_string();
+    let seeds = [
+        "'sched:sched_wakeup*'/prev_comm~\"k*\"/key=(a/b)/top-by=printf(\"%d\",x)/cpus=\"0-3\"/",
+        "uprobe:\"/a b/c\":f+0x1é/arg1==1/,uretprobe:g@\"/x:y\"//key=ret/,uprobe:/p:0x10,kprobe:k",
+    ];
+    for seed in seeds {
+        for (end, _) in seed.char_indices() {
+            for text in [&seed[..end], &seed[end..]] {
+                if let Err(e) = parse_selectors(text) {
+                    let _ = e.to_string();
+                }
             }
         }
     }
@@ -157,4 +169,80 @@ fn no_selector_input_panics() {
     ] {
         let _ = parse_selectors(odd).map(|_| ()).map_err(|e| e.to_string());
     }
+}
+
+#[test]
+fn probes_parse_with_paths_offsets_and_a_filter() {
+    let user = |spec: &EventSpec| match &spec.probe {
+        Some(ProbeSpec::User(u)) => u.clone(),
+        other => panic!("{other:?}"),
+    };
+    let spec = one("uprobe:/tmp/a/bin:work/arg1==3/alias=w/");
+    let u = user(&spec);
+    assert_eq!((u.ret, u.binary.as_str()), (false, "/tmp/a/bin"));
+    let at = ProbeAt::Symbol {
+        name: "work".into(),
+        offset: 0,
+    };
+    assert_eq!(u.at, at);
+    assert_eq!((spec.system.as_str(), spec.name.as_str()), ("uprobe", "work"));
+    assert_eq!(spec.filter.as_deref(), Some("arg1==3"));
+    assert_eq!(spec.alias.as_deref(), Some("w"));
+    assert!(!spec.is_wildcard());
+
+    let spec = one("uprobe:./bin:work+0x8");
+    assert_eq!(
+        user(&spec).at,
+        ProbeAt::Symbol {
+            name: "work".into(),
+            offset: 8
+        }
+    );
+    assert_eq!(spec.name, "work_0x8");
+    let spec = one("uprobe:./my-bin:0x1139");
+    assert_eq!(user(&spec).at, ProbeAt::FileOffset(0x1139));
+    assert_eq!(spec.name, "my_bin_0x1139");
+    let spec = one("uretprobe:bin:work//key=ret/");
+    assert!(user(&spec).ret);
+    assert_eq!(
+        (spec.system.as_str(), spec.name.as_str()),
+        ("uretprobe", "work__return")
+    );
+    assert!(spec.key.is_some());
+    // perf-prof's form, the path quoted.
+    let spec = one("uprobe:malloc@\"/lib/libc.so.6\"//stack/");
+    assert_eq!(user(&spec).binary, "/lib/libc.so.6");
+    assert!(spec.stack);
+    for text in [
+        "uprobe:/b:f",
+        "uprobe:/b:f+0xc",
+        "uprobe:\"/a:b\":0x10",
+        "uretprobe:x:g",
+        "kprobe:k",
+    ] {
+        let probe = one(text).probe.expect("a probe");
+        assert_eq!(probe.selector(), text, "written back as parsed");
+    }
+    let specs = parse_selectors("sched:sched_switch,uprobe:/b:f+12,kretprobe:do_sys_open").expect("parses");
+    assert_eq!(specs.len(), 3);
+    assert_eq!(specs[1].name, "f_0xc");
+    assert_eq!(
+        specs[2].probe,
+        Some(ProbeSpec::Kernel {
+            ret: true,
+            func: "do_sys_open".into()
+        })
+    );
+}
+
+#[test]
+fn probe_specs_name_their_defined_events_only() {
+    let spec = one("uprobe:/b:work");
+    assert!(spec.names_event("perfscope_12", "work"));
+    assert!(spec.names_event("perfscope_12", "work_2"), "a duplicate's name");
+    assert!(!spec.names_event("perfscope_12", "work_x"));
+    assert!(!spec.names_event("uprobes", "work"), "another tool's group");
+    let tracepoint = one("sched:sched_wakeup*");
+    assert!(tracepoint.names_event("sched", "sched_wakeup_new"));
+    assert!(!tracepoint.names_event("sched", "sched_switch"));
 }
