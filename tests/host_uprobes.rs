@@ -323,3 +323,36 @@ fn missing_symbols_binaries_and_kprobes_are_clear_errors() {
     assert_error(dir.path(), "kprobe:do_sys_open", &[why, "kprobe:do_sys_open"]);
     assert_error(dir.path(), "kretprobe:do_sys_open", &[why]);
 }
+
+#[test]
+fn a_recorded_probe_session_replays_to_the_same_analysis() {
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path());
+    let selector = format!("uretprobe:./uprobed:{FUNC}//num=ret/");
+    let args = [
+        "num-dist",
+        "-e",
+        &selector,
+        "--record",
+        "r.db",
+        "--",
+        "./uprobed",
+        "30",
+    ];
+    run_ok(dir.path(), &args);
+    // The replay matches the recorded perfscope_<pid> event to the probe selector.
+    let (stdout, _) = run_ok(dir.path(), &["open", "r.db", "--no-tui", "--out", "out"]);
+    let latest = dir
+        .path()
+        .join("out/perf")
+        .join(std::env::consts::ARCH)
+        .join("latest");
+    let table = std::fs::read_to_string(latest.join("num-dist.txt"))
+        .unwrap_or_else(|e| panic!("no num-dist.txt ({e}):\n{stdout}"));
+    let row = table
+        .lines()
+        .find(|l| l.starts_with(&format!("{FUNC}__return ")))
+        .unwrap_or_else(|| panic!("no row:\n{table}"));
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(&cells[1..4], ["30", "1560", "42"], "{table}");
+}

@@ -30,6 +30,13 @@ pub const DICTIONARY: &[&[u8]] = &[
     b"\"",
     b"\x1b[31m",
     b"\xc3\xa9",
+    b"uprobe:",
+    b"uretprobe:",
+    b"kprobe:",
+    b"/usr/bin/x:",
+    b"@\"/lib/libc.so.6\"",
+    b"+0x",
+    b":0x",
 ];
 
 pub fn run(data: &[u8]) {
