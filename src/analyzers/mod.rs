@@ -24,7 +24,9 @@
 //! [`EventLayout`]: crate::trace::event::EventLayout
 //! [`FieldLayout`]: crate::trace::event::FieldLayout
 
+pub mod hrtimer;
 pub mod key;
+pub mod kvm_exit;
 pub mod latency;
 pub mod multi_trace;
 pub mod num_dist;

@@ -17,6 +17,8 @@
 
 mod event_line;
 mod fault_table;
+mod hrtimer_lines;
+mod kvm_exit_table;
 mod latency_tables;
 mod num_dist_table;
 mod oncpu_table;
@@ -31,6 +33,8 @@ mod golden_tests;
 
 pub use event_line::{event_line, latency_flags, slow_pair_lines};
 pub use fault_table::fault_table;
+pub use hrtimer_lines::hrtimer_lines;
+pub use kvm_exit_table::{NO_VM_NOTICE, kvm_exit_table};
 pub use latency_tables::{delay_table, syscall_table};
 pub use num_dist_table::num_dist_table;
 pub use oncpu_table::oncpu_table;
@@ -50,6 +54,9 @@ pub struct TextStyle {
     pub color: bool,
     /// Append perfscope's percentile columns after perf-prof's.
     pub perfscope_columns: bool,
+    /// CLOCK_REALTIME − the event clock: lines stamped with their event's own time
+    /// (hrtimer's) print its wall clock; `None` stamps them with the print's.
+    pub event_clock_offset_ns: Option<i128>,
 }
 
 impl Default for TextStyle {
@@ -57,6 +64,7 @@ impl Default for TextStyle {
         Self {
             color: false,
             perfscope_columns: true,
+            event_clock_offset_ns: None,
         }
     }
 }
@@ -137,6 +145,19 @@ pub fn analysis_text(
             wall,
             &comm_of,
         ),
+        (AnalysisSchema::KvmExit(schema), AnalysisRows::Latency(rows)) => {
+            kvm_exit_table(&crate::analyzers::kvm_exit::kvm_exit_table(schema, rows), wall)
+        }
+        (AnalysisSchema::Timer(schema), AnalysisRows::Timer(samples)) => {
+            let wall_of = |time_ns: u64| match style.event_clock_offset_ns {
+                Some(offset) => WallClock::local(
+                    std::time::UNIX_EPOCH
+                        + std::time::Duration::from_nanos((i128::from(time_ns) + offset).max(0) as u64),
+                ),
+                None => *wall,
+            };
+            hrtimer_lines(schema, samples, &wall_of)
+        }
         _ => String::new(),
     }
 }

@@ -211,6 +211,7 @@ impl TraceArgs {
             only_comms: Vec::new(),
             detail: false,
             follow_forks: false,
+            condition: None,
         }
     }
 }

@@ -35,6 +35,7 @@ pub mod tables;
 pub mod text;
 pub mod threads;
 pub mod timeline;
+pub mod timer_samples;
 pub mod trie;
 pub mod units;
 pub mod window;
