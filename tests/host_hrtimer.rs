@@ -56,36 +56,33 @@ fn periods(stdout: &str) -> Vec<Period> {
     out
 }
 
-/// Run hrtimer on CPU 1 for 4 s while the fixture (started at once, waiting 1.5 s for
-/// the tracer) spins `spin_ms`, calls getppid `calls` times, spins again.
+/// Run hrtimer on CPU 1 for 4 s while the fixture (started first, waiting 1.5 s for the
+/// tracer) spins `spin_ms`, calls getppid `calls` times, spins again. Only the child's
+/// calls count (`common_pid==PID`): a shell started anywhere calls getppid for its $PPID.
 fn run_with_child(dir: &Path, condition: &str, calls: u32, spin_ms: u32) -> (Vec<Period>, u32) {
     let exe = build_fixture(dir, "getppid_burst", &[]);
-    let cwd = dir.to_path_buf();
-    let condition = condition.to_string();
-    let tracer = std::thread::spawn(move || {
-        perfscope_ok(
-            &cwd,
-            &[
-                "hrtimer",
-                "-e",
-                "syscalls:sys_enter_getppid",
-                "-C",
-                "1",
-                "--period",
-                "10ms",
-                &condition,
-                "--duration",
-                "4",
-            ],
-        )
-    });
     let mut child = Command::new(&exe)
         .args(["1", &calls.to_string(), &spin_ms.to_string(), "1500"])
         .spawn()
         .unwrap();
     let pid = child.id();
+    let event = format!("syscalls:sys_enter_getppid/common_pid=={pid}/");
+    let (stdout, stderr) = perfscope_ok(
+        dir,
+        &[
+            "hrtimer",
+            "-e",
+            &event,
+            "-C",
+            "1",
+            "--period",
+            "10ms",
+            condition,
+            "--duration",
+            "4",
+        ],
+    );
     assert!(child.wait().unwrap().success());
-    let (stdout, stderr) = tracer.join().unwrap();
     assert!(stderr.lines().all(|l| l.contains("lost ")), "stderr: {stderr}");
     (periods(&stdout), pid)
 }

@@ -64,6 +64,7 @@ fn start(dir: &Path) -> (App, Receiver<AppEvent>) {
         detail: false,
         follow_forks: false,
         condition: None,
+        watchdog: None,
     };
     let feed = HostTraceFeed::start(&run, &trace).expect("a syscalls session (run as root)");
     let config = AppConfig {

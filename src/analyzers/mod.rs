@@ -42,6 +42,7 @@ pub mod syscalls;
 pub mod task_state;
 pub mod text;
 pub mod top;
+pub mod watchdog;
 
 #[cfg(test)]
 mod test_events;

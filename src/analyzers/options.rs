@@ -31,6 +31,8 @@ pub enum AnalyzerKind {
     KvmExit,
     /// perf-prof's `hrtimer`: a per-CPU timer's periods whose event counts meet a condition.
     Hrtimer,
+    /// perf-prof's `watchdog`: soft and hard lockups predicted from the kernel's watchdog.
+    Watchdog,
 }
 
 impl AnalyzerKind {
@@ -50,6 +52,7 @@ impl AnalyzerKind {
             AnalyzerKind::NumDist => "num-dist",
             AnalyzerKind::KvmExit => "kvm-exit",
             AnalyzerKind::Hrtimer => "hrtimer",
+            AnalyzerKind::Watchdog => "watchdog",
         }
     }
 
@@ -78,6 +81,7 @@ impl AnalyzerKind {
             AnalyzerKind::NumDist,
             AnalyzerKind::KvmExit,
             AnalyzerKind::Hrtimer,
+            AnalyzerKind::Watchdog,
         ]
         .into_iter()
         .find(|k| k.key() == key)
@@ -149,6 +153,9 @@ pub struct TraceOptions {
     /// hrtimer's `{expression}`: which timer periods are kept.
     #[serde(default)]
     pub condition: Option<String>,
+    /// watchdog: what the session found of the kernel's watchdog.
+    #[serde(default)]
+    pub watchdog: Option<crate::analyzers::watchdog::WatchdogParams>,
 }
 
 /// perf-prof's default `-i` for the periodic counters (ms).

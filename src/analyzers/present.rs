@@ -16,6 +16,7 @@ use super::task_state::task_state_table;
 use super::text::{TextStyle, UNKNOWN_COMM, WallClock, analysis_text};
 use super::top::top_table;
 use crate::model::analysis::{AnalysisInfo, AnalysisRows, AnalysisSchema, LatencyStats};
+use crate::model::lockup_warnings::{LockupKind, LockupRows};
 use crate::model::period_counts::CountInstance;
 use crate::model::present::{AnalysisTable, Cell, LatencySeries, TableRow};
 use crate::model::threads::ThreadNames;
@@ -188,10 +189,61 @@ fn timer_table(info: &AnalysisInfo, schema: &TimerSchema, samples: &TimerSamples
     }
 }
 
+/// watchdog's predicted lockups, one line each.
+fn lockup_table(info: &AnalysisInfo, rows: &LockupRows) -> AnalysisTable {
+    let table_rows = rows
+        .warnings
+        .iter()
+        .map(|w| {
+            let kind = match w.kind {
+                LockupKind::Soft => "soft",
+                LockupKind::Hard => "hard",
+            };
+            TableRow {
+                text: format!(
+                    "{}.{:06} WILL: {kind} lockup - CPU#{} [{} - {} > {}]",
+                    w.time_ns / 1_000_000_000,
+                    w.time_ns % 1_000_000_000 / 1_000,
+                    w.cpu,
+                    w.now,
+                    w.touch,
+                    w.thresh
+                ),
+                cells: vec![
+                    Cell::Number(w.time_ns as f64 / 1e9),
+                    number(u64::from(w.cpu)),
+                    Cell::Text(kind.into()),
+                    number(w.now),
+                    number(w.touch),
+                    number(w.thresh),
+                ],
+            }
+        })
+        .collect();
+    let found = match rows.collected {
+        Some((_, cpus)) => format!("watchdog timers of {cpus} CPUs found"),
+        None => "watchdog timers not all found yet".into(),
+    };
+    AnalysisTable {
+        title: format!(
+            "{}: {found}, {} watchdog ticks, {} warnings",
+            info.name,
+            rows.watchdog_ticks,
+            rows.warnings.len() as u64 + rows.dropped
+        ),
+        header: Vec::new(),
+        columns: columns(&["time", "cpu", "lockup", "now", "touch", "thresh"]),
+        rows: table_rows,
+    }
+}
+
 /// The table as the text output prints it, line by line with typed cells.
 pub fn table(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNames) -> AnalysisTable {
     if let (AnalysisSchema::Timer(schema), AnalysisRows::Timer(samples)) = (&info.schema, rows) {
         return timer_table(info, schema, samples);
+    }
+    if let (AnalysisSchema::Lockups, AnalysisRows::Lockups(lockups)) = (&info.schema, rows) {
+        return lockup_table(info, lockups);
     }
     let wall = WallClock::local(SystemTime::now());
     let text = analysis_text(info, rows, &wall, names, TextStyle::default(), None);

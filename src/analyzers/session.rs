@@ -23,6 +23,7 @@ use super::stat::{StatAnalyzer, StatConfig};
 use super::syscalls::{SyscallsAnalyzer, SyscallsConfig};
 use super::task_state::{TaskFilter, TaskStateAnalyzer, TaskStateOptions};
 use super::top::{TopAnalyzer, TopColumn, TopConfig, TopEvent};
+use super::watchdog::WatchdogAnalyzer;
 use crate::model::analysis::{AnalysisInfo, AnalysisRows, AnalysisSchema, KeyPrinter, OnCpuSchema};
 use crate::model::period_counts::CountInstance;
 use crate::sources::perf_event::software::software_event_of;
@@ -45,6 +46,7 @@ enum Kind {
     NumDist(NumDistAnalyzer),
     KvmExit(KvmExitAnalyzer),
     Hrtimer(HrtimerAnalyzer),
+    Watchdog(WatchdogAnalyzer),
 }
 
 /// A running analyzer with the layouts of the events it was built over.
@@ -171,6 +173,12 @@ impl Analysis {
                 },
             )?),
             AnalyzerKind::Hrtimer => Kind::Hrtimer(hrtimer(options, &events)?),
+            AnalyzerKind::Watchdog => {
+                let Some(params) = options.watchdog.clone() else {
+                    bail!("watchdog: the session has no watchdog parameters (threshold, timer)");
+                };
+                Kind::Watchdog(WatchdogAnalyzer::new(&layouts, params)?)
+            }
         };
         Ok(Analysis {
             kind,
@@ -206,6 +214,7 @@ impl Analysis {
             Kind::NumDist(a) => a.feed(event),
             Kind::KvmExit(a) => a.feed(event),
             Kind::Hrtimer(a) => a.feed(event),
+            Kind::Watchdog(a) => a.feed(event),
         }
     }
 
@@ -221,6 +230,7 @@ impl Analysis {
             Kind::NumDist(a) => a.lost(from_ns, to_ns),
             Kind::KvmExit(a) => a.lost(from_ns, to_ns),
             Kind::Hrtimer(a) => a.lost(from_ns, to_ns),
+            Kind::Watchdog(a) => a.lost(from_ns, to_ns),
         }
     }
 
@@ -256,7 +266,8 @@ impl Analysis {
             | Kind::PageFaults(_)
             | Kind::OnCpu(_)
             | Kind::NumDist(_)
-            | Kind::Hrtimer(_) => (Vec::new(), 0),
+            | Kind::Hrtimer(_)
+            | Kind::Watchdog(_) => (Vec::new(), 0),
         }
     }
 
@@ -273,6 +284,7 @@ impl Analysis {
             Kind::NumDist(a) => a.take_rows(),
             Kind::KvmExit(a) => a.take_rows(),
             Kind::Hrtimer(a) => a.take_rows(),
+            Kind::Watchdog(a) => a.take_rows(),
         }
     }
 
@@ -289,6 +301,7 @@ impl Analysis {
             Kind::NumDist(a) => a.schema(),
             Kind::KvmExit(a) => a.schema(),
             Kind::Hrtimer(a) => a.schema(),
+            Kind::Watchdog(a) => a.schema(),
         };
         if let (AnalysisSchema::Top(top), Some(printkey)) = (&mut schema, &self.printkey) {
             let printkey = printkey.clone();

@@ -161,3 +161,38 @@ pub fn kvm_exit() -> EventLayout {
 pub fn kvm_entry() -> EventLayout {
     layout("kvm", "kvm_entry", 115, &[("vcpu_id", 4, FieldKind::Unsigned)])
 }
+
+/// `timer:hrtimer_expire_entry` (`hrtimer`, `now`, `function`) and `hrtimer_start`.
+pub fn hrtimer_expire_entry() -> EventLayout {
+    layout(
+        "timer",
+        "hrtimer_expire_entry",
+        90,
+        &[
+            ("hrtimer", 8, FieldKind::Unsigned),
+            ("now", 8, FieldKind::Signed),
+            ("function", 8, FieldKind::Unsigned),
+        ],
+    )
+}
+
+pub fn hrtimer_start() -> EventLayout {
+    layout(
+        "timer",
+        "hrtimer_start",
+        91,
+        &[
+            ("hrtimer", 8, FieldKind::Unsigned),
+            ("function", 8, FieldKind::Unsigned),
+        ],
+    )
+}
+
+pub fn hrtimer_cancel() -> EventLayout {
+    layout(
+        "timer",
+        "hrtimer_cancel",
+        92,
+        &[("hrtimer", 8, FieldKind::Unsigned)],
+    )
+}

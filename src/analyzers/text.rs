@@ -20,6 +20,7 @@ mod fault_table;
 mod hrtimer_lines;
 mod kvm_exit_table;
 mod latency_tables;
+mod lockup_lines;
 mod num_dist_table;
 mod oncpu_table;
 mod pair_lines;
@@ -36,6 +37,7 @@ pub use fault_table::fault_table;
 pub use hrtimer_lines::hrtimer_lines;
 pub use kvm_exit_table::{NO_VM_NOTICE, kvm_exit_table};
 pub use latency_tables::{delay_table, syscall_table};
+pub use lockup_lines::lockup_lines;
 pub use num_dist_table::num_dist_table;
 pub use oncpu_table::oncpu_table;
 pub use pair_lines::pair_lines;
@@ -149,16 +151,23 @@ pub fn analysis_text(
             kvm_exit_table(&crate::analyzers::kvm_exit::kvm_exit_table(schema, rows), wall)
         }
         (AnalysisSchema::Timer(schema), AnalysisRows::Timer(samples)) => {
-            let wall_of = |time_ns: u64| match style.event_clock_offset_ns {
-                Some(offset) => WallClock::local(
-                    std::time::UNIX_EPOCH
-                        + std::time::Duration::from_nanos((i128::from(time_ns) + offset).max(0) as u64),
-                ),
-                None => *wall,
-            };
-            hrtimer_lines(schema, samples, &wall_of)
+            hrtimer_lines(schema, samples, &|t| event_wall(style, wall, t))
+        }
+        (AnalysisSchema::Lockups, AnalysisRows::Lockups(rows)) => {
+            lockup_lines(rows, &|t| event_wall(style, wall, t))
         }
         _ => String::new(),
+    }
+}
+
+/// The wall clock of event time `time_ns` (the print's when the offset is unknown).
+fn event_wall(style: TextStyle, wall: &WallClock, time_ns: u64) -> WallClock {
+    match style.event_clock_offset_ns {
+        Some(offset) => WallClock::local(
+            std::time::UNIX_EPOCH
+                + std::time::Duration::from_nanos((i128::from(time_ns) + offset).max(0) as u64),
+        ),
+        None => *wall,
     }
 }
 

@@ -156,6 +156,7 @@ pub fn run_expr(args: ExprArgs) -> anyhow::Result<Outcome> {
         only_comms: Vec::new(),
         follow_forks: false,
         condition: None,
+        watchdog: None,
         detail: false,
     };
     run_trace_text(

@@ -212,6 +212,7 @@ impl TraceArgs {
             detail: false,
             follow_forks: false,
             condition: None,
+            watchdog: None,
         }
     }
 }

@@ -77,6 +77,9 @@ pub enum HostCommand {
     /// lists the periods where {expression} holds (perf-prof's hrtimer):
     /// `hrtimer -e sched:sched_switch -C 0 --period 50ms 'sched_switch==0'`.
     Hrtimer(HrtimerCommandArgs),
+    /// Predict soft and hard lockups from the kernel's watchdog (its hrtimer, its
+    /// migration/N thread) checked -F times a second per CPU (perf-prof's watchdog).
+    Watchdog(super::watchdog::WatchdogCommandArgs),
 }
 
 #[derive(Args)]
@@ -280,6 +283,7 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
         HostCommand::Oncpu(a) => Some(&a.host),
         HostCommand::KvmExit(a) => Some(&a.host),
         HostCommand::Hrtimer(a) => Some(&a.host),
+        HostCommand::Watchdog(a) => Some(&a.host),
         HostCommand::Trace(a) => Some(&a.host),
         HostCommand::Expr(a) => Some(&a.host),
         // Reads tracefs and prints; nothing runs.
@@ -341,6 +345,14 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
         }
         HostCommand::KvmExit(a) => run_trace_command(&a.host, &a.options()?, &a.tui),
         HostCommand::Hrtimer(a) => run_trace_command(&a.host, &a.options()?, &a.tui),
+        HostCommand::Watchdog(a) => {
+            let (host, trace) = a.options()?;
+            if host.text_output() && !super::watchdog::has_hardware_pmu() {
+                // On stdout, as perf-prof's notices: its harness fails on any stderr line.
+                println!("{}", super::watchdog::NO_PMU_NOTICE);
+            }
+            run_trace_command(&host, &trace, &a.tui)
+        }
         HostCommand::TaskState(a) => {
             let mut trace = a.trace.options(AnalyzerKind::TaskState);
             trace.interruptible = a.interruptible;
@@ -471,6 +483,7 @@ pub(crate) fn run_trace_command(
             | AnalyzerKind::PercpuStat
             | AnalyzerKind::PageFaults
             | AnalyzerKind::Hrtimer
+            | AnalyzerKind::Watchdog
             | AnalyzerKind::OnCpu => ViewKind::Table,
             _ => ViewKind::Histogram,
         };

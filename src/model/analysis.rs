@@ -14,6 +14,7 @@ use rustc_hash::FxHashMap;
 
 use super::fault_counts::FaultCounts;
 use super::histogram::LatencyHistogram;
+use super::lockup_warnings::LockupRows;
 use super::period_counts::{CountInstance, PeriodCounts, PeriodSchema};
 use super::timer_samples::{TimerSamples, TimerSchema};
 
@@ -139,6 +140,8 @@ pub enum AnalysisRows {
     Faults(FaultCounts),
     /// `hrtimer`: the timer periods whose counts met the condition.
     Timer(TimerSamples),
+    /// `watchdog`: the lockups it predicted.
+    Lockups(LockupRows),
 }
 
 impl AnalysisRows {
@@ -151,6 +154,7 @@ impl AnalysisRows {
             AnalysisRows::Periods(_) => AnalysisRows::Periods(PeriodCounts::default()),
             AnalysisRows::Faults(_) => AnalysisRows::Faults(FaultCounts::default()),
             AnalysisRows::Timer(_) => AnalysisRows::Timer(TimerSamples::default()),
+            AnalysisRows::Lockups(_) => AnalysisRows::Lockups(LockupRows::default()),
         }
     }
 
@@ -162,6 +166,7 @@ impl AnalysisRows {
             AnalysisRows::Periods(p) => p.counts.is_empty(),
             AnalysisRows::Faults(f) => f.cells.is_empty(),
             AnalysisRows::Timer(t) => t.matched.is_empty() && t.periods == 0,
+            AnalysisRows::Lockups(l) => l.is_empty(),
         }
     }
 
@@ -212,6 +217,7 @@ impl AnalysisRows {
             (AnalysisRows::Periods(a), AnalysisRows::Periods(b)) => a.merge_scaled(b, factor),
             (AnalysisRows::Faults(a), AnalysisRows::Faults(b)) => a.merge_scaled(b, factor),
             (AnalysisRows::Timer(a), AnalysisRows::Timer(b)) => a.merge_scaled(b, factor),
+            (AnalysisRows::Lockups(a), AnalysisRows::Lockups(b)) => a.merge_scaled(b, factor),
             // Rows of another analyzer: a session runs one, so this does not happen.
             _ => {}
         }
@@ -246,6 +252,7 @@ impl AnalysisRows {
                 p.counts.capacity() * std::mem::size_of::<(super::period_counts::PeriodKey, u64)>()
             }
             AnalysisRows::Timer(t) => t.heap_bytes(),
+            AnalysisRows::Lockups(l) => l.heap_bytes(),
         }
     }
 }
@@ -380,6 +387,8 @@ pub enum AnalysisSchema {
     Faults,
     KvmExit(KvmExitSchema),
     Timer(TimerSchema),
+    /// `watchdog` (its rows say all there is).
+    Lockups,
 }
 
 impl AnalysisSchema {
@@ -400,6 +409,7 @@ impl AnalysisSchema {
             AnalysisSchema::Periods(_) => AnalysisRows::Periods(PeriodCounts::default()),
             AnalysisSchema::Faults => AnalysisRows::Faults(FaultCounts::default()),
             AnalysisSchema::Timer(_) => AnalysisRows::Timer(TimerSamples::default()),
+            AnalysisSchema::Lockups => AnalysisRows::Lockups(LockupRows::default()),
         }
     }
 }

@@ -25,6 +25,7 @@ pub mod hash;
 pub mod histogram;
 pub mod hotspots;
 pub mod location;
+pub mod lockup_warnings;
 pub mod period_counts;
 pub mod present;
 pub mod sample;

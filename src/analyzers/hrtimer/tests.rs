@@ -30,8 +30,11 @@ fn tick(a: &mut HrtimerAnalyzer, at_ms: u64, cpu: u32, tid: u32) {
     a.feed(&event(2, at_ms * MS, cpu, tid, &[]));
 }
 
-/// (cpu, end ms, period ms, counts) of every kept period.
-fn kept(a: &mut HrtimerAnalyzer) -> (Vec<(u32, u64, u64, Vec<u64>)>, u64) {
+/// (cpu, end ms, period ms, counts) of a kept period.
+type Kept = (u32, u64, u64, Vec<u64>);
+
+/// Every kept period, and how many were tested.
+fn kept(a: &mut HrtimerAnalyzer) -> (Vec<Kept>, u64) {
     let AnalysisRows::Timer(s) = a.take_rows() else {
         panic!()
     };

@@ -81,7 +81,7 @@ fn exits_pair_with_the_next_entry_of_the_same_thread_per_cpu_largest_total_first
 fn a_loss_drops_the_pending_exit_and_perins_splits_by_cpu() {
     let mut a = analyzer(true, None);
     exit(&mut a, 0, 0, 100, 10, 1, 0);
-    a.lost(1 * US, 2 * US);
+    a.lost(US, 2 * US);
     entry(&mut a, 50, 0, 100); // its exit may not be the one before the loss
     exit(&mut a, 60, 0, 100, 10, 1, 0);
     entry(&mut a, 70, 0, 100);

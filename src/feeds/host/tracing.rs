@@ -86,10 +86,13 @@ fn default_events(analyzer: AnalyzerKind) -> Vec<String> {
     }
 }
 
-/// A software event's sampling period: hrtimer's timer ticks every `--period`.
+/// A software event's sampling period: hrtimer's timer ticks every `--period`, watchdog's
+/// every 1 s / `-F`.
 fn software_period(trace: &TraceOptions, layout: &EventLayout, default: u64) -> u64 {
     match (trace.analyzer, trace.period_ns) {
-        (AnalyzerKind::Hrtimer, Some(period)) if layout.name == "cpu-clock" => period.max(1),
+        (AnalyzerKind::Hrtimer | AnalyzerKind::Watchdog, Some(period)) if layout.name == "cpu-clock" => {
+            period.max(1)
+        }
         _ => default,
     }
 }
