@@ -63,6 +63,8 @@ fn start(dir: &Path) -> (App, Receiver<AppEvent>) {
         only_comms: Vec::new(),
         detail: false,
         follow_forks: false,
+        condition: None,
+        watchdog: None,
     };
     let feed = HostTraceFeed::start(&run, &trace).expect("a syscalls session (run as root)");
     let config = AppConfig {

@@ -24,7 +24,9 @@
 //! [`EventLayout`]: crate::trace::event::EventLayout
 //! [`FieldLayout`]: crate::trace::event::FieldLayout
 
+pub mod hrtimer;
 pub mod key;
+pub mod kvm_exit;
 pub mod latency;
 pub mod multi_trace;
 pub mod num_dist;
@@ -40,6 +42,7 @@ pub mod syscalls;
 pub mod task_state;
 pub mod text;
 pub mod top;
+pub mod watchdog;
 
 #[cfg(test)]
 mod test_events;

@@ -27,6 +27,12 @@ pub enum AnalyzerKind {
     TaskState,
     OnCpu,
     NumDist,
+    /// perf-prof's `kvm-exit`: VM exit → entry latency per exit reason.
+    KvmExit,
+    /// perf-prof's `hrtimer`: a per-CPU timer's periods whose event counts meet a condition.
+    Hrtimer,
+    /// perf-prof's `watchdog`: soft and hard lockups predicted from the kernel's watchdog.
+    Watchdog,
 }
 
 impl AnalyzerKind {
@@ -44,6 +50,9 @@ impl AnalyzerKind {
             AnalyzerKind::TaskState => "task-state",
             AnalyzerKind::OnCpu => "oncpu",
             AnalyzerKind::NumDist => "num-dist",
+            AnalyzerKind::KvmExit => "kvm-exit",
+            AnalyzerKind::Hrtimer => "hrtimer",
+            AnalyzerKind::Watchdog => "watchdog",
         }
     }
 
@@ -70,6 +79,9 @@ impl AnalyzerKind {
             AnalyzerKind::TaskState,
             AnalyzerKind::OnCpu,
             AnalyzerKind::NumDist,
+            AnalyzerKind::KvmExit,
+            AnalyzerKind::Hrtimer,
+            AnalyzerKind::Watchdog,
         ]
         .into_iter()
         .find(|k| k.key() == key)
@@ -84,7 +96,8 @@ impl AnalyzerKind {
             // perf-prof's trace uses 2; every event is copied out, so a wider ring loses
             // fewer of them between two drains.
             AnalyzerKind::Trace => 16,
-            // perf-prof's task-state: 8 pages.
+            // perf-prof's task-state: 8 pages. (hrtimer takes the 64 of the rest, not
+            // perf-prof's 2: its events are records here, and a burst must fit.)
             AnalyzerKind::TaskState => 8,
             _ => 64,
         }
@@ -137,6 +150,12 @@ pub struct TraceOptions {
     /// (stat) or a tenth of it (hrcount).
     #[serde(default)]
     pub period_ns: Option<u64>,
+    /// hrtimer's `{expression}`: which timer periods are kept.
+    #[serde(default)]
+    pub condition: Option<String>,
+    /// watchdog: what the session found of the kernel's watchdog.
+    #[serde(default)]
+    pub watchdog: Option<crate::analyzers::watchdog::WatchdogParams>,
 }
 
 /// perf-prof's default `-i` for the periodic counters (ms).

@@ -4,6 +4,7 @@
 
 use std::time::SystemTime;
 
+use super::kvm_exit::kvm_exit_table;
 use super::multi_trace::{delay_table, pair_table};
 use super::num_dist::num_dist_table;
 use super::oncpu::oncpu_table;
@@ -15,9 +16,11 @@ use super::task_state::task_state_table;
 use super::text::{TextStyle, UNKNOWN_COMM, WallClock, analysis_text};
 use super::top::top_table;
 use crate::model::analysis::{AnalysisInfo, AnalysisRows, AnalysisSchema, LatencyStats};
+use crate::model::lockup_warnings::{LockupKind, LockupRows};
 use crate::model::period_counts::CountInstance;
 use crate::model::present::{AnalysisTable, Cell, LatencySeries, TableRow};
 use crate::model::threads::ThreadNames;
+use crate::model::timer_samples::{TimerSamples, TimerSchema};
 
 fn thread_label(tid: u64, names: &ThreadNames) -> String {
     let name = u32::try_from(tid)
@@ -85,6 +88,19 @@ pub fn latency_series(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNa
                 counts_errors: false,
             })
             .collect(),
+        (AnalysisSchema::KvmExit(schema), AnalysisRows::Latency(rows)) => kvm_exit_table(schema, rows)
+            .rows
+            .into_iter()
+            .map(|row| LatencySeries {
+                name: row.name().to_string(),
+                instance: row.instance.map(|i| match schema.instance {
+                    Some(CountInstance::Thread) => thread_label(i, names),
+                    _ => format!("cpu {i}"),
+                }),
+                stats: row.stats,
+                counts_errors: false,
+            })
+            .collect(),
         _ => Vec::new(),
     }
 }
@@ -128,8 +144,107 @@ fn period_column(periods_ago: usize, period_ns: u64) -> String {
     }
 }
 
+/// hrtimer's kept periods, one line each (the text prints a period on several lines).
+fn timer_table(info: &AnalysisInfo, schema: &TimerSchema, samples: &TimerSamples) -> AnalysisTable {
+    let mut columns = columns(&["time", "cpu", "pid", "tid", "period"]);
+    columns.extend(schema.events.iter().cloned());
+    let rows = samples
+        .matched
+        .iter()
+        .map(|s| {
+            let mut text = format!(
+                "[{:03}] {}.{:06} pid {:6} tid {:6} cpu-clock {} ns",
+                s.cpu,
+                s.time_ns / 1_000_000_000,
+                s.time_ns % 1_000_000_000 / 1_000,
+                s.pid,
+                s.tid,
+                s.period_ns
+            );
+            for (name, n) in schema.events.iter().zip(&s.counts) {
+                text.push_str(&format!("  {name} {n}"));
+            }
+            let mut cells = vec![
+                Cell::Number(s.time_ns as f64 / 1e9),
+                number(u64::from(s.cpu)),
+                number(u64::from(s.pid)),
+                number(u64::from(s.tid)),
+                number(s.period_ns),
+            ];
+            cells.extend(s.counts.iter().map(|&n| number(n)));
+            TableRow { text, cells }
+        })
+        .collect();
+    let condition = schema.condition.as_deref().unwrap_or("(no condition)");
+    AnalysisTable {
+        title: format!(
+            "{}: {condition} — {} of {} periods",
+            info.name,
+            samples.matched.len() as u64 + samples.dropped,
+            samples.periods
+        ),
+        header: Vec::new(),
+        columns,
+        rows,
+    }
+}
+
+/// watchdog's predicted lockups, one line each.
+fn lockup_table(info: &AnalysisInfo, rows: &LockupRows) -> AnalysisTable {
+    let table_rows = rows
+        .warnings
+        .iter()
+        .map(|w| {
+            let kind = match w.kind {
+                LockupKind::Soft => "soft",
+                LockupKind::Hard => "hard",
+            };
+            TableRow {
+                text: format!(
+                    "{}.{:06} WILL: {kind} lockup - CPU#{} [{} - {} > {}]",
+                    w.time_ns / 1_000_000_000,
+                    w.time_ns % 1_000_000_000 / 1_000,
+                    w.cpu,
+                    w.now,
+                    w.touch,
+                    w.thresh
+                ),
+                cells: vec![
+                    Cell::Number(w.time_ns as f64 / 1e9),
+                    number(u64::from(w.cpu)),
+                    Cell::Text(kind.into()),
+                    number(w.now),
+                    number(w.touch),
+                    number(w.thresh),
+                ],
+            }
+        })
+        .collect();
+    let found = match rows.collected {
+        Some((_, cpus)) => format!("watchdog timers of {cpus} CPUs found"),
+        None => "watchdog timers not all found yet".into(),
+    };
+    AnalysisTable {
+        title: format!(
+            "{}: {found}, {} watchdog ticks, {} warnings",
+            info.name,
+            rows.watchdog_ticks,
+            rows.warnings.len() as u64 + rows.dropped
+        ),
+        header: Vec::new(),
+        columns: columns(&["time", "cpu", "lockup", "now", "touch", "thresh"]),
+        rows: table_rows,
+    }
+}
+
 /// The table as the text output prints it, line by line with typed cells.
 pub fn table(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNames) -> AnalysisTable {
+    if let (AnalysisSchema::Timer(schema), AnalysisRows::Timer(samples)) = (&info.schema, rows) {
+        return timer_table(info, schema, samples);
+    }
+    if let (AnalysisSchema::Lockups, AnalysisRows::Lockups(lockups)) = (&info.schema, rows) {
+        return lockup_table(info, lockups);
+    }
     let wall = WallClock::local(SystemTime::now());
     let text = analysis_text(info, rows, &wall, names, TextStyle::default(), None);
     let name = |tid: u64| {
@@ -357,6 +472,47 @@ pub fn table(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNames) -> A
                     })
                     .collect();
                 (true, 0, cols, cells)
+            }
+            (AnalysisSchema::KvmExit(schema), AnalysisRows::Latency(rows)) => {
+                let table = kvm_exit_table(schema, rows);
+                let mut cols = Vec::new();
+                if let Some(instance) = schema.instance {
+                    cols.push(match instance {
+                        CountInstance::Cpu => "cpu".to_string(),
+                        CountInstance::Thread => "thread".to_string(),
+                    });
+                }
+                cols.extend(columns(&[
+                    "exit_reason",
+                    "calls",
+                    "total",
+                    "min",
+                    "avg",
+                    "p99",
+                    "max",
+                    "%gsys",
+                ]));
+                let cells = table
+                    .rows
+                    .iter()
+                    .map(|row| {
+                        let h = &row.stats.histogram;
+                        let mut c = Vec::new();
+                        if let Some(i) = row.instance {
+                            c.push(number(i));
+                        }
+                        c.push(Cell::Text(row.name().to_string()));
+                        c.push(number(row.stats.calls()));
+                        c.push(number(row.stats.total_ns()));
+                        c.push(number(h.min().unwrap_or(0)));
+                        c.push(number(row.stats.avg_ns()));
+                        c.push(number(h.percentile(99.0).unwrap_or(0)));
+                        c.push(number(h.max().unwrap_or(0)));
+                        c.push(Cell::Number(row.gsys_percent()));
+                        c
+                    })
+                    .collect();
+                (true, 2, cols, cells)
             }
             (AnalysisSchema::Faults, AnalysisRows::Faults(counts)) => {
                 let cells = fault_table(counts)

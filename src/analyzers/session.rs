@@ -9,7 +9,9 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 
 use super::Analyzer;
+use super::hrtimer::{HrtimerAnalyzer, HrtimerConfig, condition_vars};
 use super::key::KeySource;
+use super::kvm_exit::{KvmExitAnalyzer, KvmExitConfig};
 use super::latency::SlowPair;
 use super::multi_trace::{Implementation, Instance, MultiTraceAnalyzer, MultiTraceConfig, StageEvent};
 use super::num_dist::{NumDistAnalyzer, NumEvent, NumInstance};
@@ -21,6 +23,7 @@ use super::stat::{StatAnalyzer, StatConfig};
 use super::syscalls::{SyscallsAnalyzer, SyscallsConfig};
 use super::task_state::{TaskFilter, TaskStateAnalyzer, TaskStateOptions};
 use super::top::{TopAnalyzer, TopColumn, TopConfig, TopEvent};
+use super::watchdog::WatchdogAnalyzer;
 use crate::model::analysis::{AnalysisInfo, AnalysisRows, AnalysisSchema, KeyPrinter, OnCpuSchema};
 use crate::model::period_counts::CountInstance;
 use crate::sources::perf_event::software::software_event_of;
@@ -41,6 +44,9 @@ enum Kind {
     TaskState(TaskStateAnalyzer),
     OnCpu(OnCpuAnalyzer),
     NumDist(NumDistAnalyzer),
+    KvmExit(KvmExitAnalyzer),
+    Hrtimer(HrtimerAnalyzer),
+    Watchdog(WatchdogAnalyzer),
 }
 
 /// A running analyzer with the layouts of the events it was built over.
@@ -157,6 +163,22 @@ impl Analysis {
                 },
             )?),
             AnalyzerKind::NumDist => Kind::NumDist(num_dist(options, &events, threads)?),
+            AnalyzerKind::KvmExit => Kind::KvmExit(KvmExitAnalyzer::new(
+                &layouts,
+                KvmExitConfig {
+                    threads,
+                    perins: options.perins,
+                    than_ns: options.than_ns,
+                    slow_pair_capacity: SLOW_PAIRS,
+                },
+            )?),
+            AnalyzerKind::Hrtimer => Kind::Hrtimer(hrtimer(options, &events)?),
+            AnalyzerKind::Watchdog => {
+                let Some(params) = options.watchdog.clone() else {
+                    bail!("watchdog: the session has no watchdog parameters (threshold, timer)");
+                };
+                Kind::Watchdog(WatchdogAnalyzer::new(&layouts, params)?)
+            }
         };
         Ok(Analysis {
             kind,
@@ -190,6 +212,9 @@ impl Analysis {
             Kind::TaskState(a) => a.feed(event),
             Kind::OnCpu(a) => a.feed(event),
             Kind::NumDist(a) => a.feed(event),
+            Kind::KvmExit(a) => a.feed(event),
+            Kind::Hrtimer(a) => a.feed(event),
+            Kind::Watchdog(a) => a.feed(event),
         }
     }
 
@@ -203,13 +228,18 @@ impl Analysis {
             Kind::TaskState(a) => a.lost(from_ns, to_ns),
             Kind::OnCpu(a) => a.lost(from_ns, to_ns),
             Kind::NumDist(a) => a.lost(from_ns, to_ns),
+            Kind::KvmExit(a) => a.lost(from_ns, to_ns),
+            Kind::Hrtimer(a) => a.lost(from_ns, to_ns),
+            Kind::Watchdog(a) => a.lost(from_ns, to_ns),
         }
     }
 
     /// The events were enabled at `at_ns` (oncpu credits runs from there).
     pub fn begin(&mut self, at_ns: u64) {
-        if let Kind::OnCpu(a) = &mut self.kind {
-            a.begin(at_ns);
+        match &mut self.kind {
+            Kind::OnCpu(a) => a.begin(at_ns),
+            Kind::Hrtimer(a) => a.begin(at_ns),
+            _ => {}
         }
     }
 
@@ -230,9 +260,14 @@ impl Analysis {
             Kind::Syscalls(a) => a.take_slow_pairs(),
             Kind::MultiTrace(a) => a.take_slow_pairs(),
             Kind::TaskState(a) => a.take_slow_pairs(),
-            Kind::Top(_) | Kind::Stat(_) | Kind::PageFaults(_) | Kind::OnCpu(_) | Kind::NumDist(_) => {
-                (Vec::new(), 0)
-            }
+            Kind::KvmExit(a) => a.take_slow_pairs(),
+            Kind::Top(_)
+            | Kind::Stat(_)
+            | Kind::PageFaults(_)
+            | Kind::OnCpu(_)
+            | Kind::NumDist(_)
+            | Kind::Hrtimer(_)
+            | Kind::Watchdog(_) => (Vec::new(), 0),
         }
     }
 
@@ -247,6 +282,9 @@ impl Analysis {
             Kind::TaskState(a) => a.take_rows(),
             Kind::OnCpu(a) => a.take_rows(),
             Kind::NumDist(a) => a.take_rows(),
+            Kind::KvmExit(a) => a.take_rows(),
+            Kind::Hrtimer(a) => a.take_rows(),
+            Kind::Watchdog(a) => a.take_rows(),
         }
     }
 
@@ -261,6 +299,9 @@ impl Analysis {
             Kind::TaskState(a) => a.schema(),
             Kind::OnCpu(a) => a.schema(),
             Kind::NumDist(a) => a.schema(),
+            Kind::KvmExit(a) => a.schema(),
+            Kind::Hrtimer(a) => a.schema(),
+            Kind::Watchdog(a) => a.schema(),
         };
         if let (AnalysisSchema::Top(top), Some(printkey)) = (&mut schema, &self.printkey) {
             let printkey = printkey.clone();
@@ -285,6 +326,41 @@ impl Analysis {
     pub fn printer(&self) -> &EventPrinter {
         &self.printer
     }
+}
+
+/// hrtimer: the counted events are all but the last, the session's `software:cpu-clock`
+/// timer (appended by the session after the `-e` events).
+fn hrtimer(options: &TraceOptions, events: &[&ResolvedEvent]) -> anyhow::Result<HrtimerAnalyzer> {
+    let Some((clock, counted)) = events.split_last() else {
+        bail!("hrtimer: no timer event (software:cpu-clock) in the session");
+    };
+    if software_event_of(&clock.layout).is_none() {
+        bail!("hrtimer: the last event must be its timer, software:cpu-clock");
+    }
+    let names: Vec<String> = counted
+        .iter()
+        .map(|e| e.spec.alias.clone().unwrap_or_else(|| e.layout.name.clone()))
+        .collect();
+    let condition = match &options.condition {
+        Some(text) => {
+            let bound = Expr::parse(text)
+                .and_then(|e| e.bind_vars(&condition_vars(&names)))
+                .map_err(|e| anyhow::anyhow!("hrtimer {{expression}} '{text}': {e}"))?;
+            Some((text.clone(), bound))
+        }
+        None if !counted.is_empty() => {
+            // perf-prof: " {expression} needs to be specified."
+            bail!("hrtimer: -e events need an {{expression}}, e.g. 'sched_switch==0'");
+        }
+        None => None,
+    };
+    let (period_ns, _) = options.counter_periods();
+    Ok(HrtimerAnalyzer::new(HrtimerConfig {
+        clock: crate::trace::event::EventIndex(counted.len() as u16),
+        events: names,
+        condition,
+        period_ns: options.period_ns.unwrap_or(period_ns),
+    }))
 }
 
 /// num-dist over every event's `num=` (perf-prof refuses an event without one).

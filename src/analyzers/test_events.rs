@@ -142,3 +142,57 @@ pub fn event(index: u16, time_ns: u64, cpu: u32, tid: u32, raw: &[u8]) -> TraceE
         callchain: &[],
     }
 }
+
+/// 6.18's `kvm:kvm_exit` (x86): `exit_reason` at 8, `guest_rip` at 16, `isa` at 24.
+pub fn kvm_exit() -> EventLayout {
+    layout(
+        "kvm",
+        "kvm_exit",
+        103,
+        &[
+            ("exit_reason", 4, FieldKind::Unsigned),
+            ("__pad", 4, FieldKind::Unsigned),
+            ("guest_rip", 8, FieldKind::Unsigned),
+            ("isa", 4, FieldKind::Unsigned),
+        ],
+    )
+}
+
+pub fn kvm_entry() -> EventLayout {
+    layout("kvm", "kvm_entry", 115, &[("vcpu_id", 4, FieldKind::Unsigned)])
+}
+
+/// `timer:hrtimer_expire_entry` (`hrtimer`, `now`, `function`) and `hrtimer_start`.
+pub fn hrtimer_expire_entry() -> EventLayout {
+    layout(
+        "timer",
+        "hrtimer_expire_entry",
+        90,
+        &[
+            ("hrtimer", 8, FieldKind::Unsigned),
+            ("now", 8, FieldKind::Signed),
+            ("function", 8, FieldKind::Unsigned),
+        ],
+    )
+}
+
+pub fn hrtimer_start() -> EventLayout {
+    layout(
+        "timer",
+        "hrtimer_start",
+        91,
+        &[
+            ("hrtimer", 8, FieldKind::Unsigned),
+            ("function", 8, FieldKind::Unsigned),
+        ],
+    )
+}
+
+pub fn hrtimer_cancel() -> EventLayout {
+    layout(
+        "timer",
+        "hrtimer_cancel",
+        92,
+        &[("hrtimer", 8, FieldKind::Unsigned)],
+    )
+}

@@ -17,7 +17,10 @@
 
 mod event_line;
 mod fault_table;
+mod hrtimer_lines;
+mod kvm_exit_table;
 mod latency_tables;
+mod lockup_lines;
 mod num_dist_table;
 mod oncpu_table;
 mod pair_lines;
@@ -31,7 +34,10 @@ mod golden_tests;
 
 pub use event_line::{event_line, latency_flags, slow_pair_lines};
 pub use fault_table::fault_table;
+pub use hrtimer_lines::hrtimer_lines;
+pub use kvm_exit_table::{NO_VM_NOTICE, kvm_exit_table};
 pub use latency_tables::{delay_table, syscall_table};
+pub use lockup_lines::lockup_lines;
 pub use num_dist_table::num_dist_table;
 pub use oncpu_table::oncpu_table;
 pub use pair_lines::pair_lines;
@@ -50,6 +56,9 @@ pub struct TextStyle {
     pub color: bool,
     /// Append perfscope's percentile columns after perf-prof's.
     pub perfscope_columns: bool,
+    /// CLOCK_REALTIME − the event clock: lines stamped with their event's own time
+    /// (hrtimer's) print its wall clock; `None` stamps them with the print's.
+    pub event_clock_offset_ns: Option<i128>,
 }
 
 impl Default for TextStyle {
@@ -57,6 +66,7 @@ impl Default for TextStyle {
         Self {
             color: false,
             perfscope_columns: true,
+            event_clock_offset_ns: None,
         }
     }
 }
@@ -137,7 +147,27 @@ pub fn analysis_text(
             wall,
             &comm_of,
         ),
+        (AnalysisSchema::KvmExit(schema), AnalysisRows::Latency(rows)) => {
+            kvm_exit_table(&crate::analyzers::kvm_exit::kvm_exit_table(schema, rows), wall)
+        }
+        (AnalysisSchema::Timer(schema), AnalysisRows::Timer(samples)) => {
+            hrtimer_lines(schema, samples, &|t| event_wall(style, wall, t))
+        }
+        (AnalysisSchema::Lockups, AnalysisRows::Lockups(rows)) => {
+            lockup_lines(rows, &|t| event_wall(style, wall, t))
+        }
         _ => String::new(),
+    }
+}
+
+/// The wall clock of event time `time_ns` (the print's when the offset is unknown).
+fn event_wall(style: TextStyle, wall: &WallClock, time_ns: u64) -> WallClock {
+    match style.event_clock_offset_ns {
+        Some(offset) => WallClock::local(
+            std::time::UNIX_EPOCH
+                + std::time::Duration::from_nanos((i128::from(time_ns) + offset).max(0) as u64),
+        ),
+        None => *wall,
     }
 }
 

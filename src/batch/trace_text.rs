@@ -46,6 +46,8 @@ pub struct IntervalText<W: Write> {
     /// Events since the start (top's title counts them all, as perf-prof).
     events_total: u64,
     reported_lost: u64,
+    /// kvm-exit's no-VM notice was printed (once per run).
+    said_no_vm: bool,
     /// CLOCK_REALTIME − CLOCK_MONOTONIC, to print event times as wall time.
     realtime_offset_ns: i128,
 }
@@ -69,6 +71,7 @@ impl<W: Write> IntervalText<W> {
             print_stacks: true,
             events_total: 0,
             reported_lost: 0,
+            said_no_vm: false,
             realtime_offset_ns: real - i128::from(monotonic_ns()),
         }
     }
@@ -175,9 +178,16 @@ impl<W: Write> IntervalText<W> {
             &rows,
             &now,
             &state.threads,
-            TextStyle::default(),
+            TextStyle {
+                event_clock_offset_ns: Some(self.realtime_offset_ns),
+                ..TextStyle::default()
+            },
             Some(self.events_total),
         ));
+        if matches!(info.schema, AnalysisSchema::KvmExit(_)) && self.events_total == 0 && !self.said_no_vm {
+            text.push_str(text::NO_VM_NOTICE);
+            self.said_no_vm = true;
+        }
         self.out.write_all(text.as_bytes())?;
         self.out.flush()?;
         self.report_lost(engine, &now);

@@ -167,6 +167,8 @@ pub fn run_expr(args: ExprArgs) -> anyhow::Result<Outcome> {
         only_tids: Vec::new(),
         only_comms: Vec::new(),
         follow_forks: false,
+        condition: None,
+        watchdog: None,
         detail: false,
     };
     run_trace_text(

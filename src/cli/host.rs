@@ -211,6 +211,8 @@ impl TraceArgs {
             only_comms: Vec::new(),
             detail: false,
             follow_forks: false,
+            condition: None,
+            watchdog: None,
         }
     }
 }

@@ -70,6 +70,88 @@ pub enum HostCommand {
     /// The distribution of a number the events carry: -e 'sys:name//num=EXPR/' (per CPU
     /// or thread with --perins).
     NumDist(TraceCommandArgs),
+    /// VM exit → entry latency per exit reason, from kvm:kvm_exit and kvm:kvm_entry
+    /// (perf-prof's kvm-exit; run it on the host of the VMs).
+    KvmExit(KvmExitCommandArgs),
+    /// A per-CPU timer every --period (or -F HZ) counts the -e events of each period and
+    /// lists the periods where {expression} holds (perf-prof's hrtimer):
+    /// `hrtimer -e sched:sched_switch -C 0 --period 50ms 'sched_switch==0'`.
+    Hrtimer(HrtimerCommandArgs),
+    /// Predict soft and hard lockups from the kernel's watchdog (its hrtimer, its
+    /// migration/N thread) checked -F times a second per CPU (perf-prof's watchdog).
+    Watchdog(super::watchdog::WatchdogCommandArgs),
+}
+
+#[derive(Args)]
+pub struct KvmExitCommandArgs {
+    #[command(flatten)]
+    pub host: HostArgs,
+    #[command(flatten)]
+    pub trace: TraceArgs,
+    /// An ftrace filter for kvm:kvm_exit (`exit_reason==48`).
+    #[arg(long, value_name = "FILTER")]
+    pub filter: Option<String>,
+    #[command(flatten)]
+    pub tui: TuiArgs,
+}
+
+impl KvmExitCommandArgs {
+    fn options(&self) -> anyhow::Result<TraceOptions> {
+        let mut trace = self.trace.options(AnalyzerKind::KvmExit);
+        if !trace.events.is_empty() {
+            bail!("kvm-exit traces kvm:kvm_exit and kvm:kvm_entry itself: drop -e (use --filter)");
+        }
+        if let Some(filter) = &self.filter {
+            // perf-prof applies --filter to kvm_exit only.
+            trace.events = vec![format!("kvm:kvm_exit/{filter}/"), "kvm:kvm_entry".into()];
+        }
+        Ok(trace)
+    }
+}
+
+#[derive(Args)]
+pub struct HrtimerCommandArgs {
+    #[command(flatten)]
+    pub host: HostArgs,
+    #[command(flatten)]
+    pub trace: TraceArgs,
+    /// The timer's period (`50ms`, `1s`, plain ns).
+    #[arg(long, value_name = "TIME", value_parser = crate::cli::units::parse_duration_ns)]
+    pub period: Option<u64>,
+    /// The timer's frequency (a period of 1 s / HZ).
+    #[arg(short = 'F', long = "freq", value_name = "HZ", conflicts_with = "period")]
+    pub freq: Option<u64>,
+    /// Which periods to list: a C expression over the -e events' names (their alias=),
+    /// each the period's count, and `period`, its real length in ns.
+    #[arg(value_name = "EXPRESSION")]
+    pub expression: Option<String>,
+    #[command(flatten)]
+    pub tui: TuiArgs,
+}
+
+/// How often hrtimer's text prints the periods it kept (perf-prof prints each as it
+/// comes; this is as close as a per-interval printer gets without a print per tick).
+const HRTIMER_PRINT_MS: u64 = 100;
+
+impl HrtimerCommandArgs {
+    fn options(&self) -> anyhow::Result<TraceOptions> {
+        let host = &self.host;
+        if host.pids.is_some() || host.tids.is_some() || !host.workload.is_empty() {
+            bail!("hrtimer attaches to CPUs only (-C), not to processes (-p, -t, a workload)");
+        }
+        let period_ns = match (self.period, self.freq) {
+            (Some(p), _) => p.max(1),
+            (None, Some(hz)) if hz > 0 => 1_000_000_000 / hz,
+            _ => bail!("hrtimer needs its timer's period: --period 50ms, or -F HZ"),
+        };
+        let mut trace = self.trace.options(AnalyzerKind::Hrtimer);
+        trace.period_ns = Some(period_ns);
+        trace.condition = self.expression.clone();
+        trace.interval = trace
+            .interval
+            .or(Some(std::time::Duration::from_millis(HRTIMER_PRINT_MS)));
+        Ok(trace)
+    }
 }
 
 #[derive(Args)]
@@ -199,6 +281,9 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
         HostCommand::Stat(a) | HostCommand::Hrcount(a) | HostCommand::PercpuStat(a) => Some(&a.host),
         HostCommand::TaskState(a) => Some(&a.host),
         HostCommand::Oncpu(a) => Some(&a.host),
+        HostCommand::KvmExit(a) => Some(&a.host),
+        HostCommand::Hrtimer(a) => Some(&a.host),
+        HostCommand::Watchdog(a) => Some(&a.host),
         HostCommand::Trace(a) => Some(&a.host),
         HostCommand::Expr(a) => Some(&a.host),
         // Reads tracefs and prints; nothing runs.
@@ -257,6 +342,16 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
         }
         HostCommand::NumDist(a) => {
             run_trace_command(&a.host, &a.trace.options(AnalyzerKind::NumDist), &a.tui)
+        }
+        HostCommand::KvmExit(a) => run_trace_command(&a.host, &a.options()?, &a.tui),
+        HostCommand::Hrtimer(a) => run_trace_command(&a.host, &a.options()?, &a.tui),
+        HostCommand::Watchdog(a) => {
+            let (host, trace) = a.options()?;
+            if host.text_output() && !super::watchdog::has_hardware_pmu() {
+                // On stdout, as perf-prof's notices: its harness fails on any stderr line.
+                println!("{}", super::watchdog::NO_PMU_NOTICE);
+            }
+            run_trace_command(&host, &trace, &a.tui)
         }
         HostCommand::TaskState(a) => {
             let mut trace = a.trace.options(AnalyzerKind::TaskState);
@@ -387,6 +482,8 @@ pub(crate) fn run_trace_command(
             | AnalyzerKind::Hrcount
             | AnalyzerKind::PercpuStat
             | AnalyzerKind::PageFaults
+            | AnalyzerKind::Hrtimer
+            | AnalyzerKind::Watchdog
             | AnalyzerKind::OnCpu => ViewKind::Table,
             _ => ViewKind::Histogram,
         };

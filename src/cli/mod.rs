@@ -21,3 +21,4 @@ pub mod recorded;
 pub mod recorded_commands;
 pub mod tui;
 pub mod units;
+pub mod watchdog;

@@ -14,7 +14,9 @@ use rustc_hash::FxHashMap;
 
 use super::fault_counts::FaultCounts;
 use super::histogram::LatencyHistogram;
-use super::period_counts::{PeriodCounts, PeriodSchema};
+use super::lockup_warnings::LockupRows;
+use super::period_counts::{CountInstance, PeriodCounts, PeriodSchema};
+use super::timer_samples::{TimerSamples, TimerSchema};
 
 /// One latency cell of an analyzer table: a distribution plus the counts perf-prof keeps
 /// next to it.
@@ -25,6 +27,9 @@ pub struct LatencyStats {
     pub than: u64,
     /// Syscalls whose return value was an errno (`-4095..=-1`).
     pub errors: u64,
+    /// The part of the total an analyzer sets apart (kvm-exit: exits taken while the
+    /// guest ran its kernel, perf-prof's `%gsys`); 0 for the others.
+    pub extra_ns: u64,
 }
 
 impl LatencyStats {
@@ -39,6 +44,7 @@ impl LatencyStats {
         self.histogram.merge(&other.histogram);
         self.than = self.than.saturating_add(other.than);
         self.errors = self.errors.saturating_add(other.errors);
+        self.extra_ns = self.extra_ns.saturating_add(other.extra_ns);
     }
 
     /// Merge `other` with every count multiplied by `factor` (0..=1; decay mode).
@@ -46,6 +52,7 @@ impl LatencyStats {
         self.histogram.merge_scaled(&other.histogram, factor);
         self.than = self.than.saturating_add(scale(other.than, factor));
         self.errors = self.errors.saturating_add(scale(other.errors, factor));
+        self.extra_ns = self.extra_ns.saturating_add(scale(other.extra_ns, factor));
     }
 
     pub fn calls(&self) -> u64 {
@@ -131,6 +138,10 @@ pub enum AnalysisRows {
     Periods(PeriodCounts),
     /// `page-faults`: faults per thread and address region.
     Faults(FaultCounts),
+    /// `hrtimer`: the timer periods whose counts met the condition.
+    Timer(TimerSamples),
+    /// `watchdog`: the lockups it predicted.
+    Lockups(LockupRows),
 }
 
 impl AnalysisRows {
@@ -142,6 +153,8 @@ impl AnalysisRows {
             AnalysisRows::Top(_) => AnalysisRows::Top(TopRows::default()),
             AnalysisRows::Periods(_) => AnalysisRows::Periods(PeriodCounts::default()),
             AnalysisRows::Faults(_) => AnalysisRows::Faults(FaultCounts::default()),
+            AnalysisRows::Timer(_) => AnalysisRows::Timer(TimerSamples::default()),
+            AnalysisRows::Lockups(_) => AnalysisRows::Lockups(LockupRows::default()),
         }
     }
 
@@ -152,6 +165,8 @@ impl AnalysisRows {
             AnalysisRows::Top(t) => t.rows.is_empty() && t.events == 0,
             AnalysisRows::Periods(p) => p.counts.is_empty(),
             AnalysisRows::Faults(f) => f.cells.is_empty(),
+            AnalysisRows::Timer(t) => t.matched.is_empty() && t.periods == 0,
+            AnalysisRows::Lockups(l) => l.is_empty(),
         }
     }
 
@@ -201,6 +216,8 @@ impl AnalysisRows {
             }
             (AnalysisRows::Periods(a), AnalysisRows::Periods(b)) => a.merge_scaled(b, factor),
             (AnalysisRows::Faults(a), AnalysisRows::Faults(b)) => a.merge_scaled(b, factor),
+            (AnalysisRows::Timer(a), AnalysisRows::Timer(b)) => a.merge_scaled(b, factor),
+            (AnalysisRows::Lockups(a), AnalysisRows::Lockups(b)) => a.merge_scaled(b, factor),
             // Rows of another analyzer: a session runs one, so this does not happen.
             _ => {}
         }
@@ -234,6 +251,8 @@ impl AnalysisRows {
             AnalysisRows::Periods(p) => {
                 p.counts.capacity() * std::mem::size_of::<(super::period_counts::PeriodKey, u64)>()
             }
+            AnalysisRows::Timer(t) => t.heap_bytes(),
+            AnalysisRows::Lockups(l) => l.heap_bytes(),
         }
     }
 }
@@ -306,6 +325,17 @@ pub struct OnCpuSchema {
     pub detail: bool,
 }
 
+/// What a kvm-exit table's rows are: [`LatencyKey::series`] is perf-prof's key
+/// `(isa << 32) | exit_reason`, [`LatencyKey::instance`] the CPU or thread with
+/// `--perins` (else 0); [`LatencyStats::extra_ns`] is the time of exits taken in the
+/// guest's kernel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KvmExitSchema {
+    /// `Some` with `--perins`: rows per CPU (`[CPU]`) or per thread (`[THREAD]`).
+    pub instance: Option<CountInstance>,
+    pub than_ns: Option<u64>,
+}
+
 /// What a num-dist table's rows are: [`LatencyKey::series`] is the event index,
 /// [`LatencyKey::instance`] the CPU or thread with `--perins` (else 0).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -355,6 +385,10 @@ pub enum AnalysisSchema {
     Periods(PeriodSchema),
     /// `page-faults` (its rows say all there is).
     Faults,
+    KvmExit(KvmExitSchema),
+    Timer(TimerSchema),
+    /// `watchdog` (its rows say all there is).
+    Lockups,
 }
 
 impl AnalysisSchema {
@@ -365,6 +399,7 @@ impl AnalysisSchema {
             | AnalysisSchema::Delay(_)
             | AnalysisSchema::TaskState(_)
             | AnalysisSchema::OnCpu(_)
+            | AnalysisSchema::KvmExit(_)
             | AnalysisSchema::NumDist(_) => AnalysisRows::Latency(LatencyRows::default()),
             AnalysisSchema::Pairs(p) => AnalysisRows::Pairs(PairRows {
                 paired: vec![0; p.pairs.len()],
@@ -373,6 +408,8 @@ impl AnalysisSchema {
             AnalysisSchema::Top(_) => AnalysisRows::Top(TopRows::default()),
             AnalysisSchema::Periods(_) => AnalysisRows::Periods(PeriodCounts::default()),
             AnalysisSchema::Faults => AnalysisRows::Faults(FaultCounts::default()),
+            AnalysisSchema::Timer(_) => AnalysisRows::Timer(TimerSamples::default()),
+            AnalysisSchema::Lockups => AnalysisRows::Lockups(LockupRows::default()),
         }
     }
 }

@@ -21,6 +21,7 @@ use crate::trace::event::{EventIndex, EventLayout, FieldKind};
 pub(super) const PERF_PROF: TextStyle = TextStyle {
     color: false,
     perfscope_columns: false,
+    event_clock_offset_ns: None,
 };
 
 pub(super) fn wall(line: &str) -> WallClock {

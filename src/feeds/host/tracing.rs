@@ -31,7 +31,7 @@ use crate::store::RecordedEventType;
 use crate::symbols::host::RootFrame;
 use crate::symbols::host::comms::read_proc_comm;
 use crate::symbols::host::kernel::KernelSymbols;
-use crate::trace::event::{EventIndex, OwnedTraceEvent};
+use crate::trace::event::{EventIndex, EventLayout, OwnedTraceEvent};
 use crate::trace::expr::Filter;
 
 use super::event_lines::EventLines;
@@ -82,7 +82,19 @@ fn default_events(analyzer: AnalyzerKind) -> Vec<String> {
             vec!["sched:sched_switch,sched:sched_wakeup,sched:sched_wakeup_new".into()]
         }
         AnalyzerKind::OnCpu => vec!["sched:sched_switch".into()],
+        AnalyzerKind::KvmExit => vec!["kvm:kvm_exit".into(), "kvm:kvm_entry".into()],
         _ => Vec::new(),
+    }
+}
+
+/// A software event's sampling period: hrtimer's timer ticks every `--period`, watchdog's
+/// every 1 s / `-F`.
+fn software_period(trace: &TraceOptions, layout: &EventLayout, default: u64) -> u64 {
+    match (trace.analyzer, trace.period_ns) {
+        (AnalyzerKind::Hrtimer | AnalyzerKind::Watchdog, Some(period)) if layout.name == "cpu-clock" => {
+            period.max(1)
+        }
+        _ => default,
     }
 }
 
@@ -174,11 +186,23 @@ pub struct RecordedTrace {
 impl TraceSession {
     pub fn open(run: &HostRunOptions, trace: &TraceOptions) -> anyhow::Result<TraceSession> {
         let tracefs = Tracefs::open()?;
-        let texts = if trace.events.is_empty() {
+        let mut texts = if trace.events.is_empty() {
             default_events(trace.analyzer)
         } else {
             trace.events.clone()
         };
+        if trace.analyzer == AnalyzerKind::KvmExit && !tracefs.has_event("kvm", "kvm_exit") {
+            // perf-prof fails its init here too; say why and what to do.
+            bail!(
+                "kvm-exit: tracefs has no kvm:kvm_exit event: the kvm module is not loaded \
+                 (`modprobe kvm_intel` or `modprobe kvm_amd` on a host that runs VMs)"
+            );
+        }
+        if trace.analyzer == AnalyzerKind::Hrtimer {
+            // The timer that cuts each CPU's time into periods, after the counted events
+            // (the analyzer finds it last).
+            texts.push(format!("{SOFTWARE_SYSTEM}:cpu-clock"));
+        }
         if texts.is_empty() {
             bail!(
                 "{} needs events: give them with -e sys:name[/filter/attrs/]",
@@ -212,7 +236,7 @@ impl TraceSession {
                 // event of the session reads alike.
                 Some(sw) => EventAttr::new(
                     EventKind::Software { config: sw.config },
-                    Sampling::Period(sw.period),
+                    Sampling::Period(software_period(trace, &event.layout, sw.period)),
                 )
                 .with_sample(
                     perf_event_open_sys::bindings::PERF_SAMPLE_RAW

@@ -99,6 +99,7 @@ fn the_perins_than_syscalls_table_reproduces_perf_prof_byte_for_byte() {
         TextStyle {
             color: true,
             perfscope_columns: false,
+            event_clock_offset_ns: None,
         },
     );
     assert!(colored.contains("     14 \x1b[31;1m    14 (100%)\x1b[0m\n"));
