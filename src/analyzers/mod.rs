@@ -24,6 +24,7 @@
 //! [`EventLayout`]: crate::trace::event::EventLayout
 //! [`FieldLayout`]: crate::trace::event::FieldLayout
 
+pub mod blktrace;
 pub mod key;
 pub mod latency;
 pub mod multi_trace;

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 
 use super::Analyzer;
+use super::blktrace::BlktraceAnalyzer;
 use super::key::KeySource;
 use super::latency::SlowPair;
 use super::multi_trace::{Implementation, Instance, MultiTraceAnalyzer, MultiTraceConfig, StageEvent};
@@ -40,6 +41,7 @@ enum Kind {
     PageFaults(PageFaultsAnalyzer),
     TaskState(TaskStateAnalyzer),
     OnCpu(OnCpuAnalyzer),
+    Blktrace(BlktraceAnalyzer),
     NumDist(NumDistAnalyzer),
 }
 
@@ -157,6 +159,9 @@ impl Analysis {
                 },
             )?),
             AnalyzerKind::NumDist => Kind::NumDist(num_dist(options, &events, threads)?),
+            AnalyzerKind::Blktrace => {
+                Kind::Blktrace(BlktraceAnalyzer::new(&layouts, options.than_ns, SLOW_PAIRS)?)
+            }
         };
         Ok(Analysis {
             kind,
@@ -189,6 +194,7 @@ impl Analysis {
             Kind::PageFaults(a) => a.feed(event),
             Kind::TaskState(a) => a.feed(event),
             Kind::OnCpu(a) => a.feed(event),
+            Kind::Blktrace(a) => a.feed(event),
             Kind::NumDist(a) => a.feed(event),
         }
     }
@@ -202,6 +208,7 @@ impl Analysis {
             Kind::PageFaults(a) => a.lost(from_ns, to_ns),
             Kind::TaskState(a) => a.lost(from_ns, to_ns),
             Kind::OnCpu(a) => a.lost(from_ns, to_ns),
+            Kind::Blktrace(a) => a.lost(from_ns, to_ns),
             Kind::NumDist(a) => a.lost(from_ns, to_ns),
         }
     }
@@ -230,6 +237,7 @@ impl Analysis {
             Kind::Syscalls(a) => a.take_slow_pairs(),
             Kind::MultiTrace(a) => a.take_slow_pairs(),
             Kind::TaskState(a) => a.take_slow_pairs(),
+            Kind::Blktrace(a) => a.take_slow_pairs(),
             Kind::Top(_) | Kind::Stat(_) | Kind::PageFaults(_) | Kind::OnCpu(_) | Kind::NumDist(_) => {
                 (Vec::new(), 0)
             }
@@ -246,6 +254,7 @@ impl Analysis {
             Kind::PageFaults(a) => a.take_rows(),
             Kind::TaskState(a) => a.take_rows(),
             Kind::OnCpu(a) => a.take_rows(),
+            Kind::Blktrace(a) => a.take_rows(),
             Kind::NumDist(a) => a.take_rows(),
         }
     }
@@ -260,6 +269,7 @@ impl Analysis {
             Kind::PageFaults(a) => a.schema(),
             Kind::TaskState(a) => a.schema(),
             Kind::OnCpu(a) => a.schema(),
+            Kind::Blktrace(a) => a.schema(),
             Kind::NumDist(a) => a.schema(),
         };
         if let (AnalysisSchema::Top(top), Some(printkey)) = (&mut schema, &self.printkey) {

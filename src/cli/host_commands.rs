@@ -70,6 +70,53 @@ pub enum HostCommand {
     /// The distribution of a number the events carry: -e 'sys:name//num=EXPR/' (per CPU
     /// or thread with --perins).
     NumDist(TraceCommandArgs),
+    /// Block request stage latencies of one device (-d /dev/vda): getrq → insert →
+    /// issue → complete, as perf-prof's blktrace.
+    Blktrace(BlktraceCommandArgs),
+}
+
+#[derive(Args)]
+pub struct BlktraceCommandArgs {
+    #[command(flatten)]
+    pub host: HostArgs,
+    /// The block device: a disk (/dev/vda) or a partition (its sector range of the disk).
+    #[arg(short = 'd', long = "device", value_name = "DEVICE")]
+    pub device: std::path::PathBuf,
+    /// Print (and reset) the table every MS milliseconds in --no-tui mode.
+    #[arg(short = 'i', long = "interval", value_name = "MS")]
+    pub interval: Option<u64>,
+    /// Threshold (`10ms`, `500us`, plain ns): count stages above it and list their events.
+    #[arg(long, value_name = "TIME", value_parser = crate::cli::units::parse_duration_ns)]
+    pub than: Option<u64>,
+    /// Accepted for perf-prof command lines: events are always merged in time order.
+    #[arg(long)]
+    pub order: bool,
+    #[command(flatten)]
+    pub tui: TuiArgs,
+}
+
+impl BlktraceCommandArgs {
+    /// The four block events, filtered in the kernel to the device's requests.
+    fn options(&self) -> anyhow::Result<TraceOptions> {
+        // A request's stages are recorded in whatever task runs then (the submitter, an
+        // interrupt, a kworker): only CPU-wide events see them all.
+        if self.host.pids.is_some() || self.host.tids.is_some() || !self.host.workload.is_empty() {
+            bail!(
+                "blktrace watches a device, not tasks: drop -p/-t and the workload \
+                 (run the workload beside it; -C limits the CPUs)"
+            );
+        }
+        let device = crate::sources::block_device::BlockDevice::resolve(&self.device)?;
+        let args = super::host::TraceArgs {
+            events: crate::analyzers::blktrace::selectors(&device.kernel_filter()),
+            key: None,
+            interval: self.interval,
+            perins: false,
+            than: self.than,
+            order: self.order,
+        };
+        Ok(args.options(AnalyzerKind::Blktrace))
+    }
 }
 
 #[derive(Args)]
@@ -199,6 +246,7 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
         HostCommand::Stat(a) | HostCommand::Hrcount(a) | HostCommand::PercpuStat(a) => Some(&a.host),
         HostCommand::TaskState(a) => Some(&a.host),
         HostCommand::Oncpu(a) => Some(&a.host),
+        HostCommand::Blktrace(a) => Some(&a.host),
         HostCommand::Trace(a) => Some(&a.host),
         HostCommand::Expr(a) => Some(&a.host),
         // Reads tracefs and prints; nothing runs.
@@ -258,6 +306,7 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
         HostCommand::NumDist(a) => {
             run_trace_command(&a.host, &a.trace.options(AnalyzerKind::NumDist), &a.tui)
         }
+        HostCommand::Blktrace(a) => run_trace_command(&a.host, &a.options()?, &a.tui),
         HostCommand::TaskState(a) => {
             let mut trace = a.trace.options(AnalyzerKind::TaskState);
             trace.interruptible = a.interruptible;

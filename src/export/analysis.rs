@@ -200,7 +200,10 @@ pub fn write(
     let mut summaries = Vec::new();
     let has_latency = matches!(
         info.schema,
-        AnalysisSchema::Syscalls(_) | AnalysisSchema::Delay(_) | AnalysisSchema::TaskState(_)
+        AnalysisSchema::Syscalls(_)
+            | AnalysisSchema::Delay(_)
+            | AnalysisSchema::TaskState(_)
+            | AnalysisSchema::Blktrace(_)
     );
     if has_latency {
         let latency_dir = dir.join("latency");
