@@ -24,6 +24,7 @@
 //! [`EventLayout`]: crate::trace::event::EventLayout
 //! [`FieldLayout`]: crate::trace::event::FieldLayout
 
+pub mod blktrace;
 pub mod hrtimer;
 pub mod key;
 pub mod kvm_exit;

@@ -4,6 +4,7 @@
 
 use std::time::SystemTime;
 
+use super::blktrace::blktrace_table;
 use super::kvm_exit::kvm_exit_table;
 use super::multi_trace::{delay_table, pair_table};
 use super::num_dist::num_dist_table;
@@ -72,6 +73,16 @@ pub fn latency_series(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNa
             .map(|row| LatencySeries {
                 name: row.state.label().to_string(),
                 instance: row.thread.map(|tid| thread_label(u64::from(tid), names)),
+                stats: row.stats,
+                counts_errors: false,
+            })
+            .collect(),
+        (AnalysisSchema::Blktrace(schema), AnalysisRows::Latency(rows)) => blktrace_table(schema, rows)
+            .rows
+            .into_iter()
+            .map(|row| LatencySeries {
+                name: format!("{} => {}", row.start, row.end),
+                instance: None,
                 stats: row.stats,
                 counts_errors: false,
             })
@@ -365,6 +376,23 @@ pub fn table(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNames) -> A
                     columns(&["cpu", "sum", "top comm", "top run", "tasks"]),
                     cells,
                 )
+            }
+            (AnalysisSchema::Blktrace(schema), AnalysisRows::Latency(rows)) => {
+                let mut cols = columns(&["start", "end"]);
+                cols.extend(columns(&LATENCY_COLUMNS));
+                if schema.than_ns.is_some() {
+                    cols.push("than".into());
+                }
+                let cells = blktrace_table(schema, rows)
+                    .rows
+                    .iter()
+                    .map(|row| {
+                        let mut c = vec![Cell::Text(row.start.into()), Cell::Text(row.end.into())];
+                        latency_cells(&row.stats, schema.than_ns.is_some(), &mut c);
+                        c
+                    })
+                    .collect();
+                (true, 2, cols, cells)
             }
             (AnalysisSchema::NumDist(schema), AnalysisRows::Latency(rows)) => {
                 let table = num_dist_table(schema, rows);

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 
 use super::Analyzer;
+use super::blktrace::BlktraceAnalyzer;
 use super::hrtimer::{HrtimerAnalyzer, HrtimerConfig, condition_vars};
 use super::key::KeySource;
 use super::kvm_exit::{KvmExitAnalyzer, KvmExitConfig};
@@ -43,6 +44,7 @@ enum Kind {
     PageFaults(PageFaultsAnalyzer),
     TaskState(TaskStateAnalyzer),
     OnCpu(OnCpuAnalyzer),
+    Blktrace(BlktraceAnalyzer),
     NumDist(NumDistAnalyzer),
     KvmExit(KvmExitAnalyzer),
     Hrtimer(HrtimerAnalyzer),
@@ -179,6 +181,9 @@ impl Analysis {
                 };
                 Kind::Watchdog(WatchdogAnalyzer::new(&layouts, params)?)
             }
+            AnalyzerKind::Blktrace => {
+                Kind::Blktrace(BlktraceAnalyzer::new(&layouts, options.than_ns, SLOW_PAIRS)?)
+            }
         };
         Ok(Analysis {
             kind,
@@ -211,6 +216,7 @@ impl Analysis {
             Kind::PageFaults(a) => a.feed(event),
             Kind::TaskState(a) => a.feed(event),
             Kind::OnCpu(a) => a.feed(event),
+            Kind::Blktrace(a) => a.feed(event),
             Kind::NumDist(a) => a.feed(event),
             Kind::KvmExit(a) => a.feed(event),
             Kind::Hrtimer(a) => a.feed(event),
@@ -227,6 +233,7 @@ impl Analysis {
             Kind::PageFaults(a) => a.lost(from_ns, to_ns),
             Kind::TaskState(a) => a.lost(from_ns, to_ns),
             Kind::OnCpu(a) => a.lost(from_ns, to_ns),
+            Kind::Blktrace(a) => a.lost(from_ns, to_ns),
             Kind::NumDist(a) => a.lost(from_ns, to_ns),
             Kind::KvmExit(a) => a.lost(from_ns, to_ns),
             Kind::Hrtimer(a) => a.lost(from_ns, to_ns),
@@ -260,6 +267,7 @@ impl Analysis {
             Kind::Syscalls(a) => a.take_slow_pairs(),
             Kind::MultiTrace(a) => a.take_slow_pairs(),
             Kind::TaskState(a) => a.take_slow_pairs(),
+            Kind::Blktrace(a) => a.take_slow_pairs(),
             Kind::KvmExit(a) => a.take_slow_pairs(),
             Kind::Top(_)
             | Kind::Stat(_)
@@ -281,6 +289,7 @@ impl Analysis {
             Kind::PageFaults(a) => a.take_rows(),
             Kind::TaskState(a) => a.take_rows(),
             Kind::OnCpu(a) => a.take_rows(),
+            Kind::Blktrace(a) => a.take_rows(),
             Kind::NumDist(a) => a.take_rows(),
             Kind::KvmExit(a) => a.take_rows(),
             Kind::Hrtimer(a) => a.take_rows(),
@@ -298,6 +307,7 @@ impl Analysis {
             Kind::PageFaults(a) => a.schema(),
             Kind::TaskState(a) => a.schema(),
             Kind::OnCpu(a) => a.schema(),
+            Kind::Blktrace(a) => a.schema(),
             Kind::NumDist(a) => a.schema(),
             Kind::KvmExit(a) => a.schema(),
             Kind::Hrtimer(a) => a.schema(),

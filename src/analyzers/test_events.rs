@@ -196,3 +196,33 @@ pub fn hrtimer_cancel() -> EventLayout {
         &[("hrtimer", 8, FieldKind::Unsigned)],
     )
 }
+
+/// A block request event as 6.18 lays it out: `dev` at 8, `sector` at 16 (8-aligned),
+/// `nr_sector` at 24, then the event's own fields (`bytes`/`error`, `ioprio`, `rwbs`, …).
+pub fn block(name: &str, id: u64) -> EventLayout {
+    let mut layout = layout("block", name, id, &[]);
+    let mut push = |name: &str, offset: usize, size: usize, kind: FieldKind| {
+        layout.fields.push(field(name, offset, size, kind));
+    };
+    push("dev", 8, 4, FieldKind::Unsigned);
+    push("sector", 16, 8, FieldKind::Unsigned);
+    push("nr_sector", 24, 4, FieldKind::Unsigned);
+    match name {
+        "block_getrq" => {
+            push("rwbs", 28, 10, FieldKind::CharArray);
+            push("comm", 38, 16, FieldKind::CharArray);
+        }
+        "block_rq_complete" => {
+            push("error", 28, 4, FieldKind::Signed);
+            push("ioprio", 32, 2, FieldKind::Unsigned);
+            push("rwbs", 34, 10, FieldKind::CharArray);
+        }
+        _ => {
+            push("bytes", 28, 4, FieldKind::Unsigned);
+            push("ioprio", 32, 2, FieldKind::Unsigned);
+            push("rwbs", 34, 10, FieldKind::CharArray);
+            push("comm", 44, 16, FieldKind::CharArray);
+        }
+    }
+    layout
+}

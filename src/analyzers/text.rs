@@ -4,8 +4,8 @@
 //! perf-prof's tables keep working.
 //!
 //! perfscope prints more than perf-prof: p99.9 in the delay tables (multi-trace,
-//! rundelay), and p50/p95/p99/p99.9 in the syscalls table (perf-prof prints min/avg/max
-//! only). These columns are **appended after perf-prof's last column** (after
+//! rundelay), and p50/p95/p99/p99.9 in the syscalls and blktrace tables (perf-prof prints
+//! min/avg/max only). These columns are **appended after perf-prof's last column** (after
 //! `than(reqs)` when present), so every perf-prof column keeps its position;
 //! [`TextStyle::perfscope_columns`] turns them off for strictly perf-prof output. Their
 //! percentiles come from log-linear histograms: within 1/128 of the true value (see
@@ -15,6 +15,7 @@
 //! Lines are built into a `String` (the caller writes it out); wall-clock time is passed
 //! in as a [`WallClock`] (local time), never read here.
 
+mod blktrace_table;
 mod event_line;
 mod fault_table;
 mod hrtimer_lines;
@@ -32,6 +33,7 @@ mod wall_clock;
 #[cfg(test)]
 mod golden_tests;
 
+pub use blktrace_table::blktrace_table;
 pub use event_line::{event_line, latency_flags, slow_pair_lines};
 pub use fault_table::fault_table;
 pub use hrtimer_lines::hrtimer_lines;
@@ -109,6 +111,11 @@ pub fn analysis_text(
         (AnalysisSchema::OnCpu(schema), AnalysisRows::Latency(rows)) => oncpu_table(
             &crate::analyzers::oncpu::oncpu_table(schema, rows, &|tid| names.name(tid)),
             wall,
+        ),
+        (AnalysisSchema::Blktrace(schema), AnalysisRows::Latency(rows)) => blktrace_table(
+            &crate::analyzers::blktrace::blktrace_table(schema, rows),
+            wall,
+            style,
         ),
         (AnalysisSchema::NumDist(schema), AnalysisRows::Latency(rows)) => {
             num_dist_table(&crate::analyzers::num_dist::num_dist_table(schema, rows), wall)

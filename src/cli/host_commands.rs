@@ -80,6 +80,9 @@ pub enum HostCommand {
     /// Predict soft and hard lockups from the kernel's watchdog (its hrtimer, its
     /// migration/N thread) checked -F times a second per CPU (perf-prof's watchdog).
     Watchdog(super::watchdog::WatchdogCommandArgs),
+    /// Block request stage latencies of one device (-d /dev/vda): getrq → insert →
+    /// issue → complete, as perf-prof's blktrace.
+    Blktrace(BlktraceCommandArgs),
 }
 
 #[derive(Args)]
@@ -151,6 +154,50 @@ impl HrtimerCommandArgs {
             .interval
             .or(Some(std::time::Duration::from_millis(HRTIMER_PRINT_MS)));
         Ok(trace)
+    }
+}
+
+#[derive(Args)]
+pub struct BlktraceCommandArgs {
+    #[command(flatten)]
+    pub host: HostArgs,
+    /// The block device: a disk (/dev/vda) or a partition (its sector range of the disk).
+    #[arg(short = 'd', long = "device", value_name = "DEVICE")]
+    pub device: std::path::PathBuf,
+    /// Print (and reset) the table every MS milliseconds in --no-tui mode.
+    #[arg(short = 'i', long = "interval", value_name = "MS")]
+    pub interval: Option<u64>,
+    /// Threshold (`10ms`, `500us`, plain ns): count stages above it and list their events.
+    #[arg(long, value_name = "TIME", value_parser = crate::cli::units::parse_duration_ns)]
+    pub than: Option<u64>,
+    /// Accepted for perf-prof command lines: events are always merged in time order.
+    #[arg(long)]
+    pub order: bool,
+    #[command(flatten)]
+    pub tui: TuiArgs,
+}
+
+impl BlktraceCommandArgs {
+    /// The four block events, filtered in the kernel to the device's requests.
+    fn options(&self) -> anyhow::Result<TraceOptions> {
+        // A request's stages are recorded in whatever task runs then (the submitter, an
+        // interrupt, a kworker): only CPU-wide events see them all.
+        if self.host.pids.is_some() || self.host.tids.is_some() || !self.host.workload.is_empty() {
+            bail!(
+                "blktrace watches a device, not tasks: drop -p/-t and the workload \
+                 (run the workload beside it; -C limits the CPUs)"
+            );
+        }
+        let device = crate::sources::block_device::BlockDevice::resolve(&self.device)?;
+        let args = super::host::TraceArgs {
+            events: crate::analyzers::blktrace::selectors(&device.kernel_filter()),
+            key: None,
+            interval: self.interval,
+            perins: false,
+            than: self.than,
+            order: self.order,
+        };
+        Ok(args.options(AnalyzerKind::Blktrace))
     }
 }
 
@@ -284,6 +331,7 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
         HostCommand::KvmExit(a) => Some(&a.host),
         HostCommand::Hrtimer(a) => Some(&a.host),
         HostCommand::Watchdog(a) => Some(&a.host),
+        HostCommand::Blktrace(a) => Some(&a.host),
         HostCommand::Trace(a) => Some(&a.host),
         HostCommand::Expr(a) => Some(&a.host),
         // Reads tracefs and prints; nothing runs.
@@ -353,6 +401,7 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
             }
             run_trace_command(&host, &trace, &a.tui)
         }
+        HostCommand::Blktrace(a) => run_trace_command(&a.host, &a.options()?, &a.tui),
         HostCommand::TaskState(a) => {
             let mut trace = a.trace.options(AnalyzerKind::TaskState);
             trace.interruptible = a.interruptible;

@@ -204,6 +204,7 @@ pub fn write(
             | AnalysisSchema::Delay(_)
             | AnalysisSchema::TaskState(_)
             | AnalysisSchema::KvmExit(_)
+            | AnalysisSchema::Blktrace(_)
     );
     if has_latency {
         let latency_dir = dir.join("latency");

@@ -336,6 +336,14 @@ pub struct KvmExitSchema {
     pub than_ns: Option<u64>,
 }
 
+/// What a blktrace table's rows are: [`LatencyKey::series`] is the stage a request
+/// reached (1 = inserted, 2 = issued, 3 = completed; each value the time since the stage
+/// before), [`LatencyKey::instance`] is 0.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BlktraceSchema {
+    pub than_ns: Option<u64>,
+}
+
 /// What a num-dist table's rows are: [`LatencyKey::series`] is the event index,
 /// [`LatencyKey::instance`] the CPU or thread with `--perins` (else 0).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -379,6 +387,7 @@ pub enum AnalysisSchema {
     Delay(DelaySchema),
     TaskState(TaskStateSchema),
     OnCpu(OnCpuSchema),
+    Blktrace(BlktraceSchema),
     NumDist(NumDistSchema),
     Pairs(PairSchema),
     Top(TopSchema),
@@ -400,6 +409,7 @@ impl AnalysisSchema {
             | AnalysisSchema::TaskState(_)
             | AnalysisSchema::OnCpu(_)
             | AnalysisSchema::KvmExit(_)
+            | AnalysisSchema::Blktrace(_)
             | AnalysisSchema::NumDist(_) => AnalysisRows::Latency(LatencyRows::default()),
             AnalysisSchema::Pairs(p) => AnalysisRows::Pairs(PairRows {
                 paired: vec![0; p.pairs.len()],

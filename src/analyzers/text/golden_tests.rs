@@ -4,6 +4,7 @@
 
 use super::*;
 
+mod blktrace;
 mod latency;
 mod top_and_events;
 use crate::analyzers::Analyzer;
