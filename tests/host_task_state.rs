@@ -208,9 +208,13 @@ fn task_state_p_and_filter_watch_only_the_chosen_tasks() {
     let _serial = serial();
     ensure_tracefs();
     let dir = tempfile::tempdir().unwrap();
-    let child = sleeper(dir.path());
+    // A name no other test's child (or anything else running) has: --filter picks by name.
+    let exe = build_fixture(dir.path(), "sleeper", &[]);
+    let named = dir.path().join("tsfilter-sleep");
+    std::fs::rename(&exe, &named).unwrap();
+    let child = Background::start(&named, &[&SLEEP_MS.to_string()]);
     let pid = child.pid().to_string();
-    for target in [["-p", pid.as_str()], ["--filter", "sleep*,nothing-else"]] {
+    for target in [["-p", pid.as_str()], ["--filter", "tsfilter-*,nothing-else"]] {
         let mut args = vec![
             "task-state",
             "--no-tui",
