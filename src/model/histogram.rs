@@ -3,10 +3,15 @@
 //!
 //! Values below 2^[`SUB_BUCKET_BITS`] (64 ns) get a bucket each, so they are exact. Every
 //! power of two above that, `[2^e, 2^(e+1))`, is split into 64 equal sub-buckets of width
-//! `2^(e-6)`; a bucket is therefore never wider than 1/64 of its lower bound. Storage is one
+//! `2^(e-6)`; a bucket is therefore never wider than 1/64 of its lower bound.
+//!
+//! Storage fits the histograms a session keeps most of — one per row per time slice,
+//! tens of thousands of them, most holding a handful of values: up to [`SPARSE_MAX`]
+//! non-empty buckets are a sorted list of 8-byte (bucket, count) pairs; past that, one
 //! lazily allocated block of 64 counters per power of two that holds a value, so a
-//! histogram is bounded (at most 59 blocks, 30 KiB for the whole `u64` range) and small for
-//! the usual few decades of latency.
+//! histogram stays bounded (at most 59 blocks, 30 KiB for the whole `u64` range). A 512-byte
+//! block per power of two for every small histogram made them most of a `syscalls` run's
+//! memory.
 //!
 //! The histogram owns only numbers: no terminal, no units, no I/O.
 
@@ -25,15 +30,38 @@ pub const RELATIVE_ERROR: f64 = 1.0 / SUB_BUCKETS as f64;
 
 type Block = Box<[u64; SUB_BUCKETS]>;
 
+/// Non-empty buckets a histogram lists before it switches to blocks (256 bytes: half a
+/// block).
+pub const SPARSE_MAX: usize = 32;
+
+/// One non-empty bucket of a sparse histogram: `index` is `group × 64 + sub`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct SparseBucket {
+    index: u16,
+    count: u32,
+}
+
+/// The bucket counts: a sorted list of the non-empty buckets, or blocks (see the module).
+#[derive(Clone, Debug)]
+enum Buckets {
+    Sparse(Vec<SparseBucket>),
+    /// Block `g` counts values of group `g` (see [`group_and_sub`]).
+    Dense(Vec<Option<Block>>),
+}
+
+impl Default for Buckets {
+    fn default() -> Self {
+        Buckets::Sparse(Vec::new())
+    }
+}
+
 /// A latency distribution in nanoseconds.
 ///
 /// `count`, `sum`, `min` and `max` are exact; percentiles come from the buckets. Statistics
 /// that an empty histogram does not have (`min`, `max`, `mean`, `percentile`) are `None`.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default)]
 pub struct LatencyHistogram {
-    /// Block `g` counts values of group `g` (see [`group_and_sub`]); trailing absent
-    /// blocks are not stored, so equal contents compare equal whatever the recording order.
-    groups: Vec<Option<Block>>,
+    buckets: Buckets,
     count: u64,
     /// u128 so even `u64::MAX` values recorded many times sum exactly.
     sum: u128,
@@ -80,6 +108,14 @@ fn log2_bounds(index: usize) -> (u64, u64) {
     }
 }
 
+/// Equal contents are equal whatever the storage (one list, the other blocks).
+impl PartialEq for LatencyHistogram {
+    fn eq(&self, other: &Self) -> bool {
+        (self.count, self.sum, self.min, self.max) == (other.count, other.sum, other.min, other.max)
+            && self.counts().eq(other.counts())
+    }
+}
+
 impl LatencyHistogram {
     pub fn new() -> Self {
         Self::default()
@@ -96,8 +132,7 @@ impl LatencyHistogram {
             return;
         }
         let (group, sub) = group_and_sub(value_ns);
-        let block = self.block_mut(group);
-        block[sub] = block[sub].saturating_add(count);
+        self.add(group, sub, count);
         self.note(value_ns, value_ns, count, value_ns as u128 * count as u128);
     }
 
@@ -106,12 +141,8 @@ impl LatencyHistogram {
         if other.count == 0 {
             return;
         }
-        for (group, block) in other.groups.iter().enumerate() {
-            let Some(block) = block else { continue };
-            let mine = self.block_mut(group);
-            for (m, o) in mine.iter_mut().zip(block.iter()) {
-                *m = m.saturating_add(*o);
-            }
+        for (group, sub, n) in other.counts() {
+            self.add(group, sub, n);
         }
         self.note(other.min, other.max, other.count, other.sum);
     }
@@ -130,20 +161,16 @@ impl LatencyHistogram {
         let mut kept = 0u64;
         let mut low_kept = None;
         let mut high_kept = 0u64;
-        for (group, block) in other.groups.iter().enumerate() {
-            let Some(block) = block else { continue };
-            for (sub, &n) in block.iter().enumerate() {
-                let scaled = (n as f64 * factor).round() as u64;
-                if scaled == 0 {
-                    continue;
-                }
-                let (low, high) = bucket_bounds(group, sub);
-                low_kept.get_or_insert(low);
-                high_kept = high - 1;
-                let mine = self.block_mut(group);
-                mine[sub] = mine[sub].saturating_add(scaled);
-                kept = kept.saturating_add(scaled);
+        for (group, sub, n) in other.counts() {
+            let scaled = (n as f64 * factor).round() as u64;
+            if scaled == 0 {
+                continue;
             }
+            let (low, high) = bucket_bounds(group, sub);
+            low_kept.get_or_insert(low);
+            high_kept = high - 1;
+            self.add(group, sub, scaled);
+            kept = kept.saturating_add(scaled);
         }
         let Some(low) = low_kept else { return };
         let sum = (other.sum as f64 * factor) as u128;
@@ -152,16 +179,88 @@ impl LatencyHistogram {
 
     /// Bytes the buckets take on the heap.
     pub fn heap_bytes(&self) -> usize {
-        self.groups.capacity() * std::mem::size_of::<Option<Block>>()
-            + self.groups.iter().flatten().count() * std::mem::size_of::<[u64; SUB_BUCKETS]>()
+        match &self.buckets {
+            Buckets::Sparse(list) => list.capacity() * std::mem::size_of::<SparseBucket>(),
+            Buckets::Dense(groups) => {
+                groups.capacity() * std::mem::size_of::<Option<Block>>()
+                    + groups.iter().flatten().count() * std::mem::size_of::<[u64; SUB_BUCKETS]>()
+            }
+        }
     }
 
-    fn block_mut(&mut self, group: usize) -> &mut [u64; SUB_BUCKETS] {
-        debug_assert!(group < GROUPS);
-        if self.groups.len() <= group {
-            self.groups.resize_with(group + 1, || None);
+    /// Add `n` to bucket (`group`, `sub`): in the list while it fits (a new bucket past
+    /// [`SPARSE_MAX`] or a count past `u32` moves every bucket to blocks).
+    fn add(&mut self, group: usize, sub: usize, n: u64) {
+        debug_assert!(group < GROUPS && sub < SUB_BUCKETS);
+        if let Buckets::Sparse(list) = &mut self.buckets {
+            let index = (group * SUB_BUCKETS + sub) as u16;
+            match list.binary_search_by_key(&index, |b| b.index) {
+                Ok(i) => {
+                    if let Ok(count) = u32::try_from(u64::from(list[i].count).saturating_add(n)) {
+                        list[i].count = count;
+                        return;
+                    }
+                }
+                Err(i) if list.len() < SPARSE_MAX => {
+                    if let Ok(count) = u32::try_from(n) {
+                        list.insert(i, SparseBucket { index, count });
+                        return;
+                    }
+                }
+                Err(_) => {}
+            }
+            self.to_blocks();
         }
-        self.groups[group].get_or_insert_with(|| Box::new([0; SUB_BUCKETS]))
+        if let Buckets::Dense(groups) = &mut self.buckets {
+            if groups.len() <= group {
+                groups.resize_with(group + 1, || None);
+            }
+            let block = groups[group].get_or_insert_with(|| Box::new([0; SUB_BUCKETS]));
+            block[sub] = block[sub].saturating_add(n);
+        }
+    }
+
+    fn to_blocks(&mut self) {
+        let Buckets::Sparse(list) = &self.buckets else {
+            return;
+        };
+        let mut groups: Vec<Option<Block>> = Vec::new();
+        for b in list {
+            let (group, sub) = (
+                usize::from(b.index) / SUB_BUCKETS,
+                usize::from(b.index) % SUB_BUCKETS,
+            );
+            if groups.len() <= group {
+                groups.resize_with(group + 1, || None);
+            }
+            groups[group].get_or_insert_with(|| Box::new([0; SUB_BUCKETS]))[sub] = u64::from(b.count);
+        }
+        self.buckets = Buckets::Dense(groups);
+    }
+
+    /// Non-empty buckets in increasing order as (group, sub, count).
+    fn counts(&self) -> impl Iterator<Item = (usize, usize, u64)> + '_ {
+        let (list, groups) = match &self.buckets {
+            Buckets::Sparse(list) => (Some(list), None),
+            Buckets::Dense(groups) => (None, Some(groups)),
+        };
+        let sparse = list.into_iter().flatten().map(|b| {
+            let index = usize::from(b.index);
+            (index / SUB_BUCKETS, index % SUB_BUCKETS, u64::from(b.count))
+        });
+        let dense = groups
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .filter_map(|(g, block)| block.as_ref().map(|b| (g, b)))
+            .flat_map(|(g, block)| {
+                block
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, n)| **n > 0)
+                    .map(move |(s, &n)| (g, s, n))
+            });
+        sparse.chain(dense)
     }
 
     /// Fold values spanning `[min, max]` into the exact statistics.
@@ -246,20 +345,10 @@ impl LatencyHistogram {
     /// Non-empty buckets in increasing order as `(low_ns, high_ns_exclusive, count)`. The
     /// topmost bucket's end saturates to `u64::MAX` (2^64 does not fit).
     pub fn buckets(&self) -> impl Iterator<Item = (u64, u64, u64)> + '_ {
-        self.groups
-            .iter()
-            .enumerate()
-            .filter_map(|(g, block)| block.as_ref().map(|b| (g, b)))
-            .flat_map(|(g, block)| {
-                block
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, n)| **n > 0)
-                    .map(move |(s, &n)| {
-                        let (low, high) = bucket_bounds(g, s);
-                        (low, high, n)
-                    })
-            })
+        self.counts().map(|(g, s, n)| {
+            let (low, high) = bucket_bounds(g, s);
+            (low, high, n)
+        })
     }
 
     /// Counts per power of two — `[0, 1)`, `[1, 2)`, `[2, 4)`, … `[2^63, u64::MAX]` — from
@@ -444,7 +533,11 @@ mod tests {
         assert_eq!(h.log2_buckets().last(), Some(&(1 << 63, u64::MAX, 3)));
         assert_eq!(h.log2_buckets().len(), 65);
         // Bounded storage: the whole range is 59 blocks.
-        assert_eq!(h.groups.len(), GROUPS);
+        h.to_blocks();
+        let Buckets::Dense(groups) = &h.buckets else {
+            panic!()
+        };
+        assert_eq!(groups.len(), GROUPS);
     }
 
     #[test]
@@ -481,5 +574,54 @@ mod tests {
         // Out-of-range p is clamped, not a panic.
         assert_eq!(h.percentile(250.0), Some(9_000));
         assert_eq!(h.percentile(-3.0), Some(1_000));
+    }
+
+    /// A histogram moves from the list to blocks past SPARSE_MAX buckets or a u32 count,
+    /// and answers the same either way; a small one stays small.
+    #[test]
+    fn list_and_blocks_hold_the_same_histogram() {
+        let values: Vec<u64> = (0..5_000u64).map(|i| (i * 7919) % 3_000_000).collect();
+        let mut listed = LatencyHistogram::new();
+        let mut blocked = LatencyHistogram::new();
+        blocked.to_blocks();
+        for &v in &values {
+            listed.record(v);
+            blocked.record(v);
+        }
+        assert!(
+            matches!(listed.buckets, Buckets::Dense(_)),
+            "many buckets: blocks"
+        );
+        assert_eq!(listed, blocked);
+        let mut few = LatencyHistogram::new();
+        for v in [10, 10, 2_000, 40_000, 5_000_000] {
+            few.record(v);
+        }
+        assert!(matches!(few.buckets, Buckets::Sparse(_)));
+        assert!(few.heap_bytes() <= 8 * 8, "{} bytes", few.heap_bytes());
+        let mut few_blocks = few.clone();
+        few_blocks.to_blocks();
+        assert_eq!(few, few_blocks, "equal across storages");
+        assert_eq!(
+            few.buckets().collect::<Vec<_>>(),
+            few_blocks.buckets().collect::<Vec<_>>()
+        );
+        assert_eq!(few.percentile(50.0), few_blocks.percentile(50.0));
+        // A count past u32 in one bucket: blocks, nothing lost.
+        let mut big = LatencyHistogram::new();
+        big.record_n(100, u64::from(u32::MAX));
+        big.record_n(100, 5);
+        assert!(matches!(big.buckets, Buckets::Dense(_)));
+        assert_eq!(
+            big.buckets().collect::<Vec<_>>(),
+            [(100, 101, u64::from(u32::MAX) + 5)]
+        );
+        // Merges across storages add up.
+        let mut merged = few.clone();
+        merged.merge(&blocked);
+        let mut expected = few_blocks.clone();
+        expected.merge(&listed);
+        assert_eq!(merged, expected);
+        assert_eq!(merged.count(), 5 + 5_000);
     }
 }
