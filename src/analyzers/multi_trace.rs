@@ -110,6 +110,7 @@ pub struct MultiTraceAnalyzer {
     cycle: bool,
     last_stage: usize,
     than_ns: Option<u64>,
+    lower_ns: Option<u64>,
     key_header: String,
     key_width: usize,
     comm_column: bool,
@@ -222,6 +223,7 @@ impl MultiTraceAnalyzer {
             cycle: config.cycle,
             last_stage,
             than_ns: config.than_ns,
+            lower_ns: config.lower_ns,
             key_width: key_width.max(key_header.len()),
             key_header,
             comm_column,
@@ -234,7 +236,9 @@ impl MultiTraceAnalyzer {
             pair_of,
             first_nodes,
             running,
-            keep_events: config.than_ns.is_some() || implementation == Implementation::Pair,
+            keep_events: config.than_ns.is_some()
+                || config.lower_ns.is_some()
+                || implementation == Implementation::Pair,
             pending: FxHashMap::default(),
             delay: FxHashMap::default(),
             slow: SlowPairQueue::new(config.slow_pair_capacity),
@@ -378,7 +382,9 @@ impl MultiTraceAnalyzer {
                     })
                     .or_default()
                     .record(latency, self.than_ns);
-                if self.than_ns.is_some_and(|than| latency > than) {
+                let listed = self.than_ns.is_some_and(|than| latency > than)
+                    || self.lower_ns.is_some_and(|lower| latency < lower);
+                if listed {
                     match first.event {
                         Some(event) if self.slow.has_room() => self.slow.push(SlowPair {
                             first: event,

@@ -123,6 +123,9 @@ pub struct TraceOptions {
     pub interval: Option<Duration>,
     pub perins: bool,
     pub than_ns: Option<u64>,
+    /// multi-trace `--lower`: pairs closer than this are listed too.
+    #[serde(default)]
+    pub lower_ns: Option<u64>,
     /// multi-trace `--cycle`: the last stage pairs back with the first.
     pub cycle: bool,
     /// top `--only-comm`: aggregate by name instead of key.

@@ -467,6 +467,7 @@ fn multi_trace(
     config.perins = options.perins;
     config.cycle = options.cycle;
     config.than_ns = options.than_ns;
+    config.lower_ns = options.lower_ns;
     config.slow_pair_capacity = SLOW_PAIRS;
     config.key_header = key_text;
     Ok(MultiTraceAnalyzer::new(layouts, config)?)

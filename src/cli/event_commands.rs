@@ -157,6 +157,7 @@ pub fn run_expr(args: ExprArgs) -> anyhow::Result<Outcome> {
         interval: None,
         perins: false,
         than_ns: None,
+        lower_ns: None,
         cycle: false,
         only_comm: false,
         call_graph: false,

@@ -200,6 +200,7 @@ impl TraceArgs {
             interval: self.interval.filter(|&ms| ms > 0).map(Duration::from_millis),
             perins: self.perins,
             than_ns: self.than,
+            lower_ns: None,
             cycle: false,
             only_comm: false,
             period_ns: None,
@@ -232,6 +233,10 @@ pub struct MultiTraceArgs {
     /// The last stage pairs back with the first.
     #[arg(long)]
     pub cycle: bool,
+    /// List the pairs closer than TIME too (`--than` lists the slower ones): their two
+    /// events, as the slow ones.
+    #[arg(long, value_name = "TIME", value_parser = parse_duration_ns)]
+    pub lower: Option<u64>,
 }
 
 #[cfg(test)]

@@ -86,6 +86,8 @@ pub struct MultiTraceConfig {
     /// The last stage also pairs with the first.
     pub cycle: bool,
     pub than_ns: Option<u64>,
+    /// `--lower`: pairs closer than this are offenders too.
+    pub lower_ns: Option<u64>,
     pub slow_pair_capacity: usize,
     /// The `--perins` key column header: the key expression text (the column is then at
     /// least 6 wide, as perf-prof makes it); `None` = `CPU` or `THREAD` from the instance.
@@ -104,6 +106,7 @@ impl MultiTraceConfig {
             perins: false,
             cycle: false,
             than_ns: None,
+            lower_ns: None,
             slow_pair_capacity: 1024,
             key_header: None,
             comm_column: false,

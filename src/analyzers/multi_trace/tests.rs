@@ -327,3 +327,27 @@ fn key_columns_are_as_wide_as_perf_prof_makes_them() {
     let t = table(by_key);
     assert_eq!((t.key_header.as_deref(), t.key_width), (Some("pid"), 6));
 }
+
+/// `--lower`: pairs closer than it are listed beside the `--than` ones; those between
+/// the two are not.
+#[test]
+fn lower_lists_the_quick_pairs_too() {
+    let layouts = softirq_layouts();
+    let mut config = MultiTraceConfig::new(vec![
+        vec![StageEvent::new(EventIndex(0))],
+        vec![StageEvent::new(EventIndex(1))],
+    ]);
+    config.than_ns = Some(10_000);
+    config.lower_ns = Some(1_000);
+    let mut a = crate::analyzers::Tabulated::new(MultiTraceAnalyzer::new(&layouts, config).unwrap());
+    let raw = record(&layouts[0], 1, &[("vec", Value::Int(3))]);
+    for (start, latency) in [(0, 500), (1_000, 5_000), (10_000, 20_000), (40_000, 999)] {
+        a.feed(&event(0, start, 0, 1, &raw));
+        a.feed(&event(1, start + latency, 0, 1, &raw));
+    }
+    let t = delay(a.take_interval());
+    assert_eq!(t.rows[0].stats.calls(), 4);
+    let (pairs, _) = a.take_slow_pairs();
+    let latencies: Vec<u64> = pairs.iter().map(|p| p.latency_ns).collect();
+    assert_eq!(latencies, [500, 20_000, 999]);
+}
