@@ -103,6 +103,14 @@ impl Running {
     }
 }
 
+/// One closed pair for perf-prof's heatmap file (`<end time> <latency>` per line).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct HeatPoint {
+    pub pair: usize,
+    pub end_ns: u64,
+    pub latency_ns: u64,
+}
+
 pub struct MultiTraceAnalyzer {
     implementation: Implementation,
     instance: Instance,
@@ -129,6 +137,8 @@ pub struct MultiTraceAnalyzer {
     paired: Vec<u64>,
     unpaired: Vec<u64>,
     slow: SlowPairQueue,
+    /// `--heatmap`: the pairs closed since the last take, when asked for.
+    heat: Option<Vec<HeatPoint>>,
     unpaired_list: Vec<OwnedTraceEvent>,
     spare_events: Vec<OwnedTraceEvent>,
     /// No part has `key=`: the key of every event is its instance.
@@ -224,6 +234,7 @@ impl MultiTraceAnalyzer {
             last_stage,
             than_ns: config.than_ns,
             lower_ns: config.lower_ns,
+            heat: config.heatmap.then(Vec::new),
             key_width: key_width.max(key_header.len()),
             key_header,
             comm_column,
@@ -245,6 +256,20 @@ impl MultiTraceAnalyzer {
             unpaired_list: Vec::new(),
             spare_events: Vec::new(),
         })
+    }
+
+    /// `--heatmap`: the pairs closed since the last call, and the names of every pair
+    /// (start, end), by pair index.
+    pub fn take_heat(&mut self) -> Vec<HeatPoint> {
+        self.heat.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
+    /// Each pair's (start, end) event names, by pair index.
+    pub fn pair_names(&self) -> Vec<(String, String)> {
+        self.pairs
+            .iter()
+            .map(|&(a, b)| (self.nodes[a].name.clone(), self.nodes[b].name.clone()))
+            .collect()
     }
 
     /// The `--than` pairs queued since the last call, and how many were dropped.
@@ -374,6 +399,13 @@ impl MultiTraceAnalyzer {
             Implementation::Delay if second.time_ns <= first.time_ns => self.recycle(first.event),
             Implementation::Delay => {
                 let latency = second.time_ns - first.time_ns;
+                if let Some(heat) = &mut self.heat {
+                    heat.push(HeatPoint {
+                        pair,
+                        end_ns: second.time_ns,
+                        latency_ns: latency,
+                    });
+                }
                 let instance = if self.perins { key } else { 0 };
                 self.delay
                     .entry(LatencyKey {

@@ -126,6 +126,10 @@ pub struct TraceOptions {
     /// multi-trace `--lower`: pairs closer than this are listed too.
     #[serde(default)]
     pub lower_ns: Option<u64>,
+    /// multi-trace `--heatmap FILE`: each pair's `<end time> <latency>` lines go to
+    /// `FILE-<start>-<end>.lat` (perf-prof's file, for trace2heatmap.pl).
+    #[serde(default)]
+    pub heatmap: Option<String>,
     /// multi-trace `--cycle`: the last stage pairs back with the first.
     pub cycle: bool,
     /// top `--only-comm`: aggregate by name instead of key.

@@ -262,6 +262,22 @@ impl Analysis {
 
     /// The `--than` offenders queued since the last call, and how many were dropped
     /// because the queue was full.
+    /// multi-trace `--heatmap`: the pairs closed since the last call.
+    pub fn take_heat(&mut self) -> Vec<crate::analyzers::multi_trace::HeatPoint> {
+        match &mut self.kind {
+            Kind::MultiTrace(a) => a.take_heat(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// multi-trace: each pair's (start, end) event names, by pair index.
+    pub fn pair_names(&self) -> Vec<(String, String)> {
+        match &self.kind {
+            Kind::MultiTrace(a) => a.pair_names(),
+            _ => Vec::new(),
+        }
+    }
+
     pub fn take_slow_pairs(&mut self) -> (Vec<SlowPair>, u64) {
         match &mut self.kind {
             Kind::Syscalls(a) => a.take_slow_pairs(),
@@ -468,6 +484,7 @@ fn multi_trace(
     config.cycle = options.cycle;
     config.than_ns = options.than_ns;
     config.lower_ns = options.lower_ns;
+    config.heatmap = options.heatmap.is_some();
     config.slow_pair_capacity = SLOW_PAIRS;
     config.key_header = key_text;
     Ok(MultiTraceAnalyzer::new(layouts, config)?)

@@ -158,6 +158,7 @@ pub fn run_expr(args: ExprArgs) -> anyhow::Result<Outcome> {
         perins: false,
         than_ns: None,
         lower_ns: None,
+        heatmap: None,
         cycle: false,
         only_comm: false,
         call_graph: false,

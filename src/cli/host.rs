@@ -201,6 +201,7 @@ impl TraceArgs {
             perins: self.perins,
             than_ns: self.than,
             lower_ns: None,
+            heatmap: None,
             cycle: false,
             only_comm: false,
             period_ns: None,
@@ -237,6 +238,11 @@ pub struct MultiTraceArgs {
     /// events, as the slow ones.
     #[arg(long, value_name = "TIME", value_parser = parse_duration_ns)]
     pub lower: Option<u64>,
+    /// Write each pair's `<end time ns> <latency ns>` lines to FILE-<start>-<end>.lat
+    /// (perf-prof's heatmap file; `trace2heatmap.pl --unitstime=ns --unitslabel=ns --grid`
+    /// draws it).
+    #[arg(long, value_name = "FILE")]
+    pub heatmap: Option<String>,
 }
 
 #[cfg(test)]

@@ -370,6 +370,7 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
             let mut trace = a.trace.options(analyzer);
             trace.cycle = a.multi.cycle;
             trace.lower_ns = a.multi.lower;
+            trace.heatmap = a.multi.heatmap.clone();
             run_trace_command(&a.host, &trace, &a.tui)
         }
         HostCommand::Stat(a) => run_trace_command(&a.host, &a.options(AnalyzerKind::Stat), &a.tui),

@@ -4,6 +4,7 @@
 
 pub mod event_lines;
 pub mod event_plan;
+pub mod heatmap;
 pub mod idle_switch;
 pub mod options;
 pub mod probes;

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 
+use crate::analyzers::options::TraceOptions;
 use crate::analyzers::session::Analysis;
 use crate::feeds::host::tracing::{ROW_CELL_NS, RecordedTrace};
 use crate::model::{InputInfo, Sample, SourceFacts, WindowInfo};
@@ -171,7 +172,12 @@ impl ReplayFeed {
             }
             stages.push(stage);
         }
-        let mut analysis = Analysis::build(&recorded.trace, &stages, recorded.threads)?;
+        // A replay rebuilds tables, not the live run's heatmap files.
+        let trace = TraceOptions {
+            heatmap: None,
+            ..recorded.trace.clone()
+        };
+        let mut analysis = Analysis::build(&trace, &stages, recorded.threads)?;
         // As live: the session's origin is when its events were on.
         if let Some(origin) = self
             .session

@@ -88,6 +88,8 @@ pub struct MultiTraceConfig {
     pub than_ns: Option<u64>,
     /// `--lower`: pairs closer than this are offenders too.
     pub lower_ns: Option<u64>,
+    /// `--heatmap`: keep every pair's (end time, latency) for the heatmap files.
+    pub heatmap: bool,
     pub slow_pair_capacity: usize,
     /// The `--perins` key column header: the key expression text (the column is then at
     /// least 6 wide, as perf-prof makes it); `None` = `CPU` or `THREAD` from the instance.
@@ -107,6 +109,7 @@ impl MultiTraceConfig {
             cycle: false,
             than_ns: None,
             lower_ns: None,
+            heatmap: false,
             slow_pair_capacity: 1024,
             key_header: None,
             comm_column: false,

@@ -36,6 +36,7 @@ use crate::trace::expr::Filter;
 
 use super::event_lines::EventLines;
 use super::event_plan::{EventPlan, event_cpus, plan_events};
+use super::heatmap::HeatmapFiles;
 use super::idle_switch::IdleSwitches;
 use super::options::HostRunOptions;
 use super::options::SamplingOptions;
@@ -136,6 +137,11 @@ pub struct TraceSession {
     filters: Vec<Option<Filter>>,
     /// Switches away from idle the kernel does not deliver, rebuilt (CPU rings only).
     idle_switches: Option<IdleSwitches>,
+    /// multi-trace `--heatmap`: where each closed pair goes.
+    heatmap: Option<HeatmapFiles>,
+    /// What failed while reading (a heatmap file that cannot be written): the run ends
+    /// with it.
+    failure: Option<anyhow::Error>,
     targets: SessionTargets,
     pub counters: TraceCounters,
     finished: bool,
@@ -343,6 +349,11 @@ impl TraceSession {
             None => None,
         };
         let mut analysis = Analysis::build(trace, &stages, targets.threads)?;
+        let heatmap = trace
+            .heatmap
+            .as_deref()
+            .map(|prefix| HeatmapFiles::create(prefix, &analysis.pair_names()))
+            .transpose()?;
         if trace.than_ns.is_some() || trace.analyzer == AnalyzerKind::Trace {
             // Raw event lines name `%pS` addresses from this boot's kallsyms (a replay,
             // maybe after a reboot, prints them in hex rather than guess).
@@ -401,6 +412,8 @@ impl TraceSession {
             analysis,
             filters,
             idle_switches,
+            heatmap,
+            failure: None,
             targets,
             counters: TraceCounters::default(),
             finished: false,
@@ -454,6 +467,11 @@ impl TraceSession {
         session.analysis.begin(monotonic_ns());
         session.targets.start_workload();
         Ok(session)
+    }
+
+    /// What made the session fail while it read, once.
+    pub fn take_failure(&mut self) -> Option<anyhow::Error> {
+        self.failure.take()
     }
 
     pub fn analysis(&self) -> &Analysis {
@@ -510,6 +528,13 @@ impl TraceSession {
         }
         sink.flush_rows();
         sink.flush_recorded();
+        if let Some(files) = &mut self.heatmap {
+            let points = self.analysis.take_heat();
+            if let Err(e) = files.write(&points) {
+                self.failure.get_or_insert(e);
+                self.heatmap = None;
+            }
+        }
         if let Some(resolver) = &mut self.stacks {
             let mut samples = Vec::new();
             resolver.resolve(std::mem::take(&mut self.stack_items), &mut samples);
@@ -532,6 +557,13 @@ impl TraceSession {
         let _ = self.events.disable();
         self.drain(true);
         self.analysis.finish();
+        if let Some(mut files) = self.heatmap.take() {
+            // The pairs finishing closed, then every file flushed.
+            let points = self.analysis.take_heat();
+            if let Err(e) = files.write(&points).and_then(|()| files.finish().map(drop)) {
+                self.failure.get_or_insert(e);
+            }
+        }
         // What closing pending pairs produced (pair counts) belongs to the last cell.
         let rows = self.analysis.take_rows();
         if !rows.is_empty() {

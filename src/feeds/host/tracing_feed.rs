@@ -51,12 +51,15 @@ impl HostTraceFeed {
                 let error = loop {
                     if stop_in.load(Ordering::Relaxed) || deadline.is_some_and(|d| Instant::now() >= d) {
                         session.finish();
-                        break None;
+                        break session.take_failure().map(|e| format!("{e:#}"));
                     }
                     let running = match session.pump(POLL) {
                         Ok(running) => running,
                         Err(e) => break Some(format!("{e:#}")),
                     };
+                    if let Some(e) = session.take_failure() {
+                        break Some(format!("{e:#}"));
+                    }
                     let updates = session.take_updates();
                     if !updates.is_empty() && tx.send(Batch::Updates(updates, session.counters)).is_err() {
                         return;

@@ -1,0 +1,88 @@
+//! multi-trace `--heatmap FILE` on real tracefs (as root): perf-prof's heatmap file, one
+//! `<end time ns> <latency ns>` line per pair the table counts, in
+//! `FILE-<start>-<end>.lat`; and `--lower`, the quick pairs listed beside the slow ones.
+
+mod common;
+
+use common::host::{ensure_tracefs, perfscope_ok, text_tables};
+
+#[test]
+fn heatmap_file_holds_one_line_per_counted_pair() {
+    ensure_tracefs();
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().join("softirq");
+    let (stdout, _) = perfscope_ok(
+        dir.path(),
+        &[
+            "multi-trace",
+            "-e",
+            "irq:softirq_entry",
+            "-e",
+            "irq:softirq_exit",
+            "--heatmap",
+            prefix.to_str().unwrap(),
+            "--duration",
+            "1.5",
+        ],
+    );
+    let tables = text_tables(&stdout);
+    assert_eq!(tables.len(), 1, "one table at the end:\n{stdout}");
+    let table = &tables[0];
+    let row = &table.rows[0];
+    let calls = table.number(row, "calls");
+    assert!(calls > 0, "softirqs ran in 1.5 s:\n{stdout}");
+    let file = dir.path().join("softirq-softirq_entry-softirq_exit.lat");
+    let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let points: Vec<(u64, u64)> = text
+        .lines()
+        .map(|l| {
+            let (t, lat) = l.split_once(' ').unwrap_or_else(|| panic!("line {l:?}"));
+            (t.parse().unwrap(), lat.parse().unwrap())
+        })
+        .collect();
+    assert_eq!(points.len() as u64, calls, "a line per pair the table counts");
+    assert!(points.windows(2).all(|w| w[0].0 <= w[1].0), "in time order");
+    // The table's max (exact, µs with 3 decimals) is the file's largest latency.
+    let max_ns = points.iter().map(|p| p.1).max().unwrap();
+    let max_us: f64 = row[table.column("max(us)")].parse().unwrap();
+    assert_eq!(format!("{:.3}", max_ns as f64 / 1000.0), format!("{max_us:.3}"));
+}
+
+#[test]
+fn lower_lists_the_pairs_quicker_than_it() {
+    ensure_tracefs();
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().join("all");
+    let (stdout, _) = perfscope_ok(
+        dir.path(),
+        &[
+            "multi-trace",
+            "-e",
+            "irq:softirq_entry",
+            "-e",
+            "irq:softirq_exit",
+            "--lower",
+            "5us",
+            "--heatmap",
+            prefix.to_str().unwrap(),
+            "--duration",
+            "1.5",
+        ],
+    );
+    let text = std::fs::read_to_string(dir.path().join("all-softirq_entry-softirq_exit.lat")).unwrap();
+    let quick = text
+        .lines()
+        .filter(|l| l.split_once(' ').unwrap().1.parse::<u64>().unwrap() < 5_000)
+        .count();
+    // Each quick pair is listed as its two event lines.
+    let entries = stdout
+        .lines()
+        .filter(|l| l.contains(" irq:softirq_entry: "))
+        .count();
+    let exits = stdout
+        .lines()
+        .filter(|l| l.contains(" irq:softirq_exit: "))
+        .count();
+    assert!(quick > 0, "no softirq under 5 µs in 1.5 s:\n{text}");
+    assert_eq!((entries, exits), (quick, quick), "{stdout}");
+}
