@@ -209,7 +209,7 @@ impl LatencyHistogram {
                 }
                 Err(_) => {}
             }
-            self.to_blocks();
+            self.move_to_blocks();
         }
         if let Buckets::Dense(groups) = &mut self.buckets {
             if groups.len() <= group {
@@ -220,7 +220,7 @@ impl LatencyHistogram {
         }
     }
 
-    fn to_blocks(&mut self) {
+    fn move_to_blocks(&mut self) {
         let Buckets::Sparse(list) = &self.buckets else {
             return;
         };
@@ -533,7 +533,7 @@ mod tests {
         assert_eq!(h.log2_buckets().last(), Some(&(1 << 63, u64::MAX, 3)));
         assert_eq!(h.log2_buckets().len(), 65);
         // Bounded storage: the whole range is 59 blocks.
-        h.to_blocks();
+        h.move_to_blocks();
         let Buckets::Dense(groups) = &h.buckets else {
             panic!()
         };
@@ -583,7 +583,7 @@ mod tests {
         let values: Vec<u64> = (0..5_000u64).map(|i| (i * 7919) % 3_000_000).collect();
         let mut listed = LatencyHistogram::new();
         let mut blocked = LatencyHistogram::new();
-        blocked.to_blocks();
+        blocked.move_to_blocks();
         for &v in &values {
             listed.record(v);
             blocked.record(v);
@@ -600,7 +600,7 @@ mod tests {
         assert!(matches!(few.buckets, Buckets::Sparse(_)));
         assert!(few.heap_bytes() <= 8 * 8, "{} bytes", few.heap_bytes());
         let mut few_blocks = few.clone();
-        few_blocks.to_blocks();
+        few_blocks.move_to_blocks();
         assert_eq!(few, few_blocks, "equal across storages");
         assert_eq!(
             few.buckets().collect::<Vec<_>>(),
