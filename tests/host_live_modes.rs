@@ -45,27 +45,7 @@ fn start(dir: &Path) -> (App, Receiver<AppEvent>) {
         duration: None,
         out: dir.join("out"),
     };
-    let trace = TraceOptions {
-        analyzer: AnalyzerKind::Syscalls,
-        events: Vec::new(),
-        key: None,
-        interval: None,
-        perins: false,
-        than_ns: None,
-        cycle: false,
-        only_comm: false,
-        period_ns: None,
-        call_graph: false,
-        event_lines: false,
-        interruptible: false,
-        uninterruptible: false,
-        only_tids: Vec::new(),
-        only_comms: Vec::new(),
-        detail: false,
-        follow_forks: false,
-        condition: None,
-        watchdog: None,
-    };
+    let trace = TraceOptions::new(AnalyzerKind::Syscalls, Vec::new());
     let feed = HostTraceFeed::start(&run, &trace).expect("a syscalls session (run as root)");
     let config = AppConfig {
         keymap: Keymap::builtin("default").unwrap(),

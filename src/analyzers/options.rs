@@ -175,6 +175,33 @@ pub struct TraceOptions {
 pub const COUNTER_INTERVAL_MS: u64 = 1000;
 
 impl TraceOptions {
+    /// `analyzer` over `events` with every option at its default (off, none, empty).
+    pub fn new(analyzer: AnalyzerKind, events: Vec<String>) -> Self {
+        TraceOptions {
+            analyzer,
+            events,
+            key: None,
+            interval: None,
+            perins: false,
+            than_ns: None,
+            lower_ns: None,
+            heatmap: None,
+            cycle: false,
+            only_comm: false,
+            interruptible: false,
+            uninterruptible: false,
+            only_tids: Vec::new(),
+            only_comms: Vec::new(),
+            follow_forks: false,
+            detail: false,
+            call_graph: false,
+            event_lines: false,
+            period_ns: None,
+            condition: None,
+            watchdog: None,
+        }
+    }
+
     /// stat/hrcount: the counting period and the periods per printed interval.
     pub fn counter_periods(&self) -> (u64, usize) {
         let interval_ns = self

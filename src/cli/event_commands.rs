@@ -150,29 +150,7 @@ pub fn run_expr(args: ExprArgs) -> anyhow::Result<Outcome> {
     if args.compile_only {
         return Ok(Outcome::Clean);
     }
-    let options = crate::analyzers::options::TraceOptions {
-        analyzer: AnalyzerKind::Trace,
-        events: vec![args.event.clone()],
-        key: None,
-        interval: None,
-        perins: false,
-        than_ns: None,
-        lower_ns: None,
-        heatmap: None,
-        cycle: false,
-        only_comm: false,
-        call_graph: false,
-        event_lines: false,
-        period_ns: None,
-        interruptible: false,
-        uninterruptible: false,
-        only_tids: Vec::new(),
-        only_comms: Vec::new(),
-        follow_forks: false,
-        condition: None,
-        watchdog: None,
-        detail: false,
-    };
+    let options = crate::analyzers::options::TraceOptions::new(AnalyzerKind::Trace, vec![args.event.clone()]);
     run_trace_text(
         &args.host,
         &options,

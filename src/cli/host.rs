@@ -194,27 +194,11 @@ pub struct TraceArgs {
 impl TraceArgs {
     pub fn options(&self, analyzer: AnalyzerKind) -> TraceOptions {
         TraceOptions {
-            analyzer,
-            events: self.events.clone(),
             key: self.key.clone(),
             interval: self.interval.filter(|&ms| ms > 0).map(Duration::from_millis),
             perins: self.perins,
             than_ns: self.than,
-            lower_ns: None,
-            heatmap: None,
-            cycle: false,
-            only_comm: false,
-            period_ns: None,
-            call_graph: false,
-            event_lines: false,
-            interruptible: false,
-            uninterruptible: false,
-            only_tids: Vec::new(),
-            only_comms: Vec::new(),
-            detail: false,
-            follow_forks: false,
-            condition: None,
-            watchdog: None,
+            ..TraceOptions::new(analyzer, self.events.clone())
         }
     }
 }
