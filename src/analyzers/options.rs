@@ -126,6 +126,10 @@ pub struct TraceOptions {
     /// multi-trace `--lower`: pairs closer than this are listed too.
     #[serde(default)]
     pub lower_ns: Option<u64>,
+    /// multi-trace `--only-than`: an interval's table prints only when a latency passed
+    /// `than_ns`; until then its rows keep adding up.
+    #[serde(default)]
+    pub only_than: bool,
     /// multi-trace `--heatmap FILE`: each pair's `<end time> <latency>` lines go to
     /// `FILE-<start>-<end>.lat` (perf-prof's file, for trace2heatmap.pl).
     #[serde(default)]
@@ -186,6 +190,7 @@ impl TraceOptions {
             than_ns: None,
             lower_ns: None,
             heatmap: None,
+            only_than: false,
             cycle: false,
             only_comm: false,
             interruptible: false,

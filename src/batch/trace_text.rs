@@ -46,6 +46,8 @@ pub struct IntervalText<W: Write> {
     /// Events since the start (top's title counts them all, as perf-prof).
     events_total: u64,
     reported_lost: u64,
+    /// multi-trace `--only-than`: print an interval only when a latency passed this.
+    only_than_ns: Option<u64>,
     /// kvm-exit's no-VM notice was printed (once per run).
     said_no_vm: bool,
     /// CLOCK_REALTIME − CLOCK_MONOTONIC, to print event times as wall time.
@@ -72,6 +74,7 @@ impl<W: Write> IntervalText<W> {
             events_total: 0,
             reported_lost: 0,
             said_no_vm: false,
+            only_than_ns: None,
             realtime_offset_ns: real - i128::from(monotonic_ns()),
         }
     }
@@ -81,6 +84,13 @@ impl<W: Write> IntervalText<W> {
     pub fn events_only(mut self, evaluate: Option<(String, BoundExpr)>) -> Self {
         self.events_only = true;
         self.evaluate = evaluate;
+        self
+    }
+
+    /// perf-prof's `--only-than`: an interval whose latencies all stay within `than_ns`
+    /// prints nothing, and its rows carry into the next one.
+    pub fn only_than(mut self, than_ns: u64) -> Self {
+        self.only_than_ns = Some(than_ns);
         self
     }
 
@@ -152,6 +162,14 @@ impl<W: Write> IntervalText<W> {
             (self.rows.take(), std::mem::take(&mut self.offenders))
         };
         let mut rows = rows.unwrap_or_else(|| info.schema.empty_rows());
+        if let Some(than) = self.only_than_ns
+            && why != PrintFor::Dump
+            && !any_latency_over(&rows, than)
+        {
+            self.rows = Some(rows);
+            self.offenders = offenders;
+            return Ok(());
+        }
         if why == PrintFor::Interval {
             // stat/hrcount print whole periods: the one still running waits for the next
             // interval, as perf-prof prints a period once its counters were read.
@@ -254,6 +272,17 @@ impl<W: Write> Sink for IntervalText<W> {
 
     fn dump(&mut self, engine: &Engine) -> anyhow::Result<()> {
         self.print(engine, PrintFor::Dump)
+    }
+}
+
+/// A latency row whose largest value passed `than_ns`.
+fn any_latency_over(rows: &AnalysisRows, than_ns: u64) -> bool {
+    match rows {
+        AnalysisRows::Latency(rows) => rows
+            .rows
+            .values()
+            .any(|s| s.histogram.max().is_some_and(|max| max > than_ns)),
+        _ => true,
     }
 }
 

@@ -227,6 +227,10 @@ pub struct MultiTraceArgs {
     /// draws it).
     #[arg(long, value_name = "FILE")]
     pub heatmap: Option<String>,
+    /// As --than, and an interval's table prints only when some pair took longer than
+    /// TIME (until then the intervals add up, as perf-prof's).
+    #[arg(long, value_name = "TIME", value_parser = parse_duration_ns, conflicts_with = "than")]
+    pub only_than: Option<u64>,
 }
 
 #[cfg(test)]

@@ -371,6 +371,10 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
             trace.cycle = a.multi.cycle;
             trace.lower_ns = a.multi.lower;
             trace.heatmap = a.multi.heatmap.clone();
+            if let Some(than) = a.multi.only_than {
+                trace.than_ns = Some(than);
+                trace.only_than = true;
+            }
             run_trace_command(&a.host, &trace, &a.tui)
         }
         HostCommand::Stat(a) => run_trace_command(&a.host, &a.options(AnalyzerKind::Stat), &a.tui),
@@ -559,6 +563,11 @@ pub(crate) fn run_trace_text(
     let recording = recorder(&run, host.force, "host-trace")?;
     let feed = HostTraceFeed::start(&run, trace)?;
     let mut text = IntervalText::new(std::io::stdout(), trace.interval);
+    if trace.only_than
+        && let Some(than) = trace.than_ns
+    {
+        text = text.only_than(than);
+    }
     if trace.analyzer == AnalyzerKind::Trace {
         text = text.events_only(evaluate);
     }

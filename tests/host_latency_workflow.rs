@@ -1,6 +1,7 @@
-//! multi-trace `--heatmap FILE` on real tracefs (as root): perf-prof's heatmap file, one
-//! `<end time ns> <latency ns>` line per pair the table counts, in
-//! `FILE-<start>-<end>.lat`; and `--lower`, the quick pairs listed beside the slow ones.
+//! perf-prof's latency workflow in multi-trace, on real tracefs (as root): `--heatmap FILE`
+//! (one `<end time ns> <latency ns>` line per pair the table counts, in
+//! `FILE-<start>-<end>.lat`), `--lower` (the quick pairs listed beside the slow ones) and
+//! `--only-than` (an interval prints only when a pair passed the threshold).
 
 mod common;
 
@@ -85,4 +86,43 @@ fn lower_lists_the_pairs_quicker_than_it() {
         .count();
     assert!(quick > 0, "no softirq under 5 µs in 1.5 s:\n{text}");
     assert_eq!((entries, exits), (quick, quick), "{stdout}");
+}
+
+#[test]
+fn only_than_prints_an_interval_only_when_a_pair_passed_it() {
+    ensure_tracefs();
+    let dir = tempfile::tempdir().unwrap();
+    let softirqs = [
+        "multi-trace",
+        "-e",
+        "irq:softirq_entry",
+        "-e",
+        "irq:softirq_exit",
+        "-i",
+        "200",
+    ];
+    let run = |extra: &[&str]| {
+        let mut args = softirqs.to_vec();
+        args.extend(extra);
+        args.extend(["--duration", "1.1"]);
+        perfscope_ok(dir.path(), &args).0
+    };
+    // No softirq takes a second: every interval stays silent.
+    let silent = run(&["--only-than", "1s"]);
+    assert_eq!(silent, "", "nothing passed 1 s");
+    // The same threshold with --than prints every interval (the control).
+    let control = run(&["--than", "1s"]);
+    assert!(text_tables(&control).len() >= 4, "{control}");
+    // Every pair passes 1 ns: each printed interval lists its pairs and counts them all
+    // over the threshold.
+    let loud = run(&["--only-than", "1ns"]);
+    let tables = text_tables(&loud);
+    assert!(!tables.is_empty(), "{loud}");
+    for table in &tables {
+        for row in &table.rows {
+            let calls = table.number(row, "calls");
+            let than = &row[table.column("than(reqs)")];
+            assert_eq!(than.parse::<u64>().unwrap(), calls, "{loud}");
+        }
+    }
 }
