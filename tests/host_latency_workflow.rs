@@ -126,3 +126,83 @@ fn only_than_prints_an_interval_only_when_a_pair_passed_it() {
         }
     }
 }
+
+/// `--detail=sametid`: each slow pair — a sleeper's 100 ms nanosleep, enter to exit — is
+/// listed with the thread's own events between its two, here the `untraced` switch that
+/// took it off the CPU.
+#[test]
+fn detail_lists_the_threads_events_inside_each_slow_pair() {
+    ensure_tracefs();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = common::host::build_fixture(dir.path(), "sleeper", &[]);
+    let child = common::host::Background::start(&exe, &["100"]);
+    let pid = child.pid();
+    let enter = format!("raw_syscalls:sys_enter/common_pid=={pid}/");
+    let exit = format!("raw_syscalls:sys_exit/common_pid=={pid}/");
+    let switch = format!("sched:sched_switch/prev_pid=={pid}/untraced/");
+    let (stdout, _) = perfscope_ok(
+        dir.path(),
+        &[
+            "multi-trace",
+            "-e",
+            &enter,
+            "-e",
+            &exit,
+            "-e",
+            &switch,
+            "-k",
+            "common_pid",
+            "--order",
+            "--than",
+            "50ms",
+            "--detail=sametid",
+            "--duration",
+            "1.2",
+        ],
+    );
+    let lines: Vec<&str> = stdout.lines().collect();
+    let switch_out = format!("sched:sched_switch: prev_comm=sleeper prev_pid={pid} ");
+    let mut slow = 0;
+    for (i, line) in lines.iter().enumerate() {
+        if !line.contains(": raw_syscalls:sys_enter: ") {
+            continue;
+        }
+        slow += 1;
+        // The gutter line(s), then the exit.
+        let gutter = lines[i + 1];
+        assert!(
+            gutter.starts_with("|+ ") && gutter.contains(&switch_out),
+            "{stdout}"
+        );
+        let ms: f64 = gutter[3..].split_whitespace().next().unwrap().parse().unwrap();
+        assert!(
+            (100_000.0..150_000.0).contains(&ms),
+            "the pair's latency in µs: {gutter}"
+        );
+        let end = lines[i + 2..].iter().find(|l| !l.starts_with('|')).unwrap();
+        assert!(end.contains(": raw_syscalls:sys_exit: "), "{stdout}");
+    }
+    // 1.2 s of 100 ms sleeps: ten or so, the first and last maybe cut.
+    assert!((8..=13).contains(&slow), "{slow} slow pairs:\n{stdout}");
+}
+
+#[test]
+fn detail_needs_a_threshold_and_names_what_it_does_not_know() {
+    ensure_tracefs();
+    let dir = tempfile::tempdir().unwrap();
+    for (args, says) in [
+        (&["--detail"][..], "--than, --only-than or --lower"),
+        (&["--than", "1ms", "--detail=-1ms"][..], "--detail=-1ms"),
+    ] {
+        let mut all = vec!["multi-trace", "-e", "irq:softirq_entry", "-e", "irq:softirq_exit"];
+        all.extend(args);
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_perfscope"))
+            .args(&all)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+}

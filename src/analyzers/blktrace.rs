@@ -160,6 +160,7 @@ impl BlktraceAnalyzer {
                 first: first.clone(),
                 second: OwnedTraceEvent::from_event(event),
                 latency_ns,
+                detail: Vec::new(),
             });
         }
     }

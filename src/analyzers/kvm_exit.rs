@@ -188,6 +188,7 @@ impl KvmExitAnalyzer {
                 first,
                 second: OwnedTraceEvent::from_event(event),
                 latency_ns: delta,
+                detail: Vec::new(),
             });
         }
     }

@@ -31,6 +31,8 @@ pub struct SlowPair {
     pub first: OwnedTraceEvent,
     pub second: OwnedTraceEvent,
     pub latency_ns: u64,
+    /// multi-trace `--detail`: the events between the two, in time order.
+    pub detail: Vec<OwnedTraceEvent>,
 }
 
 /// A bounded FIFO of [`SlowPair`]s: when full, new pairs are counted as dropped (the
@@ -119,6 +121,7 @@ mod tests {
             first: event.clone(),
             second: event,
             latency_ns: 5,
+            detail: Vec::new(),
         };
         let mut queue = SlowPairQueue::new(2);
         for _ in 0..5 {

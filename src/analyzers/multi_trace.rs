@@ -18,12 +18,15 @@
 //! the order given.
 
 mod config;
+mod detail;
 mod tables;
 
 pub use crate::model::analysis::PairNames;
 pub use config::{EventFilter, Implementation, Instance, MultiTraceConfig, StageEvent, UnnecessaryWakeup};
 pub use tables::{DelayRow, DelayTable, MultiTraceTable, PairCount, PairTable};
 
+pub use detail::DetailFilter;
+use detail::Timeline;
 use rustc_hash::FxHashMap;
 
 use super::key::KeySource;
@@ -139,6 +142,8 @@ pub struct MultiTraceAnalyzer {
     slow: SlowPairQueue,
     /// `--heatmap`: the pairs closed since the last take, when asked for.
     heat: Option<Vec<HeatPoint>>,
+    /// `--detail`: the events a pending pair may list.
+    timeline: Option<Timeline>,
     unpaired_list: Vec<OwnedTraceEvent>,
     spare_events: Vec<OwnedTraceEvent>,
     /// No part has `key=`: the key of every event is its instance.
@@ -235,6 +240,7 @@ impl MultiTraceAnalyzer {
             than_ns: config.than_ns,
             lower_ns: config.lower_ns,
             heat: config.heatmap.then(Vec::new),
+            timeline: config.detail.map(Timeline::new),
             key_width: key_width.max(key_header.len()),
             key_header,
             comm_column,
@@ -249,6 +255,7 @@ impl MultiTraceAnalyzer {
             running,
             keep_events: config.than_ns.is_some()
                 || config.lower_ns.is_some()
+                || config.detail.is_some()
                 || implementation == Implementation::Pair,
             pending: FxHashMap::default(),
             delay: FxHashMap::default(),
@@ -418,11 +425,19 @@ impl MultiTraceAnalyzer {
                     || self.lower_ns.is_some_and(|lower| latency < lower);
                 if listed {
                     match first.event {
-                        Some(event) if self.slow.has_room() => self.slow.push(SlowPair {
-                            first: event,
-                            second: OwnedTraceEvent::from_event(second),
-                            latency_ns: latency,
-                        }),
+                        Some(event) if self.slow.has_room() => {
+                            let detail = self
+                                .timeline
+                                .as_ref()
+                                .map(|t| t.between(&event, second))
+                                .unwrap_or_default();
+                            self.slow.push(SlowPair {
+                                first: event,
+                                second: OwnedTraceEvent::from_event(second),
+                                latency_ns: latency,
+                                detail,
+                            })
+                        }
                         event => {
                             self.slow.note_dropped();
                             self.recycle(event);
@@ -541,12 +556,19 @@ impl Analyzer for MultiTraceAnalyzer {
         for part in 0..parts {
             self.play(part, event, unnecessary);
         }
+        if let Some(timeline) = &mut self.timeline {
+            let oldest = self.pending.values().map(|p| p.time_ns).min();
+            timeline.push(event, oldest);
+        }
     }
 
     fn lost(&mut self, _from_ns: u64, _to_ns: u64) {
         // The hole's CPU is not known here: every pending first event may have lost its
         // second one (perf-prof drops all backups unless keys are per instance).
         self.flush_pending();
+        if let Some(timeline) = &mut self.timeline {
+            timeline.clear();
+        }
         if let Some(running) = &mut self.running {
             running.by_cpu.clear();
             running.cpus_of.clear();

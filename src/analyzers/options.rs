@@ -130,6 +130,9 @@ pub struct TraceOptions {
     /// `than_ns`; until then its rows keep adding up.
     #[serde(default)]
     pub only_than: bool,
+    /// multi-trace `--detail[=LIST]`: the events between each listed pair's two.
+    #[serde(default)]
+    pub pair_detail: Option<crate::analyzers::multi_trace::DetailFilter>,
     /// multi-trace `--heatmap FILE`: each pair's `<end time> <latency>` lines go to
     /// `FILE-<start>-<end>.lat` (perf-prof's file, for trace2heatmap.pl).
     #[serde(default)]
@@ -191,6 +194,7 @@ impl TraceOptions {
             lower_ns: None,
             heatmap: None,
             only_than: false,
+            pair_detail: None,
             cycle: false,
             only_comm: false,
             interruptible: false,

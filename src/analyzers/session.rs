@@ -485,6 +485,7 @@ fn multi_trace(
     config.than_ns = options.than_ns;
     config.lower_ns = options.lower_ns;
     config.heatmap = options.heatmap.is_some();
+    config.detail = options.pair_detail;
     config.slow_pair_capacity = SLOW_PAIRS;
     config.key_header = key_text;
     Ok(MultiTraceAnalyzer::new(layouts, config)?)

@@ -201,6 +201,7 @@ impl SyscallsAnalyzer {
                         first,
                         second: OwnedTraceEvent::from_event(event),
                         latency_ns: latency,
+                        detail: Vec::new(),
                     });
                 }
             } else {
@@ -232,6 +233,7 @@ impl SyscallsAnalyzer {
                     first,
                     second: OwnedTraceEvent::from_event(event),
                     latency_ns: latency,
+                    detail: Vec::new(),
                 });
             } else {
                 self.slow.note_dropped();

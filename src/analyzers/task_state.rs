@@ -315,6 +315,7 @@ impl TaskStateAnalyzer {
             first: first.clone(),
             second: OwnedTraceEvent::from_event(ended_by),
             latency_ns,
+            detail: Vec::new(),
         });
     }
 

@@ -231,6 +231,10 @@ pub struct MultiTraceArgs {
     /// TIME (until then the intervals add up, as perf-prof's).
     #[arg(long, value_name = "TIME", value_parser = parse_duration_ns, conflicts_with = "than")]
     pub only_than: Option<u64>,
+    /// List the events between the two of each pair --than/--lower lists (`untraced`
+    /// events too): all of them, or `=samecpu`, `=samepid`, `=sametid`.
+    #[arg(long, value_name = "LIST", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    pub detail: Option<String>,
 }
 
 #[cfg(test)]

@@ -375,6 +375,16 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
                 trace.than_ns = Some(than);
                 trace.only_than = true;
             }
+            if let Some(list) = &a.multi.detail {
+                if trace.than_ns.is_none() && trace.lower_ns.is_none() {
+                    bail!(
+                        "--detail lists the events inside the pairs --than, --only-than or --lower lists: give one"
+                    );
+                }
+                trace.pair_detail = Some(
+                    crate::analyzers::multi_trace::DetailFilter::parse(list).map_err(anyhow::Error::msg)?,
+                );
+            }
             run_trace_command(&a.host, &trace, &a.tui)
         }
         HostCommand::Stat(a) => run_trace_command(&a.host, &a.options(AnalyzerKind::Stat), &a.tui),

@@ -90,6 +90,8 @@ pub struct MultiTraceConfig {
     pub lower_ns: Option<u64>,
     /// `--heatmap`: keep every pair's (end time, latency) for the heatmap files.
     pub heatmap: bool,
+    /// `--detail`: list the events between the two of each listed pair.
+    pub detail: Option<super::DetailFilter>,
     pub slow_pair_capacity: usize,
     /// The `--perins` key column header: the key expression text (the column is then at
     /// least 6 wide, as perf-prof makes it); `None` = `CPU` or `THREAD` from the instance.
@@ -110,6 +112,7 @@ impl MultiTraceConfig {
             than_ns: None,
             lower_ns: None,
             heatmap: false,
+            detail: None,
             slow_pair_capacity: 1024,
             key_header: None,
             comm_column: false,

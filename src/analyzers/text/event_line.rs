@@ -72,6 +72,19 @@ pub fn event_line(
     comm_of: &dyn Fn(u32) -> Option<String>,
     fields_text: &dyn Fn(&TraceEvent<'_>, &EventLayout) -> String,
 ) -> String {
+    prefixed_event_line(&wall.prefix(), marker, event, layout, comm_of, fields_text)
+}
+
+/// An event line after `prefix` instead of the time stamp (a `--detail` gutter, padded to
+/// the stamp's 27 columns so the events line up).
+pub fn prefixed_event_line(
+    prefix: &str,
+    marker: char,
+    event: &TraceEvent<'_>,
+    layout: &EventLayout,
+    comm_of: &dyn Fn(u32) -> Option<String>,
+    fields_text: &dyn Fn(&TraceEvent<'_>, &EventLayout) -> String,
+) -> String {
     let read = |name: &str| {
         layout
             .field(name)
@@ -81,8 +94,7 @@ pub fn event_line(
     // The thread's name and string fields are whatever the traced program put there.
     let comm = escape_controls(&comm_of(event.tid).unwrap_or_else(|| UNKNOWN_COMM.into())).into_owned();
     format!(
-        "{}{marker} {comm:>16} {:>6} {} [{:03}] {}.{:06}: {}:{}: {}\n",
-        wall.prefix(),
+        "{prefix:<27}{marker} {comm:>16} {:>6} {} [{:03}] {}.{:06}: {}:{}: {}\n",
         event.tid,
         latency_flags(read("common_flags"), read("common_preempt_count")),
         event.cpu,
@@ -105,20 +117,25 @@ pub fn slow_pair_lines(
     fields_text: &dyn Fn(&TraceEvent<'_>, &EventLayout) -> String,
 ) -> String {
     let mut out = String::new();
+    let line = |prefix: &str, owned: &crate::trace::event::OwnedTraceEvent| {
+        let event = owned.as_event();
+        layouts
+            .get(usize::from(event.event.0))
+            .map(|layout| prefixed_event_line(prefix, ' ', &event, layout, comm_of, fields_text))
+    };
     for pair in pairs {
-        for owned in [&pair.first, &pair.second] {
-            let event = owned.as_event();
-            if let Some(layout) = layouts.get(usize::from(event.event.0)) {
-                out.push_str(&event_line(
-                    &wall_of(event.time_ns),
-                    ' ',
-                    &event,
-                    layout,
-                    comm_of,
-                    fields_text,
-                ));
-            }
+        out.extend(line(&wall_of(pair.first.time_ns).prefix(), &pair.first));
+        // `--detail`: the events between, in a gutter as perf-prof's — the first one
+        // says how long the pair took.
+        for (i, owned) in pair.detail.iter().enumerate() {
+            let gutter = if i == 0 {
+                format!("|+ {:.3} us", pair.latency_ns as f64 / 1000.0)
+            } else {
+                "|".to_string()
+            };
+            out.extend(line(&gutter, owned));
         }
+        out.extend(line(&wall_of(pair.second.time_ns).prefix(), &pair.second));
     }
     out
 }
