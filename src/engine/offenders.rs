@@ -13,7 +13,8 @@ use super::state::ModelState;
 /// The offenders of a session, printed.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct OffenderLines {
-    /// Two lines per pair, oldest pair first.
+    /// Two lines per pair (with `--detail`, the events between them in a gutter), oldest
+    /// pair first.
     pub lines: Vec<String>,
     /// Pairs listed.
     pub pairs: usize,
