@@ -296,6 +296,9 @@ impl TraceSession {
                     _ => true,
                 }
             },
+            // The names carrier's records are few, but a flood of traced events (every
+            // wakeup's stack in 2 pages) would overflow a shared ring and lose them too.
+            |event| event >= traced,
         )?;
         let mut filters = Vec::new();
         for (index, event) in stages.iter().flatten().enumerate() {
@@ -586,7 +589,8 @@ impl TraceSession {
 }
 
 /// The session's name carrier on CPU rings: a software dummy event (it never samples) on
-/// every online CPU whose COMM and FORK records name the threads the traced events meet.
+/// every online CPU, in rings of its own, whose COMM and FORK records name the threads the
+/// traced events meet.
 fn names_attr(run: &HostRunOptions) -> EventAttr {
     EventAttr::new(
         EventKind::Software {
