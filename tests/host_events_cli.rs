@@ -353,3 +353,60 @@ fn trace_flame_graph_writes_the_events_stacks_folded() {
     }
     assert_eq!(total, 5, "{folded}");
 }
+
+#[test]
+fn trace_on_one_cpu_names_a_thread_renamed_on_another() {
+    let _serial = serial();
+    ensure_tracefs();
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
+    if online.trim() == "0" {
+        eprintln!("one CPU online: nothing outside -C to rename on");
+        return;
+    }
+    let dir = tmp();
+    // CPU 0 only; the ring is read at the end or at poll timeouts (it never fills), so
+    // the task below is reaped — gone from /proc — before its exit is read.
+    let perfscope = std::process::Command::new(env!("CARGO_BIN_EXE_perfscope"))
+        .current_dir(dir.path())
+        .args([
+            "trace",
+            "--no-tui",
+            "--duration",
+            "2.5",
+            "-C",
+            "0",
+            "-m",
+            "64",
+            "--watermark",
+            "100",
+        ])
+        .args(["-e", "sched:sched_process_exit"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run perfscope");
+    std::thread::sleep(std::time::Duration::from_millis(1000));
+    // A task renames itself on CPU 1 (a COMM record in CPU 1's ring only), moves to CPU 0
+    // and exits there: its exit is all -C 0 sees of it.
+    let task = std::process::Command::new("taskset")
+        .args(["-c", "1", "sh", "-c"])
+        .arg("echo $$; printf catrenamed >/proc/$$/comm; taskset -p 1 $$ >/dev/null; sleep 0.05")
+        .output()
+        .expect("run the renamed task");
+    let pid: u32 = String::from_utf8_lossy(&task.stdout)
+        .trim()
+        .parse()
+        .expect("its pid");
+    let out = perfscope.wait_with_output().expect("perfscope ran");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "perfscope failed:\n{stdout}\n{stderr}");
+    let line = stdout
+        .lines()
+        .find(|l| l.contains(&format!("comm=catrenamed pid={pid} ")))
+        .unwrap_or_else(|| panic!("no exit of {pid} in:\n{stdout}\nstderr:\n{stderr}"));
+    assert!(
+        line.contains(&format!("       catrenamed {pid:>6} ")),
+        "the exit's thread is not named by the rename on CPU 1: {line}"
+    );
+}

@@ -132,11 +132,11 @@ pub struct SamplingArgs {
     /// Sample only the interrupted address, no call chain.
     #[arg(long, conflicts_with = "call_graph")]
     pub no_call_graph: bool,
-    /// Only user space.
-    #[arg(long, conflicts_with = "kernel_only")]
+    /// Only user space (perf-prof: `--exclude-kernel`).
+    #[arg(long, visible_alias = "exclude-kernel", conflicts_with = "kernel_only")]
     pub user_only: bool,
-    /// Only the kernel.
-    #[arg(long)]
+    /// Only the kernel (perf-prof: `--exclude-user`).
+    #[arg(long, visible_alias = "exclude-user")]
     pub kernel_only: bool,
     /// Leave perfscope's own samples out.
     #[arg(long)]
@@ -278,6 +278,21 @@ mod tests {
         assert_eq!(trace.interval, Some(Duration::from_millis(1000)));
         assert_eq!(trace.than_ns, Some(1_000_000));
         assert!(trace.perins);
+    }
+
+    #[test]
+    fn profile_takes_perf_profs_exclude_options() {
+        #[derive(Parser)]
+        struct Sampling {
+            #[command(flatten)]
+            sampling: SamplingArgs,
+        }
+        let p = Sampling::try_parse_from(["x", "-F", "997", "-g", "--exclude-user"]);
+        let p = p.unwrap_or_else(|e| panic!("{e}"));
+        assert!(p.sampling.kernel_only && !p.sampling.user_only);
+        let p = Sampling::try_parse_from(["x", "--exclude-kernel"]).unwrap();
+        assert!(p.sampling.user_only && !p.sampling.kernel_only);
+        assert!(Sampling::try_parse_from(["x", "--exclude-user", "--exclude-kernel"]).is_err());
     }
 
     #[test]

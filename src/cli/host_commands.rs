@@ -252,8 +252,12 @@ pub struct TaskStateCommandArgs {
     #[command(flatten)]
     pub trace: TraceArgs,
     /// Report interruptible sleeps (S) only (with -D: S and D).
-    #[arg(short = 'S', long = "interruptible")]
+    #[arg(short = 'S', long = "interruptible", overrides_with = "no_interruptible")]
     pub interruptible: bool,
+    /// Undo -S (perf-prof's `no-` prefix: `task-state -i 1000 --no-interruptible`); the
+    /// last of the two given wins.
+    #[arg(long = "no-interruptible", overrides_with = "interruptible")]
+    pub no_interruptible: bool,
     /// Report uninterruptible sleeps (D) only (with -S: S and D).
     #[arg(short = 'D', long = "uninterruptible")]
     pub uninterruptible: bool,
@@ -600,4 +604,31 @@ pub(crate) fn run_trace_text(
     // No closing summary: perf-prof's stderr has errors and lost-event lines only (the
     // lost events were said per interval; the exit code says the run lost some).
     Outcome::of_headless(&outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Probe {
+        #[command(flatten)]
+        task_state: TaskStateCommandArgs,
+    }
+
+    fn sleeps(args: &[&str]) -> (bool, bool) {
+        let p = Probe::try_parse_from(std::iter::once("task-state").chain(args.iter().copied()))
+            .unwrap_or_else(|e| panic!("{args:?}: {e}"));
+        (p.task_state.interruptible, p.task_state.uninterruptible)
+    }
+
+    #[test]
+    fn task_state_takes_perf_profs_no_interruptible() {
+        assert_eq!(sleeps(&["-i", "1000", "--no-interruptible"]), (false, false));
+        assert_eq!(sleeps(&["-S", "--no-interruptible"]), (false, false));
+        assert_eq!(sleeps(&["--no-interruptible", "-S"]), (true, false));
+        assert_eq!(sleeps(&["-SD", "--no-interruptible"]), (false, true));
+        assert_eq!(sleeps(&["-S"]), (true, false));
+    }
 }

@@ -25,7 +25,7 @@ use crate::sources::perf_event::reader::{Ordered, PerfEvents, RingOptions};
 use crate::sources::perf_event::record::{ContextSwitch, Record};
 use crate::sources::perf_event::ring::page_size;
 use crate::sources::perf_event::software::{SOFTWARE_SYSTEM, software_event_of, software_layout};
-use crate::sources::perf_event::targets::Target;
+use crate::sources::perf_event::targets::{Target, online_cpus};
 use crate::sources::tracefs::{ResolvedEvent, Tracefs, UprobeGroup, bind_event, parse_selectors, resolve};
 use crate::store::RecordedEventType;
 use crate::symbols::host::RootFrame;
@@ -284,6 +284,9 @@ impl TraceSession {
                     .position(|e| e.layout.system == "sched" && e.layout.name == "sched_switch")
             })
             .flatten();
+        // CPU-wide rings (not threads, not inheriting threads on CPUs): the names come
+        // from a carrier on every online CPU (`names_attr`).
+        let cpu_wide = targets.targets.iter().all(|t| matches!(t, Target::Cpu(_)));
         let attrs: Vec<EventAttr> = stages
             .iter()
             .flatten()
@@ -296,7 +299,7 @@ impl TraceSession {
                 if index == 0 && stacks {
                     // Names and mappings (COMM, MMAP2, FORK, EXIT) to name user frames.
                     attr.with_task_records()
-                } else if index == 0 {
+                } else if index == 0 && !cpu_wide {
                     // Names from COMM records: /proc no longer has a thread that exited
                     // before its table is printed (a short workload always has).
                     attr.with_comm_records()
@@ -305,16 +308,40 @@ impl TraceSession {
                 }
             })
             .collect();
-        let ring_targets: Vec<Target> = targets.targets.clone();
-        let cpus = event_cpus(&stages, &ring_targets)?;
+        let cpus = event_cpus(&stages, &targets.targets)?;
+        let traced = attrs.len();
+        let mut attrs = attrs;
+        let mut ring_targets: Vec<Target> = targets.targets.clone();
+        if cpu_wide {
+            // Names come from every online CPU, whatever -C or cpus= say: a thread forked
+            // or exec'd on a CPU outside them and seen on one inside (a wakeup, a switch
+            // to it, a syscall after a migration) would have no name once it exits.
+            attrs.push(names_attr(run));
+            for cpu in online_cpus()? {
+                if !ring_targets.contains(&Target::Cpu(cpu)) {
+                    ring_targets.push(Target::Cpu(cpu));
+                }
+            }
+        }
         let events = PerfEvents::open_where(
             &attrs,
             &ring_targets,
             RingOptions { data_pages: pages },
-            |event, target| match (&cpus[event], target.cpu()) {
-                (Some(cpus), Some(cpu)) => cpus.contains(&cpu),
-                _ => true,
+            |event, target| {
+                if event >= traced {
+                    return true;
+                }
+                if !targets.targets.contains(&target) {
+                    return false;
+                }
+                match (&cpus[event], target.cpu()) {
+                    (Some(cpus), Some(cpu)) => cpus.contains(&cpu),
+                    _ => true,
+                }
             },
+            // The names carrier's records are few, but a flood of traced events (every
+            // wakeup's stack in 2 pages) would overflow a shared ring and lose them too.
+            |event| event >= traced,
         )?;
         let mut filters = Vec::new();
         for (index, event) in stages.iter().flatten().enumerate() {
@@ -629,6 +656,26 @@ impl TraceSession {
     fn analysis_schema(&self) -> AnalysisSchema {
         self.analysis.info().schema
     }
+}
+
+/// The session's name carrier on CPU rings: a software dummy event (it never samples) on
+/// every online CPU, in rings of its own, whose COMM and FORK records name the threads the
+/// traced events meet.
+fn names_attr(run: &HostRunOptions) -> EventAttr {
+    EventAttr::new(
+        EventKind::Software {
+            config: perf_event_open_sys::bindings::PERF_COUNT_SW_DUMMY,
+        },
+        Sampling::Period(1),
+    )
+    .with_sample(
+        perf_event_open_sys::bindings::PERF_SAMPLE_RAW | perf_event_open_sys::bindings::PERF_SAMPLE_PERIOD,
+    )
+    .with_wakeup(match run.ring.watermark_percent {
+        Some(w) => Wakeup::WatermarkPercent(u32::from(w)),
+        None => Wakeup::default(),
+    })
+    .with_comm_records()
 }
 
 /// The thread ids a table of `rows` prints names for.

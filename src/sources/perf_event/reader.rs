@@ -205,16 +205,19 @@ impl PerfEvents {
         targets: &[Target],
         options: RingOptions,
     ) -> Result<PerfEvents, PerfEventError> {
-        Self::open_where(events, targets, options, |_, _| true)
+        Self::open_where(events, targets, options, |_, _| true, |_| false)
     }
 
     /// [`PerfEvents::open`], each event only on the targets `wanted(event index, target)`
-    /// accepts (a selector's `cpus=`). A target no event wants gets no ring.
+    /// accepts (a selector's `cpus=`). A target no event wants gets no ring. The events
+    /// `apart(event index)` names get rings of their own (one per CPU), which a flood of
+    /// the others cannot overflow.
     pub fn open_where(
         events: &[EventAttr],
         targets: &[Target],
         options: RingOptions,
         wanted: impl Fn(usize, Target) -> bool,
+        apart: impl Fn(usize) -> bool,
     ) -> Result<PerfEvents, PerfEventError> {
         if events.is_empty() {
             return Err(PerfEventError::NoEvents);
@@ -228,8 +231,9 @@ impl PerfEvents {
         let mut rings: Vec<RingSlot> = Vec::new();
         let mut ids = FxHashMap::default();
         let mut pollfds = Vec::new();
-        // Rings of CPU-bound targets, by CPU: inheriting threads on one CPU share one.
-        let mut ring_of_cpu: FxHashMap<u32, usize> = FxHashMap::default();
+        // Rings of CPU-bound targets, by CPU (and apart or not): inheriting threads on one
+        // CPU share one.
+        let mut ring_of_cpu: FxHashMap<(u32, bool), usize> = FxHashMap::default();
         'targets: for &target in targets {
             let mut opened = Vec::with_capacity(events.len());
             for (index, event) in effective.iter_mut().enumerate() {
@@ -249,43 +253,48 @@ impl PerfEvents {
                 }
                 opened.push((index, fd));
             }
-            let Some(&(first_event, _)) = opened.first() else {
-                continue;
-            };
-            let shared = target.cpu().and_then(|cpu| ring_of_cpu.get(&cpu).copied());
-            match shared {
-                Some(ring) => {
-                    let (event, at) = rings[ring].owner;
-                    let owner = &fds[event][at];
-                    for (_, fd) in &opened {
-                        fd.set_output(owner)?;
+            let (alone, opened): (Vec<_>, Vec<_>) = opened.into_iter().partition(|(i, _)| apart(*i));
+            for (is_apart, opened) in [(false, opened), (true, alone)] {
+                let Some(&(first_event, _)) = opened.first() else {
+                    continue;
+                };
+                let shared = target
+                    .cpu()
+                    .and_then(|cpu| ring_of_cpu.get(&(cpu, is_apart)).copied());
+                match shared {
+                    Some(ring) => {
+                        let (event, at) = rings[ring].owner;
+                        let owner = &fds[event][at];
+                        for (_, fd) in &opened {
+                            fd.set_output(owner)?;
+                        }
+                    }
+                    None => {
+                        let first = &opened[0].1;
+                        let ring = RingBuffer::map(std::os::fd::AsFd::as_fd(first), options.data_pages)?;
+                        for (_, fd) in &opened[1..] {
+                            fd.set_output(first)?;
+                        }
+                        pollfds.push(libc::pollfd {
+                            fd: std::os::fd::AsRawFd::as_raw_fd(&std::os::fd::AsFd::as_fd(first)),
+                            events: libc::POLLIN,
+                            revents: 0,
+                        });
+                        if let Some(cpu) = target.cpu() {
+                            ring_of_cpu.insert((cpu, is_apart), rings.len());
+                        }
+                        rings.push(RingSlot {
+                            target,
+                            owner: (first_event, fds[first_event].len()),
+                            ring,
+                            counters: RingCounters::new(target),
+                        });
                     }
                 }
-                None => {
-                    let first = &opened[0].1;
-                    let ring = RingBuffer::map(std::os::fd::AsFd::as_fd(first), options.data_pages)?;
-                    for (_, fd) in &opened[1..] {
-                        fd.set_output(first)?;
-                    }
-                    pollfds.push(libc::pollfd {
-                        fd: std::os::fd::AsRawFd::as_raw_fd(&std::os::fd::AsFd::as_fd(first)),
-                        events: libc::POLLIN,
-                        revents: 0,
-                    });
-                    if let Some(cpu) = target.cpu() {
-                        ring_of_cpu.insert(cpu, rings.len());
-                    }
-                    rings.push(RingSlot {
-                        target,
-                        owner: (first_event, fds[first_event].len()),
-                        ring,
-                        counters: RingCounters::new(target),
-                    });
+                for (index, fd) in opened {
+                    ids.insert(fd.id()?, EventIndex(index as u16));
+                    fds[index].push(fd);
                 }
-            }
-            for (index, fd) in opened {
-                ids.insert(fd.id()?, EventIndex(index as u16));
-                fds[index].push(fd);
             }
         }
         if rings.is_empty() {
@@ -602,6 +611,36 @@ mod tests {
             decoding.decode(&bad).is_err(),
             "a short sample is an error, not a panic"
         );
+    }
+
+    #[test]
+    fn events_apart_get_rings_of_their_own() {
+        let clock = EventAttr::new(
+            EventKind::TaskClock,
+            super::super::attr::Sampling::Period(1_000_000),
+        );
+        let dummy = EventAttr::new(
+            EventKind::Software {
+                config: perf_event_open_sys::bindings::PERF_COUNT_SW_DUMMY,
+            },
+            super::super::attr::Sampling::Period(1),
+        )
+        .with_comm_records();
+        let events = [clock, dummy];
+        let cpus = [Target::Cpu(0)];
+        let open = |apart: fn(usize) -> bool| {
+            PerfEvents::open_where(&events, &cpus, RingOptions { data_pages: 1 }, |_, _| true, apart)
+        };
+        let shared = match open(|_| false) {
+            Ok(shared) => shared,
+            // CPU-wide events need root (or a low perf_event_paranoid).
+            Err(e) => return eprintln!("no CPU-wide events here: {e}"),
+        };
+        assert_eq!(shared.ring_count(), 1, "both events in CPU 0's ring");
+        let apart = open(|event| event == 1).unwrap();
+        assert_eq!(apart.ring_count(), 2, "the dummy in a ring of its own");
+        let ids: Vec<EventIndex> = apart.decoding.ids.values().copied().collect();
+        assert!(ids.contains(&EventIndex(0)) && ids.contains(&EventIndex(1)));
     }
 
     #[test]
