@@ -612,8 +612,13 @@ impl TraceSession {
             })
             .flatten()
             .collect();
-        // The `--than` offenders' raw lines name the threads of both events.
-        tids.extend(pairs.iter().flat_map(|p| [p.first.tid, p.second.tid]));
+        // The `--than` offenders' raw lines name the threads of both events (and of the
+        // `--detail` events between them).
+        tids.extend(pairs.iter().flat_map(|p| {
+            [p.first.tid, p.second.tid]
+                .into_iter()
+                .chain(p.detail.iter().map(|e| e.tid))
+        }));
         self.name_threads(tids, &mut out);
         out.extend(ready);
         if !pairs.is_empty() || dropped > 0 {
