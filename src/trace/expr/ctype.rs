@@ -73,8 +73,9 @@ pub fn element_type(declaration: &str) -> &str {
     let decl = declaration.trim();
     // Drop the field name (and its `[N]` suffix): the last word, unless the type itself ends
     // in `[]` (`__data_loc char[] comm`).
-    let type_part = match decl.rfind(|c: char| c.is_whitespace() || c == '*') {
-        Some(i) => &decl[..=i],
+    // The separator may be a multi-byte whitespace (U+0085 in a hostile format file).
+    let type_part = match decl.char_indices().rfind(|&(_, c)| c.is_whitespace() || c == '*') {
+        Some((i, c)) => &decl[..i + c.len_utf8()],
         None => decl,
     };
     strip_qualifiers(type_part)
@@ -92,6 +93,8 @@ mod tests {
         assert_eq!(element_type("const char * name"), "char *");
         assert_eq!(element_type("void * ptr"), "void *");
         assert_eq!(element_type("char prev_comm[16]"), "char");
+        // A multi-byte whitespace before the name: no panic (the fuzzer's find).
+        assert_eq!(element_type("unsigned char a\u{85}b"), "unsigned char a");
         assert_eq!(scalar_size("unsigned long"), Some(8));
         assert_eq!(scalar_size("u64"), Some(8));
         assert_eq!(scalar_size("unsigned int"), Some(4));
