@@ -557,8 +557,12 @@ impl Analyzer for MultiTraceAnalyzer {
             self.play(part, event, unnecessary);
         }
         if let Some(timeline) = &mut self.timeline {
-            let oldest = self.pending.values().map(|p| p.time_ns).min();
-            timeline.push(event, oldest);
+            timeline.push(event, !self.pending.is_empty());
+            if timeline.trim_due()
+                && let Some(oldest) = self.pending.values().map(|p| p.time_ns).min()
+            {
+                timeline.trim(oldest);
+            }
         }
     }
 

@@ -13,6 +13,9 @@ use crate::trace::event::{OwnedTraceEvent, TraceEvent};
 /// Events the timeline holds at most.
 pub const TIMELINE_MAX: usize = 1 << 16;
 
+/// Pushes between two trims by the oldest pending event.
+pub const TRIM_EVERY: usize = 256;
+
 /// Which of the events between two a detail dump shows.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum DetailFilter {
@@ -62,6 +65,8 @@ pub struct Timeline {
     events: VecDeque<OwnedTraceEvent>,
     /// Events pushed out by [`TIMELINE_MAX`] while still maybe needed.
     pub dropped: u64,
+    /// Events kept since the start (when to trim).
+    pushes: usize,
 }
 
 impl Timeline {
@@ -70,23 +75,16 @@ impl Timeline {
             filter,
             events: VecDeque::new(),
             dropped: 0,
+            pushes: 0,
         }
     }
 
-    /// Keep `event`; forget what is older than `oldest_needed_ns` (no pending first event
-    /// is older), and the oldest beyond the cap.
-    pub fn push(&mut self, event: &TraceEvent<'_>, oldest_needed_ns: Option<u64>) {
-        match oldest_needed_ns {
-            None => self.events.clear(),
-            Some(oldest) => {
-                while self.events.front().is_some_and(|e| e.time_ns < oldest) {
-                    self.events.pop_front();
-                }
-            }
-        }
-        if oldest_needed_ns.is_none() {
-            // Nothing waits: no pair can need this event (a first event is pushed after
-            // it becomes pending, so it is kept from then on).
+    /// Keep `event` while a first event is `pending` (one pushed after it became pending is
+    /// kept from then on), the oldest going beyond the cap; with nothing pending no pair
+    /// can need any event.
+    pub fn push(&mut self, event: &TraceEvent<'_>, pending: bool) {
+        if !pending {
+            self.events.clear();
             return;
         }
         if self.events.len() >= TIMELINE_MAX {
@@ -94,6 +92,22 @@ impl Timeline {
             self.dropped += 1;
         }
         self.events.push_back(OwnedTraceEvent::from_event(event));
+        self.pushes = self.pushes.wrapping_add(1);
+    }
+
+    /// Forget what is older than `oldest_needed_ns` (no pending first event is older).
+    /// [`Timeline::between`] reads by time, so trimming late changes no listing: the
+    /// caller trims every [`TRIM_EVERY`] pushes, not per event (finding the oldest pending
+    /// event walks them all).
+    pub fn trim(&mut self, oldest_needed_ns: u64) {
+        while self.events.front().is_some_and(|e| e.time_ns < oldest_needed_ns) {
+            self.events.pop_front();
+        }
+    }
+
+    /// Every [`TRIM_EVERY`] pushes: time to [`Timeline::trim`].
+    pub fn trim_due(&self) -> bool {
+        self.pushes.is_multiple_of(TRIM_EVERY)
     }
 
     /// The events strictly between `first` and `second` that the filter shows.
@@ -140,7 +154,7 @@ mod tests {
             event(15, 0, 3),
             event(20, 0, 7),
         ] {
-            t.push(&e.as_event(), Some(5));
+            t.push(&e.as_event(), true);
         }
         let second = event(20, 0, 7);
         let times: Vec<u64> = t
@@ -155,7 +169,7 @@ mod tests {
         );
         let mut all = Timeline::new(DetailFilter::All);
         for e in [event(10, 0, 7), event(12, 1, 2), event(15, 0, 3)] {
-            all.push(&e.as_event(), Some(10));
+            all.push(&e.as_event(), true);
         }
         assert_eq!(all.between(&first, &second.as_event()).len(), 2);
     }
@@ -163,13 +177,14 @@ mod tests {
     #[test]
     fn the_timeline_forgets_what_no_pending_pair_needs_and_stays_bounded() {
         let mut t = Timeline::new(DetailFilter::All);
-        t.push(&event(1, 0, 1).as_event(), Some(1));
-        t.push(&event(2, 0, 1).as_event(), Some(2));
+        t.push(&event(1, 0, 1).as_event(), true);
+        t.push(&event(2, 0, 1).as_event(), true);
+        t.trim(2);
         assert_eq!(t.events.len(), 1, "older than the oldest pending event");
-        t.push(&event(3, 0, 1).as_event(), None);
+        t.push(&event(3, 0, 1).as_event(), false);
         assert!(t.events.is_empty(), "nothing pending, nothing kept");
         for i in 0..(TIMELINE_MAX as u64 + 10) {
-            t.push(&event(10 + i, 0, 1).as_event(), Some(0));
+            t.push(&event(10 + i, 0, 1).as_event(), true);
         }
         assert_eq!((t.events.len(), t.dropped), (TIMELINE_MAX, 10));
     }
