@@ -6,6 +6,7 @@ pub mod clock;
 pub mod folded;
 pub mod folded_reader;
 pub mod perf_event;
+pub mod prompt_wakeup;
 pub mod qemu;
 pub mod qperf_file;
 pub mod tracefs;

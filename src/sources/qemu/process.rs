@@ -13,6 +13,7 @@ use anyhow::Context;
 use super::host_time::{self, ProcTimes};
 use super::qmp;
 use crate::sources::clock::monotonic_ns;
+use crate::sources::prompt_wakeup::prefer_prompt_wakeups;
 
 /// How QEMU was stopped.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -46,6 +47,8 @@ pub struct QemuProcess {
     exited: Option<(i32, Option<ProcTimes>, Duration)>,
     stop_requested: Option<(Instant, StopMethod)>,
     stderr: Option<Receiver<Vec<u8>>>,
+    /// The console reader runs real-time, so marker stamps trail the guest by microseconds.
+    pub console_realtime: bool,
 }
 
 impl QemuProcess {
@@ -69,10 +72,12 @@ impl QemuProcess {
                 )
             })?;
         let (tx, rx) = channel();
+        let (prompt_tx, prompt_rx) = channel();
         let mut stdout = child.stdout.take().context("QEMU stdout")?;
         std::thread::Builder::new()
             .name("perfscope-console".into())
             .spawn(move || {
+                let _ = prompt_tx.send(prefer_prompt_wakeups());
                 let mut buf = [0u8; 4096];
                 loop {
                     match stdout.read(&mut buf) {
@@ -98,6 +103,7 @@ impl QemuProcess {
                 let _ = etx.send(all);
             })?;
         let stdin = child.stdin.take();
+        let console_realtime = prompt_rx.recv().unwrap_or(false);
         Ok(Self {
             child,
             stdin,
@@ -107,6 +113,7 @@ impl QemuProcess {
             exited: None,
             stop_requested: None,
             stderr: Some(erx),
+            console_realtime,
         })
     }
 

@@ -93,6 +93,13 @@ impl QemuSession {
         if options.workload_timeout.is_some() && options.start_marker.is_none() {
             warnings.push("--workload-timeout requires a start marker to open the window".into());
         }
+        if options.start_marker.is_some() && !process.console_realtime {
+            warnings.push(
+                "the console reader could not run real-time (needs root or RLIMIT_RTPRIO); \
+                 on a busy machine the window may open a few samples late"
+                    .into(),
+            );
+        }
         Ok(QemuSession {
             options,
             process,
