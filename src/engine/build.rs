@@ -95,16 +95,29 @@ impl SnapshotBuilder {
         self.version += 1;
     }
 
+    /// Whether an aggregate will read the fresh log: one built for the current version.
+    /// Until then (a headless run that never draws, or just after an invalidation) the next
+    /// build starts over from the slices, so logging would only pin memory.
+    fn logging(&self) -> bool {
+        self.mode == LiveMode::Accumulate && self.buffers.iter().any(|b| b.version == self.version)
+    }
+
+    /// Samples and row updates waiting in the fresh log.
+    #[cfg(test)]
+    pub(crate) fn fresh_len(&self) -> (usize, usize) {
+        (self.fresh.samples.len(), self.fresh.rows.len())
+    }
+
     /// A sample was applied (kept for the accumulating aggregates).
     pub fn note_sample(&mut self, sample: &Sample) {
-        if self.mode == LiveMode::Accumulate {
+        if self.logging() {
             self.fresh.samples.push(*sample);
         }
     }
 
     /// Analysis rows were applied.
     pub fn note_rows(&mut self, rows: RowsUpdate) {
-        if self.mode == LiveMode::Accumulate {
+        if self.logging() {
             self.fresh.rows.push(rows);
         }
     }

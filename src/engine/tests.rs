@@ -192,6 +192,26 @@ fn live_modes_windows_and_the_reset_apply_to_analysis_rows() {
 }
 
 #[test]
+fn a_run_that_never_draws_logs_nothing_for_the_views() {
+    // Headless text output reads updates as they pass and never builds a snapshot: the
+    // fresh log (what a drawn aggregate has not read yet) must not pin every interval.
+    let mut engine = live();
+    let mut updates = vec![Update::Analysis(syscalls_info())];
+    for i in 0..1_000u64 {
+        updates.push(reads(i * S / 100, 3));
+    }
+    engine.apply(updates);
+    assert_eq!(engine.builder.fresh_len(), (0, 0));
+    // What was not logged is still counted: the first snapshot reads the slices.
+    assert_eq!(read_calls(&mut engine), 3_000);
+    // Once drawn, updates are logged for the two buffers and both count them.
+    engine.apply(vec![reads(10 * S + 1, 5)]);
+    assert_eq!(engine.builder.fresh_len().1, 1);
+    assert_eq!(read_calls(&mut engine), 3_005);
+    assert_eq!(read_calls(&mut engine), 3_005);
+}
+
+#[test]
 fn a_million_samples_keep_state_bounded_by_distinct_stacks_times_slices() {
     // 200 distinct stacks, a million samples over 20 minutes, snapshots on the way.
     let mut list = profile_from(&[]);

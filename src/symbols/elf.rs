@@ -37,7 +37,9 @@ pub struct Alias {
 /// A loaded ELF.
 pub struct ElfImage {
     path: PathBuf,
-    loader: addr2line::Loader,
+    /// None without `.debug_info`: addr2line would find no frames there, and its loader
+    /// builds a symbol map of its own beside ours (tens of MB for a large library).
+    loader: Option<addr2line::Loader>,
     symbols: SymbolTable,
     kernel_text: Option<AddressRange>,
     aliases: Vec<Alias>,
@@ -77,7 +79,11 @@ impl ElfImage {
         drop(object);
         drop(map);
 
-        let loader = addr2line::Loader::new(path).map_err(|e| parse(e.to_string()))?;
+        let loader = if has_dwarf {
+            Some(addr2line::Loader::new(path).map_err(|e| parse(e.to_string()))?)
+        } else {
+            None
+        };
         Ok(Self {
             path: path.to_path_buf(),
             loader,
@@ -112,7 +118,7 @@ impl ElfImage {
 
     fn dwarf_frames(&self, address: u64) -> Vec<SymbolFrame> {
         let mut out = Vec::new();
-        let Ok(mut frames) = self.loader.find_frames(address) else {
+        let Some(Ok(mut frames)) = self.loader.as_ref().map(|l| l.find_frames(address)) else {
             return out;
         };
         while let Ok(Some(frame)) = frames.next() {
