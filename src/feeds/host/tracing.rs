@@ -490,6 +490,9 @@ impl TraceSession {
             session.event_lines = Some(EventLines::new(&session.analysis));
         }
         session.events.enable().context("cannot enable the events")?;
+        // And after: a thread born between the first scan and the enable has no FORK
+        // record, so only a second look names it (it printed `<...>` now and then).
+        crate::symbols::host::comms::scan_proc_comms(&mut session.names);
         // Every CPU runs its task by now (oncpu credits the first run on a CPU from here).
         session.analysis.begin(monotonic_ns());
         session.targets.start_workload();
