@@ -32,6 +32,7 @@ pub mod kmemprof;
 pub mod kvm_exit;
 pub mod latency;
 pub mod mem_events;
+pub mod memory_table;
 pub mod multi_trace;
 pub mod num_dist;
 pub mod oncpu;
