@@ -106,3 +106,72 @@ pub fn memory_table(info: &AnalysisInfo, rows: &AnalysisRows) -> Option<Analysis
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::model::memory_stacks::{FrameText, LeakRows, MemSchema};
+
+    #[test]
+    fn leaks_list_live_stacks_by_bytes_with_their_functions() {
+        let stack = |id: u32, names: &[&str]| {
+            Arc::new(NamedStack {
+                id,
+                frames: names
+                    .iter()
+                    .map(|n| FrameText {
+                        address: 1,
+                        text: format!("{n}+0x10 ([kernel.kallsyms])"),
+                    })
+                    .collect(),
+            })
+        };
+        let mut rows = LeakRows {
+            allocs: 5,
+            frees: 2,
+            ..LeakRows::default()
+        };
+        rows.stacks
+            .insert(stack(1, &["kmalloc", "small"]), MemCell { bytes: 8, objects: 1 });
+        rows.stacks.insert(
+            stack(2, &["kmalloc", "alloc_pipe_info"]),
+            MemCell {
+                bytes: 2048,
+                objects: 2,
+            },
+        );
+        // More freed than allocated in this selection: not a leak.
+        rows.stacks.insert(
+            stack(3, &["kmalloc", "gone"]),
+            MemCell {
+                bytes: -64,
+                objects: -1,
+            },
+        );
+        let info = AnalysisInfo {
+            name: "kmemleak".into(),
+            schema: AnalysisSchema::Leaks(MemSchema {
+                events: vec!["kmem:kmalloc".into(), "kmem:kfree".into()],
+                is_alloc: vec![true, false],
+                sized: true,
+                than_ns: None,
+            }),
+        };
+        let table = memory_table(&info, &AnalysisRows::Leaks(rows)).unwrap();
+        assert_eq!(
+            table.title,
+            "kmemleak: 1992 bytes in 2 objects not freed — 5 allocs, 2 frees"
+        );
+        let stacks: Vec<&Cell> = table.rows.iter().map(|r| &r.cells[3]).collect();
+        assert_eq!(
+            stacks,
+            [
+                &Cell::Text("kmalloc <- alloc_pipe_info".into()),
+                &Cell::Text("kmalloc <- small".into())
+            ]
+        );
+        assert_eq!(table.rows[0].cells[1], Cell::Number(2048.0));
+    }
+}
