@@ -3,6 +3,7 @@
 //! named once each through a [`StackNamer`] the session gives (kallsyms, the user-space
 //! symbolizer) while the process that allocated is still there to be read.
 
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
@@ -50,10 +51,15 @@ impl MemEvent {
     }
 }
 
+/// A stack met before: its process (0 for kernel-only chains), its chain, its name.
+type KnownStack = (u32, Box<[u64]>, StackRef);
+
 /// Stacks met so far, by (process when the chain has user frames, chain): each named once.
+/// Keyed by the chain's hash, so looking one up copies nothing.
 pub struct StackTable {
     namer: Option<StackNamer>,
-    known: FxHashMap<(u32, Vec<u64>), StackRef>,
+    known: FxHashMap<u64, Vec<KnownStack>>,
+    count: u32,
     none: StackRef,
 }
 
@@ -63,6 +69,7 @@ impl StackTable {
         Self {
             namer,
             known: FxHashMap::default(),
+            count: 0,
             none: Arc::new(NamedStack {
                 id: 0,
                 frames: Vec::new(),
@@ -82,8 +89,17 @@ impl StackTable {
         } else {
             0
         };
-        if let Some(known) = self.known.get(&(pid, chain.to_vec())) {
-            return known.clone();
+        let hash = {
+            let mut hasher = rustc_hash::FxHasher::default();
+            (pid, chain).hash(&mut hasher);
+            hasher.finish()
+        };
+        if let Some((_, _, stack)) = self
+            .known
+            .get(&hash)
+            .and_then(|same| same.iter().find(|(p, c, _)| *p == pid && **c == *chain))
+        {
+            return stack.clone();
         }
         let frames = match &mut self.namer {
             Some(namer) => namer(event.pid, chain),
@@ -96,11 +112,15 @@ impl StackTable {
                 })
                 .collect(),
         };
+        self.count += 1;
         let stack = Arc::new(NamedStack {
-            id: self.known.len() as u32 + 1,
+            id: self.count,
             frames,
         });
-        self.known.insert((pid, chain.to_vec()), stack.clone());
+        self.known
+            .entry(hash)
+            .or_default()
+            .push((pid, chain.into(), stack.clone()));
         stack
     }
 }

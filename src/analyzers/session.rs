@@ -476,8 +476,11 @@ fn stack_table(options: &TraceOptions, stages: &[Vec<ResolvedEvent>]) -> StackTa
     if !stacks {
         return StackTable::new(None);
     }
-    let mut names = crate::symbols::host::stack_names::StackNames::new();
-    StackTable::new(Some(Box::new(move |pid, chain| names.name(pid, chain))))
+    // Without a symbolizer the frames print as addresses.
+    let names = crate::symbols::host::stack_names::StackNames::new();
+    StackTable::new(names.map(|mut names| {
+        Box::new(move |pid: u32, chain: &[u64]| names.name(pid, chain)) as super::mem_events::StackNamer
+    }))
 }
 
 /// num-dist over every event's `num=` (perf-prof refuses an event without one).

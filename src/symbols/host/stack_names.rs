@@ -19,17 +19,17 @@ pub struct StackNames {
 
 impl StackNames {
     /// Loads the kernel's symbols; when they are hidden the kernel frames stay unnamed
-    /// (`[unknown]`) rather than failing the run.
-    pub fn new() -> Self {
-        let symbols = HostSymbolizer::new(HostSymbolizerOptions::default()).or_else(|_| {
-            HostSymbolizer::new(HostSymbolizerOptions {
-                kernel: false,
-                ..HostSymbolizerOptions::default()
+    /// (`[unknown]`) rather than failing the run. `None` when no symbolizer can be made.
+    pub fn new() -> Option<Self> {
+        HostSymbolizer::new(HostSymbolizerOptions::default())
+            .or_else(|_| {
+                HostSymbolizer::new(HostSymbolizerOptions {
+                    kernel: false,
+                    ..HostSymbolizerOptions::default()
+                })
             })
-        });
-        Self {
-            symbols: symbols.expect("a symbolizer without kernel symbols reads no file at creation"),
-        }
+            .ok()
+            .map(|symbols| Self { symbols })
     }
 
     /// The frames of `chain` (leaf first) of process `pid`, one per address (an inlined
@@ -66,11 +66,5 @@ impl StackNames {
             }
         }
         out
-    }
-}
-
-impl Default for StackNames {
-    fn default() -> Self {
-        Self::new()
     }
 }
