@@ -27,8 +27,12 @@
 pub mod blktrace;
 pub mod hrtimer;
 pub mod key;
+pub mod kmemleak;
+pub mod kmemprof;
 pub mod kvm_exit;
 pub mod latency;
+pub mod mem_events;
+pub mod memory_table;
 pub mod multi_trace;
 pub mod num_dist;
 pub mod oncpu;

@@ -35,6 +35,10 @@ pub enum AnalyzerKind {
     Watchdog,
     /// perf-prof's `blktrace`: block request stage latencies of one device.
     Blktrace,
+    /// perf-prof's `kmemleak`: allocations never freed, by allocation stack.
+    Kmemleak,
+    /// perf-prof's `kmemprof`: bytes allocated and freed, by stack.
+    Kmemprof,
 }
 
 impl AnalyzerKind {
@@ -56,6 +60,8 @@ impl AnalyzerKind {
             AnalyzerKind::Hrtimer => "hrtimer",
             AnalyzerKind::Watchdog => "watchdog",
             AnalyzerKind::Blktrace => "blktrace",
+            AnalyzerKind::Kmemleak => "kmemleak",
+            AnalyzerKind::Kmemprof => "kmemprof",
         }
     }
 
@@ -86,6 +92,8 @@ impl AnalyzerKind {
             AnalyzerKind::Hrtimer,
             AnalyzerKind::Watchdog,
             AnalyzerKind::Blktrace,
+            AnalyzerKind::Kmemleak,
+            AnalyzerKind::Kmemprof,
         ]
         .into_iter()
         .find(|k| k.key() == key)

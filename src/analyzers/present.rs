@@ -256,6 +256,9 @@ pub fn table(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNames) -> A
     if let (AnalysisSchema::Lockups, AnalysisRows::Lockups(lockups)) = (&info.schema, rows) {
         return lockup_table(info, lockups);
     }
+    if let Some(table) = super::memory_table::memory_table(info, rows) {
+        return table;
+    }
     let wall = WallClock::local(SystemTime::now());
     let text = analysis_text(info, rows, &wall, names, TextStyle::default(), None);
     let name = |tid: u64| {

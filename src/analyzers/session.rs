@@ -12,8 +12,11 @@ use super::Analyzer;
 use super::blktrace::BlktraceAnalyzer;
 use super::hrtimer::{HrtimerAnalyzer, HrtimerConfig, condition_vars};
 use super::key::KeySource;
+use super::kmemleak::KmemleakAnalyzer;
+use super::kmemprof::KmemprofAnalyzer;
 use super::kvm_exit::{KvmExitAnalyzer, KvmExitConfig};
 use super::latency::SlowPair;
+use super::mem_events::{MemEvent, MemRole, StackTable};
 use super::multi_trace::{Implementation, Instance, MultiTraceAnalyzer, MultiTraceConfig, StageEvent};
 use super::num_dist::{NumDistAnalyzer, NumEvent, NumInstance};
 use super::oncpu::OnCpuAnalyzer;
@@ -49,6 +52,8 @@ enum Kind {
     KvmExit(KvmExitAnalyzer),
     Hrtimer(HrtimerAnalyzer),
     Watchdog(WatchdogAnalyzer),
+    Kmemleak(KmemleakAnalyzer),
+    Kmemprof(KmemprofAnalyzer),
 }
 
 /// A running analyzer with the layouts of the events it was built over.
@@ -184,6 +189,15 @@ impl Analysis {
             AnalyzerKind::Blktrace => {
                 Kind::Blktrace(BlktraceAnalyzer::new(&layouts, options.than_ns, SLOW_PAIRS)?)
             }
+            AnalyzerKind::Kmemleak => Kind::Kmemleak(KmemleakAnalyzer::new(
+                mem_events(options, stages)?,
+                stack_table(options, stages),
+                options.than_ns,
+            )?),
+            AnalyzerKind::Kmemprof => Kind::Kmemprof(KmemprofAnalyzer::new(
+                mem_events(options, stages)?,
+                stack_table(options, stages),
+            )?),
         };
         Ok(Analysis {
             kind,
@@ -221,6 +235,8 @@ impl Analysis {
             Kind::KvmExit(a) => a.feed(event),
             Kind::Hrtimer(a) => a.feed(event),
             Kind::Watchdog(a) => a.feed(event),
+            Kind::Kmemleak(a) => a.feed(event),
+            Kind::Kmemprof(a) => a.feed(event),
         }
     }
 
@@ -238,6 +254,8 @@ impl Analysis {
             Kind::KvmExit(a) => a.lost(from_ns, to_ns),
             Kind::Hrtimer(a) => a.lost(from_ns, to_ns),
             Kind::Watchdog(a) => a.lost(from_ns, to_ns),
+            Kind::Kmemleak(a) => a.lost(from_ns, to_ns),
+            Kind::Kmemprof(a) => a.lost(from_ns, to_ns),
         }
     }
 
@@ -256,6 +274,8 @@ impl Analysis {
         match &mut self.kind {
             Kind::MultiTrace(a) => a.finish(),
             Kind::OnCpu(a) => a.finish(),
+            Kind::Kmemleak(a) => a.finish(crate::sources::clock::monotonic_ns()),
+            Kind::Kmemprof(a) => a.finish(),
             _ => {}
         }
     }
@@ -291,7 +311,9 @@ impl Analysis {
             | Kind::OnCpu(_)
             | Kind::NumDist(_)
             | Kind::Hrtimer(_)
-            | Kind::Watchdog(_) => (Vec::new(), 0),
+            | Kind::Watchdog(_)
+            | Kind::Kmemleak(_)
+            | Kind::Kmemprof(_) => (Vec::new(), 0),
         }
     }
 
@@ -310,6 +332,8 @@ impl Analysis {
             Kind::KvmExit(a) => a.take_rows(),
             Kind::Hrtimer(a) => a.take_rows(),
             Kind::Watchdog(a) => a.take_rows(),
+            Kind::Kmemleak(a) => a.take_rows(),
+            Kind::Kmemprof(a) => a.take_rows(),
         }
     }
 
@@ -328,6 +352,8 @@ impl Analysis {
             Kind::KvmExit(a) => a.schema(),
             Kind::Hrtimer(a) => a.schema(),
             Kind::Watchdog(a) => a.schema(),
+            Kind::Kmemleak(a) => a.schema(),
+            Kind::Kmemprof(a) => a.schema(),
         };
         if let (AnalysisSchema::Top(top), Some(printkey)) = (&mut schema, &self.printkey) {
             let printkey = printkey.clone();
@@ -386,6 +412,74 @@ fn hrtimer(options: &TraceOptions, events: &[&ResolvedEvent]) -> anyhow::Result<
         events: names,
         condition,
         period_ns: options.period_ns.unwrap_or(period_ns),
+    }))
+}
+
+/// kmemleak/kmemprof: the first stage allocates, the second frees. `ptr=` defaults to the
+/// `ptr` field and an alloc event's `size=` to `bytes_alloc` (when the event has them);
+/// kmemprof's `key=`, else `-k`, stands for `ptr=` as in perf-prof's multi-trace.
+fn mem_events(options: &TraceOptions, stages: &[Vec<ResolvedEvent>]) -> anyhow::Result<Vec<MemEvent>> {
+    let analyzer = options.analyzer.name();
+    if stages.len() != 2 {
+        bail!(
+            "{analyzer} needs alloc and free events: --alloc 'kmem:kmalloc//ptr=ptr/size=bytes_alloc/stack/' \
+             --free 'kmem:kfree//ptr=ptr/' (or -e ALLOC -e FREE); got {} stage(s)",
+            stages.len()
+        );
+    }
+    let default_key = options
+        .key
+        .as_deref()
+        .map(Expr::parse)
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("-k: {e}"))?;
+    let field = |event: &ResolvedEvent, name: &str| -> Option<BoundExpr> {
+        event.layout.field(name)?;
+        Expr::parse(name).ok()?.bind(&event.layout).ok()
+    };
+    let mut events = Vec::new();
+    for (stage, role) in stages.iter().zip([MemRole::Alloc, MemRole::Free]) {
+        for event in stage {
+            let name = event.layout.full_name();
+            let key = match (&event.attrs.key, &default_key) {
+                (Some(key), _) if options.analyzer == AnalyzerKind::Kmemprof => Some(key.clone()),
+                (None, Some(expr)) if options.analyzer == AnalyzerKind::Kmemprof => Some(
+                    expr.bind(&event.layout)
+                        .with_context(|| format!("-k {} on {name}", expr.text()))?,
+                ),
+                _ => None,
+            };
+            let Some(ptr) = event.attrs.ptr.clone().or(key).or_else(|| field(event, "ptr")) else {
+                bail!(
+                    "{analyzer}: {name}//ptr=?/ ptr attribute is not set and the event has no `ptr` field: \
+                     give the address, e.g. -e '{name}//ptr=FIELD/'"
+                );
+            };
+            let size = match role {
+                MemRole::Alloc => event.attrs.size.clone().or_else(|| field(event, "bytes_alloc")),
+                MemRole::Free => None,
+            };
+            events.push(MemEvent {
+                role,
+                name: event.spec.alias.clone().unwrap_or(name),
+                ptr,
+                size,
+            });
+        }
+    }
+    Ok(events)
+}
+
+/// Stacks named through the host's symbols when some event samples them.
+fn stack_table(options: &TraceOptions, stages: &[Vec<ResolvedEvent>]) -> StackTable {
+    let stacks = options.call_graph || stages.iter().flatten().any(|e| e.spec.stack);
+    if !stacks {
+        return StackTable::new(None);
+    }
+    // Without a symbolizer the frames print as addresses.
+    let names = crate::symbols::host::stack_names::StackNames::new();
+    StackTable::new(names.map(|mut names| {
+        Box::new(move |pid: u32, chain: &[u64]| names.name(pid, chain)) as super::mem_events::StackNamer
     }))
 }
 

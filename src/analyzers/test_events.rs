@@ -226,3 +226,34 @@ pub fn block(name: &str, id: u64) -> EventLayout {
     }
     layout
 }
+
+/// `kmem:kmalloc` as 6.18 lays it out: `call_site`, `ptr`, `bytes_req`, `bytes_alloc`,
+/// `gfp_flags`, `node`.
+pub fn kmalloc() -> EventLayout {
+    layout(
+        "kmem",
+        "kmalloc",
+        400,
+        &[
+            ("call_site", 8, FieldKind::Unsigned),
+            ("ptr", 8, FieldKind::Unsigned),
+            ("bytes_req", 8, FieldKind::Unsigned),
+            ("bytes_alloc", 8, FieldKind::Unsigned),
+            ("gfp_flags", 8, FieldKind::Unsigned),
+            ("node", 4, FieldKind::Signed),
+        ],
+    )
+}
+
+/// `kmem:kfree`: `call_site`, `ptr`.
+pub fn kfree() -> EventLayout {
+    layout(
+        "kmem",
+        "kfree",
+        401,
+        &[
+            ("call_site", 8, FieldKind::Unsigned),
+            ("ptr", 8, FieldKind::Unsigned),
+        ],
+    )
+}

@@ -19,6 +19,7 @@ mod blktrace_table;
 mod event_line;
 mod fault_table;
 mod hrtimer_lines;
+mod kmem_report;
 mod kvm_exit_table;
 mod latency_tables;
 mod lockup_lines;
@@ -37,6 +38,7 @@ pub use blktrace_table::blktrace_table;
 pub use event_line::{event_line, latency_flags, slow_pair_lines};
 pub use fault_table::fault_table;
 pub use hrtimer_lines::hrtimer_lines;
+pub use kmem_report::{kmemleak_report, kmemprof_report, stack_text};
 pub use kvm_exit_table::{NO_VM_NOTICE, kvm_exit_table};
 pub use latency_tables::{delay_table, syscall_table};
 pub use lockup_lines::lockup_lines;
@@ -163,6 +165,8 @@ pub fn analysis_text(
         (AnalysisSchema::Lockups, AnalysisRows::Lockups(rows)) => {
             lockup_lines(rows, &|t| event_wall(style, wall, t))
         }
+        (AnalysisSchema::Leaks(schema), AnalysisRows::Leaks(rows)) => kmemleak_report(schema, rows, wall),
+        (AnalysisSchema::MemProf(schema), AnalysisRows::MemProf(rows)) => kmemprof_report(schema, rows, wall),
         _ => String::new(),
     }
 }

@@ -83,6 +83,13 @@ pub enum HostCommand {
     /// Block request stage latencies of one device (-d /dev/vda): getrq → insert →
     /// issue → complete, as perf-prof's blktrace.
     Blktrace(BlktraceCommandArgs),
+    /// Allocations never freed, by allocation stack (perf-prof's kmemleak):
+    /// `kmemleak --alloc 'kmem:kmalloc//ptr=ptr/size=bytes_alloc/stack/' --free 'kmem:kfree//ptr=ptr/'`
+    /// (or the same as two -e); uprobes work too (`uretprobe:BINARY:malloc//ptr=ret/`).
+    Kmemleak(super::kmem::KmemleakCommandArgs),
+    /// Bytes allocated and freed per stack (perf-prof's kmemprof):
+    /// `kmemprof -e 'kmem:kmalloc//size=bytes_alloc/stack/' -e 'kmem:kfree//stack/' -k ptr`.
+    Kmemprof(super::kmem::KmemprofCommandArgs),
 }
 
 #[derive(Args)]
@@ -336,6 +343,8 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
         HostCommand::Hrtimer(a) => Some(&a.host),
         HostCommand::Watchdog(a) => Some(&a.host),
         HostCommand::Blktrace(a) => Some(&a.host),
+        HostCommand::Kmemleak(a) => Some(&a.host),
+        HostCommand::Kmemprof(a) => Some(&a.host),
         HostCommand::Trace(a) => Some(&a.host),
         HostCommand::Expr(a) => Some(&a.host),
         // Reads tracefs and prints; nothing runs.
@@ -413,6 +422,8 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
         }
         HostCommand::KvmExit(a) => run_trace_command(&a.host, &a.options()?, &a.tui),
         HostCommand::Hrtimer(a) => run_trace_command(&a.host, &a.options()?, &a.tui),
+        HostCommand::Kmemleak(a) => run_trace_command(&a.host, &a.options()?, &a.tui),
+        HostCommand::Kmemprof(a) => run_trace_command(&a.host, &a.options()?, &a.tui),
         HostCommand::Watchdog(a) => {
             let (host, trace) = a.options()?;
             if host.text_output() && !super::watchdog::has_hardware_pmu() {
@@ -544,6 +555,7 @@ pub(crate) fn run_trace_command(
         config.initial_view = match trace.analyzer {
             // trace -g: the events' stacks are the session's samples.
             AnalyzerKind::Trace if trace.call_graph => ViewKind::Flamegraph,
+            AnalyzerKind::Kmemleak | AnalyzerKind::Kmemprof => ViewKind::Table,
             AnalyzerKind::Trace => ViewKind::Console,
             AnalyzerKind::Top
             | AnalyzerKind::MultiTracePair

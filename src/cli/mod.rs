@@ -15,6 +15,7 @@ pub mod event_commands;
 pub mod exit;
 pub mod host;
 pub mod host_commands;
+pub mod kmem;
 pub mod output_file;
 pub mod qemu_command;
 pub mod recorded;

@@ -15,6 +15,7 @@ use rustc_hash::FxHashMap;
 use super::fault_counts::FaultCounts;
 use super::histogram::LatencyHistogram;
 use super::lockup_warnings::LockupRows;
+use super::memory_stacks::{LeakRows, MemSchema, ProfRows};
 use super::period_counts::{CountInstance, PeriodCounts, PeriodSchema};
 use super::timer_samples::{TimerSamples, TimerSchema};
 
@@ -142,6 +143,10 @@ pub enum AnalysisRows {
     Timer(TimerSamples),
     /// `watchdog`: the lockups it predicted.
     Lockups(LockupRows),
+    /// `kmemleak`: live allocations per stack.
+    Leaks(LeakRows),
+    /// `kmemprof`: bytes allocated and freed per stack.
+    MemProf(ProfRows),
 }
 
 impl AnalysisRows {
@@ -155,6 +160,8 @@ impl AnalysisRows {
             AnalysisRows::Faults(_) => AnalysisRows::Faults(FaultCounts::default()),
             AnalysisRows::Timer(_) => AnalysisRows::Timer(TimerSamples::default()),
             AnalysisRows::Lockups(_) => AnalysisRows::Lockups(LockupRows::default()),
+            AnalysisRows::Leaks(_) => AnalysisRows::Leaks(LeakRows::default()),
+            AnalysisRows::MemProf(_) => AnalysisRows::MemProf(ProfRows::default()),
         }
     }
 
@@ -167,6 +174,8 @@ impl AnalysisRows {
             AnalysisRows::Faults(f) => f.cells.is_empty(),
             AnalysisRows::Timer(t) => t.matched.is_empty() && t.periods == 0,
             AnalysisRows::Lockups(l) => l.is_empty(),
+            AnalysisRows::Leaks(l) => l.is_empty(),
+            AnalysisRows::MemProf(p) => p.is_empty(),
         }
     }
 
@@ -218,6 +227,8 @@ impl AnalysisRows {
             (AnalysisRows::Faults(a), AnalysisRows::Faults(b)) => a.merge_scaled(b, factor),
             (AnalysisRows::Timer(a), AnalysisRows::Timer(b)) => a.merge_scaled(b, factor),
             (AnalysisRows::Lockups(a), AnalysisRows::Lockups(b)) => a.merge_scaled(b, factor),
+            (AnalysisRows::Leaks(a), AnalysisRows::Leaks(b)) => a.merge_scaled(b, factor),
+            (AnalysisRows::MemProf(a), AnalysisRows::MemProf(b)) => a.merge_scaled(b, factor),
             // Rows of another analyzer: a session runs one, so this does not happen.
             _ => {}
         }
@@ -253,6 +264,8 @@ impl AnalysisRows {
             }
             AnalysisRows::Timer(t) => t.heap_bytes(),
             AnalysisRows::Lockups(l) => l.heap_bytes(),
+            AnalysisRows::Leaks(l) => l.heap_bytes(),
+            AnalysisRows::MemProf(p) => p.heap_bytes(),
         }
     }
 }
@@ -398,6 +411,10 @@ pub enum AnalysisSchema {
     Timer(TimerSchema),
     /// `watchdog` (its rows say all there is).
     Lockups,
+    /// `kmemleak`.
+    Leaks(MemSchema),
+    /// `kmemprof`.
+    MemProf(MemSchema),
 }
 
 impl AnalysisSchema {
@@ -420,6 +437,8 @@ impl AnalysisSchema {
             AnalysisSchema::Faults => AnalysisRows::Faults(FaultCounts::default()),
             AnalysisSchema::Timer(_) => AnalysisRows::Timer(TimerSamples::default()),
             AnalysisSchema::Lockups => AnalysisRows::Lockups(LockupRows::default()),
+            AnalysisSchema::Leaks(_) => AnalysisRows::Leaks(LeakRows::default()),
+            AnalysisSchema::MemProf(_) => AnalysisRows::MemProf(ProfRows::default()),
         }
     }
 }

@@ -26,6 +26,7 @@ pub mod histogram;
 pub mod hotspots;
 pub mod location;
 pub mod lockup_warnings;
+pub mod memory_stacks;
 pub mod period_counts;
 pub mod present;
 pub mod sample;

@@ -39,6 +39,7 @@ pub mod maps;
 pub mod perf_map;
 pub mod probe_offset;
 pub mod processes;
+pub mod stack_names;
 pub mod vdso;
 
 use std::path::{Path, PathBuf};

@@ -88,6 +88,19 @@ fn default_events(analyzer: AnalyzerKind) -> Vec<String> {
     }
 }
 
+/// kmemleak `-g` samples the stacks of the alloc events only, as perf-prof's: a free's
+/// stack says nothing of a leak, and sampling it on every kfree overruns the rings.
+fn alloc_stacks_only(trace: &TraceOptions, stages: &mut [Vec<ResolvedEvent>]) -> TraceOptions {
+    let mut trace = trace.clone();
+    if trace.analyzer == AnalyzerKind::Kmemleak && trace.call_graph {
+        trace.call_graph = false;
+        for event in stages.first_mut().into_iter().flatten() {
+            event.spec.stack = true;
+        }
+    }
+    trace
+}
+
 /// A software event's sampling period: hrtimer's timer ticks every `--period`, watchdog's
 /// every 1 s / `-F`.
 fn software_period(trace: &TraceOptions, layout: &EventLayout, default: u64) -> u64 {
@@ -236,6 +249,7 @@ impl TraceSession {
         }
         let mut targets = open_targets(&run.target)?;
         let trace = &task_state_targets::on_every_cpu(trace, &run.target, &mut targets)?;
+        let trace = &alloc_stacks_only(trace, &mut stages);
         let attr_of = |event: &ResolvedEvent| {
             let attr = match software_event_of(&event.layout) {
                 // The same sample fields as a tracepoint's (an empty raw record), so every

@@ -25,6 +25,8 @@ pub struct BoundAttrs {
     pub role: Option<BoundExpr>,
     pub comm: Option<BoundExpr>,
     pub num: Option<BoundExpr>,
+    pub ptr: Option<BoundExpr>,
+    pub size: Option<BoundExpr>,
     pub top_by: Vec<BoundExpr>,
     pub top_add: Vec<BoundExpr>,
 }
@@ -142,6 +144,8 @@ pub fn bind_event(spec: EventSpec, layout: EventLayout) -> Result<ResolvedEvent,
         role: one(&spec.role, "role")?,
         comm: one(&spec.comm, "comm")?,
         num: one(&spec.num, "num")?,
+        ptr: one(&spec.ptr, "ptr")?,
+        size: one(&spec.size, "size")?,
         top_by: spec
             .top_by
             .iter()

@@ -109,6 +109,10 @@ pub struct EventSpec {
     /// CPUs this event is opened on (`cpus=0-3` or `cpus="0,2"`).
     pub cpus: Option<Vec<u32>>,
     pub num: Option<AttrExpr>,
+    /// kmemleak/kmemprof: the allocation's address (alloc and free events).
+    pub ptr: Option<AttrExpr>,
+    /// kmemleak/kmemprof: the allocation's size in bytes (alloc events).
+    pub size: Option<AttrExpr>,
     /// A uprobe (or kprobe) to define before the event can be resolved.
     pub probe: Option<ProbeSpec>,
     /// The whole selector text this event came from, for errors found later.
@@ -151,7 +155,7 @@ impl EventSpec {
 
 const KNOWN_ATTRIBUTES: &str = "known attributes: stack, max-stack=N, alias=NAME, key=EXPR, \
      printkey=EXPR, role=EXPR, untraced, trigger, top-by=EXPR, top-add=EXPR, comm=EXPR, \
-     cpus=LIST, num=EXPR";
+     cpus=LIST, num=EXPR, ptr=EXPR, size=EXPR";
 
 /// Parse one `-e` text into its events, in order.
 pub fn parse_selectors(text: &str) -> Result<Vec<EventSpec>, SelectorError> {
@@ -280,6 +284,8 @@ impl Parser<'_> {
             comm: None,
             cpus: None,
             num: None,
+            ptr: None,
+            size: None,
             probe,
             source: self.source.clone(),
             name_offset: name_start,
@@ -407,7 +413,7 @@ impl Parser<'_> {
                 let (a, b) = needs_value()?;
                 spec.cpus = Some(self.cpu_list(a, b)?);
             }
-            "key" | "printkey" | "role" | "comm" | "num" | "top-by" | "top-add" => {
+            "key" | "printkey" | "role" | "comm" | "num" | "ptr" | "size" | "top-by" | "top-add" => {
                 let (a, b) = needs_value()?;
                 let expr = self.expr(key, a, b)?;
                 let slot = match key {
@@ -416,6 +422,8 @@ impl Parser<'_> {
                     "role" => &mut spec.role,
                     "comm" => &mut spec.comm,
                     "num" => &mut spec.num,
+                    "ptr" => &mut spec.ptr,
+                    "size" => &mut spec.size,
                     "top-by" => {
                         spec.top_by.push(expr);
                         return Ok(());
