@@ -35,6 +35,15 @@ pub enum AnalyzerKind {
     Watchdog,
     /// perf-prof's `blktrace`: block request stage latencies of one device.
     Blktrace,
+    /// perf-prof's `nested-trace --impl call-delay` (its default): the call tree of nested
+    /// entry/exit events with each function's time.
+    NestedTraceCallDelay,
+    /// `nested-trace --impl call`: the call tree only.
+    NestedTraceCall,
+    /// `nested-trace --impl delay`: each function's entry → exit time.
+    NestedTraceDelay,
+    /// perf-prof's live `sql`: the events in SQL tables, `--query` run every interval.
+    Sql,
 }
 
 impl AnalyzerKind {
@@ -56,6 +65,10 @@ impl AnalyzerKind {
             AnalyzerKind::Hrtimer => "hrtimer",
             AnalyzerKind::Watchdog => "watchdog",
             AnalyzerKind::Blktrace => "blktrace",
+            AnalyzerKind::NestedTraceCallDelay | AnalyzerKind::NestedTraceCall | AnalyzerKind::NestedTraceDelay => {
+                "nested-trace"
+            }
+            AnalyzerKind::Sql => "sql",
         }
     }
 
@@ -63,6 +76,8 @@ impl AnalyzerKind {
     pub fn key(self) -> &'static str {
         match self {
             AnalyzerKind::MultiTracePair => "multi-trace-pair",
+            AnalyzerKind::NestedTraceCall => "nested-trace-call",
+            AnalyzerKind::NestedTraceDelay => "nested-trace-delay",
             other => other.name(),
         }
     }
@@ -86,6 +101,10 @@ impl AnalyzerKind {
             AnalyzerKind::Hrtimer,
             AnalyzerKind::Watchdog,
             AnalyzerKind::Blktrace,
+            AnalyzerKind::NestedTraceCallDelay,
+            AnalyzerKind::NestedTraceCall,
+            AnalyzerKind::NestedTraceDelay,
+            AnalyzerKind::Sql,
         ]
         .into_iter()
         .find(|k| k.key() == key)
@@ -103,7 +122,7 @@ impl AnalyzerKind {
             // perf-prof's task-state: 8 pages. (hrtimer takes the 64 of the rest, not
             // perf-prof's 2: its events are records here, and a burst must fit.)
             AnalyzerKind::TaskState => 8,
-            // The rest, blktrace included (perf-prof gives it 8): three or four events per
+            // The rest, blktrace and sql included (perf-prof gives them 8): three or four events per
             // request at up to 100k requests a second — 8 pages lost events behind the TUI here.
             _ => 64,
         }
@@ -176,6 +195,9 @@ pub struct TraceOptions {
     /// watchdog: what the session found of the kernel's watchdog.
     #[serde(default)]
     pub watchdog: Option<crate::analyzers::watchdog::WatchdogParams>,
+    /// sql `--query`: `;`-separated statements run over each interval's events.
+    #[serde(default)]
+    pub query: Option<String>,
 }
 
 /// perf-prof's default `-i` for the periodic counters (ms).
@@ -208,6 +230,7 @@ impl TraceOptions {
             period_ns: None,
             condition: None,
             watchdog: None,
+            query: None,
         }
     }
 

@@ -6,6 +6,8 @@
 
 use std::sync::Arc;
 
+mod nested_and_sql;
+
 use anyhow::{Context, bail};
 
 use super::Analyzer;
@@ -14,6 +16,8 @@ use super::hrtimer::{HrtimerAnalyzer, HrtimerConfig, condition_vars};
 use super::key::KeySource;
 use super::kvm_exit::{KvmExitAnalyzer, KvmExitConfig};
 use super::latency::SlowPair;
+use super::nested_trace::NestedTraceAnalyzer;
+use super::sql::SqlAnalyzer;
 use super::multi_trace::{Implementation, Instance, MultiTraceAnalyzer, MultiTraceConfig, StageEvent};
 use super::num_dist::{NumDistAnalyzer, NumEvent, NumInstance};
 use super::oncpu::OnCpuAnalyzer;
@@ -49,6 +53,8 @@ enum Kind {
     KvmExit(KvmExitAnalyzer),
     Hrtimer(HrtimerAnalyzer),
     Watchdog(WatchdogAnalyzer),
+    Nested(NestedTraceAnalyzer),
+    Sql(SqlAnalyzer),
 }
 
 /// A running analyzer with the layouts of the events it was built over.
@@ -184,6 +190,12 @@ impl Analysis {
             AnalyzerKind::Blktrace => {
                 Kind::Blktrace(BlktraceAnalyzer::new(&layouts, options.than_ns, SLOW_PAIRS)?)
             }
+            AnalyzerKind::NestedTraceCallDelay | AnalyzerKind::NestedTraceCall | AnalyzerKind::NestedTraceDelay => {
+                Kind::Nested(nested_and_sql::nested_trace(
+                    options, stages, &layouts, threads, SLOW_PAIRS,
+                )?)
+            }
+            AnalyzerKind::Sql => Kind::Sql(nested_and_sql::sql(options, &events, &layouts)?),
         };
         Ok(Analysis {
             kind,
@@ -221,6 +233,8 @@ impl Analysis {
             Kind::KvmExit(a) => a.feed(event),
             Kind::Hrtimer(a) => a.feed(event),
             Kind::Watchdog(a) => a.feed(event),
+            Kind::Nested(a) => a.feed(event),
+            Kind::Sql(a) => a.feed(event),
         }
     }
 
@@ -238,6 +252,8 @@ impl Analysis {
             Kind::KvmExit(a) => a.lost(from_ns, to_ns),
             Kind::Hrtimer(a) => a.lost(from_ns, to_ns),
             Kind::Watchdog(a) => a.lost(from_ns, to_ns),
+            Kind::Nested(a) => a.lost(from_ns, to_ns),
+            Kind::Sql(a) => a.lost(from_ns, to_ns),
         }
     }
 
@@ -285,13 +301,15 @@ impl Analysis {
             Kind::TaskState(a) => a.take_slow_pairs(),
             Kind::Blktrace(a) => a.take_slow_pairs(),
             Kind::KvmExit(a) => a.take_slow_pairs(),
+            Kind::Nested(a) => a.take_slow_pairs(),
             Kind::Top(_)
             | Kind::Stat(_)
             | Kind::PageFaults(_)
             | Kind::OnCpu(_)
             | Kind::NumDist(_)
             | Kind::Hrtimer(_)
-            | Kind::Watchdog(_) => (Vec::new(), 0),
+            | Kind::Watchdog(_)
+            | Kind::Sql(_) => (Vec::new(), 0),
         }
     }
 
@@ -310,6 +328,8 @@ impl Analysis {
             Kind::KvmExit(a) => a.take_rows(),
             Kind::Hrtimer(a) => a.take_rows(),
             Kind::Watchdog(a) => a.take_rows(),
+            Kind::Nested(a) => a.take_rows(),
+            Kind::Sql(a) => a.take_rows(),
         }
     }
 
@@ -328,6 +348,8 @@ impl Analysis {
             Kind::KvmExit(a) => a.schema(),
             Kind::Hrtimer(a) => a.schema(),
             Kind::Watchdog(a) => a.schema(),
+            Kind::Nested(a) => a.schema(),
+            Kind::Sql(a) => a.schema(),
         };
         if let (AnalysisSchema::Top(top), Some(printkey)) = (&mut schema, &self.printkey) {
             let printkey = printkey.clone();
@@ -419,7 +441,7 @@ fn num_dist(
 }
 
 /// `-k EXPR` bound to one event's layout, or its own `key=`.
-fn key_of(event: &ResolvedEvent, default_key: Option<&Expr>) -> anyhow::Result<Option<KeySource>> {
+pub(super) fn key_of(event: &ResolvedEvent, default_key: Option<&Expr>) -> anyhow::Result<Option<KeySource>> {
     if let Some(key) = &event.attrs.key {
         return Ok(Some(number_of(key.clone())));
     }

@@ -12,7 +12,9 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
+use super::call_rows::CallRows;
 use super::fault_counts::FaultCounts;
+pub use super::sql_rows::{SqlRows, SqlSchema};
 use super::histogram::LatencyHistogram;
 use super::lockup_warnings::LockupRows;
 use super::period_counts::{CountInstance, PeriodCounts, PeriodSchema};
@@ -142,6 +144,10 @@ pub enum AnalysisRows {
     Timer(TimerSamples),
     /// `watchdog`: the lockups it predicted.
     Lockups(LockupRows),
+    /// `nested-trace`: call edges and function times.
+    Calls(CallRows),
+    /// live `sql`: the events, as table rows the queries run over.
+    Sql(SqlRows),
 }
 
 impl AnalysisRows {
@@ -155,6 +161,8 @@ impl AnalysisRows {
             AnalysisRows::Faults(_) => AnalysisRows::Faults(FaultCounts::default()),
             AnalysisRows::Timer(_) => AnalysisRows::Timer(TimerSamples::default()),
             AnalysisRows::Lockups(_) => AnalysisRows::Lockups(LockupRows::default()),
+            AnalysisRows::Calls(_) => AnalysisRows::Calls(CallRows::default()),
+            AnalysisRows::Sql(_) => AnalysisRows::Sql(SqlRows::default()),
         }
     }
 
@@ -167,6 +175,8 @@ impl AnalysisRows {
             AnalysisRows::Faults(f) => f.cells.is_empty(),
             AnalysisRows::Timer(t) => t.matched.is_empty() && t.periods == 0,
             AnalysisRows::Lockups(l) => l.is_empty(),
+            AnalysisRows::Calls(c) => c.is_empty(),
+            AnalysisRows::Sql(q) => q.is_empty(),
         }
     }
 
@@ -218,6 +228,8 @@ impl AnalysisRows {
             (AnalysisRows::Faults(a), AnalysisRows::Faults(b)) => a.merge_scaled(b, factor),
             (AnalysisRows::Timer(a), AnalysisRows::Timer(b)) => a.merge_scaled(b, factor),
             (AnalysisRows::Lockups(a), AnalysisRows::Lockups(b)) => a.merge_scaled(b, factor),
+            (AnalysisRows::Calls(a), AnalysisRows::Calls(b)) => a.merge_scaled(b, factor),
+            (AnalysisRows::Sql(a), AnalysisRows::Sql(b)) => a.merge(b),
             // Rows of another analyzer: a session runs one, so this does not happen.
             _ => {}
         }
@@ -253,6 +265,8 @@ impl AnalysisRows {
             }
             AnalysisRows::Timer(t) => t.heap_bytes(),
             AnalysisRows::Lockups(l) => l.heap_bytes(),
+            AnalysisRows::Calls(c) => c.heap_bytes(),
+            AnalysisRows::Sql(q) => q.heap_bytes(),
         }
     }
 }
@@ -380,6 +394,29 @@ pub struct TopSchema {
     pub printkey: Option<KeyPrinter>,
 }
 
+/// What `nested-trace` reports (perf-prof's `--impl`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum CallReport {
+    /// `call`: the call tree only.
+    Calls,
+    /// `call-delay`: the call tree with each function's time.
+    CallsAndTimes,
+    /// `delay`: each function's time, entry => exit, in stage order.
+    Times,
+}
+
+/// What `nested-trace` rows are: [`CallRows`] functions index `functions`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallSchema {
+    /// Each `-e` stage's entry event name (alias, else name), by function index.
+    pub functions: Vec<String>,
+    /// Each stage's exit event name (the `delay` table's `end` column).
+    pub exits: Vec<String>,
+    pub report: CallReport,
+    /// `--than` (the `delay` table's `than(reqs)` column).
+    pub than_ns: Option<u64>,
+}
+
 /// What an analyzer's rows mean.
 #[derive(Clone, Debug)]
 pub enum AnalysisSchema {
@@ -398,6 +435,10 @@ pub enum AnalysisSchema {
     Timer(TimerSchema),
     /// `watchdog` (its rows say all there is).
     Lockups,
+    /// `nested-trace`: the functions and the implementation.
+    Calls(CallSchema),
+    /// live `sql`: the events' tables and the queries.
+    Sql(SqlSchema),
 }
 
 impl AnalysisSchema {
@@ -420,6 +461,8 @@ impl AnalysisSchema {
             AnalysisSchema::Faults => AnalysisRows::Faults(FaultCounts::default()),
             AnalysisSchema::Timer(_) => AnalysisRows::Timer(TimerSamples::default()),
             AnalysisSchema::Lockups => AnalysisRows::Lockups(LockupRows::default()),
+            AnalysisSchema::Calls(_) => AnalysisRows::Calls(CallRows::default()),
+            AnalysisSchema::Sql(_) => AnalysisRows::Sql(SqlRows::default()),
         }
     }
 }
