@@ -44,7 +44,9 @@ fn nested_trace(dir: &Path, implementation: &str) -> String {
 fn row(stdout: &str, prefix: &str) -> (u64, f64) {
     let line = stdout
         .lines()
-        .find(|l| l.starts_with(prefix) && !l[prefix.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_'))
+        .find(|l| {
+            l.starts_with(prefix) && !l[prefix.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
+        })
         .unwrap_or_else(|| panic!("no row {prefix:?} in\n{stdout}"));
     let cells: Vec<&str> = line[prefix.len()..].split_whitespace().collect();
     let calls = cells[0].parse().unwrap_or_else(|_| panic!("calls in {line}"));
@@ -82,8 +84,7 @@ fn call_prints_the_call_tree() {
     nested(dir.path());
     let stdout = nested_trace(dir.path(), "call");
     assert_eq!(
-        stdout,
-        "perfscope_outer\n  |-perfscope_inner\n  |   |-perfscope_leaf\n",
+        stdout, "perfscope_outer\n  |-perfscope_inner\n  |   |-perfscope_leaf\n",
         "{stdout}"
     );
 }
@@ -99,7 +100,11 @@ fn delay_times_each_function_in_stage_order() {
         let after = line.split(" => ").nth(1).unwrap();
         after.split_whitespace().nth(1).unwrap().parse().unwrap()
     };
-    assert!(rows[1].trim_start().starts_with("perfscope_outer => perfscope_outer__return"));
+    assert!(
+        rows[1]
+            .trim_start()
+            .starts_with("perfscope_outer => perfscope_outer__return")
+    );
     assert_eq!(calls(rows[1]), N, "{stdout}");
     assert_eq!(calls(rows[2]), N * K, "{stdout}");
     assert_eq!(calls(rows[3]), N * K, "{stdout}");
@@ -152,7 +157,10 @@ fn sql_counts_a_workloads_reads_interval_by_interval() {
         ],
     );
     assert!(stdout.lines().any(starts_with_date), "{stdout}");
-    assert!(stdout.contains("=== SELECT COUNT(*) AS n, SUM(count) AS bytes"), "{stdout}");
+    assert!(
+        stdout.contains("=== SELECT COUNT(*) AS n, SUM(count) AS bytes"),
+        "{stdout}"
+    );
     let rows = sql_rows(&stdout);
     assert!(!rows.is_empty(), "{stdout}");
     let (mut n, mut bytes, mut lo, mut hi) = (0, 0, u64::MAX, 0);

@@ -151,7 +151,9 @@ impl NestedTraceAnalyzer {
         let kept = self.than_ns.is_some().then(|| OwnedTraceEvent::from_event(event));
         let stack = self.pending.entry(key).or_default();
         if self.report != CallReport::Times {
-            let caller = stack.last().map_or(Caller::Root, |f| Caller::Function(f.function));
+            let caller = stack
+                .last()
+                .map_or(Caller::Root, |f| Caller::Function(f.function));
             *self.rows.edges.entry((caller, function)).or_default() += 1;
         }
         if stack.len() >= MAX_PENDING_PER_KEY {

@@ -65,9 +65,9 @@ impl AnalyzerKind {
             AnalyzerKind::Hrtimer => "hrtimer",
             AnalyzerKind::Watchdog => "watchdog",
             AnalyzerKind::Blktrace => "blktrace",
-            AnalyzerKind::NestedTraceCallDelay | AnalyzerKind::NestedTraceCall | AnalyzerKind::NestedTraceDelay => {
-                "nested-trace"
-            }
+            AnalyzerKind::NestedTraceCallDelay
+            | AnalyzerKind::NestedTraceCall
+            | AnalyzerKind::NestedTraceDelay => "nested-trace",
             AnalyzerKind::Sql => "sql",
         }
     }

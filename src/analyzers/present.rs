@@ -8,12 +8,10 @@ use super::blktrace::blktrace_table;
 use super::kvm_exit::kvm_exit_table;
 use super::multi_trace::{delay_table, pair_table};
 use super::nested_trace::{call_table, nested_delay_table};
-use super::sql::query;
-use crate::model::sql_rows::{SqlRows, SqlSchema};
-use crate::store::table::perf_prof_cell;
 use super::num_dist::num_dist_table;
 use super::oncpu::oncpu_table;
 use super::page_faults::fault_table;
+use super::sql::query;
 use super::stat::stat_table;
 use super::syscall_label;
 use super::syscalls::syscall_table;
@@ -24,8 +22,10 @@ use crate::model::analysis::{AnalysisInfo, AnalysisRows, AnalysisSchema, CallRep
 use crate::model::lockup_warnings::{LockupKind, LockupRows};
 use crate::model::period_counts::CountInstance;
 use crate::model::present::{AnalysisTable, Cell, LatencySeries, TableRow};
+use crate::model::sql_rows::{SqlRows, SqlSchema};
 use crate::model::threads::ThreadNames;
 use crate::model::timer_samples::{TimerSamples, TimerSchema};
+use crate::store::table::perf_prof_cell;
 
 fn thread_label(tid: u64, names: &ThreadNames) -> String {
     let name = u32::try_from(tid)
@@ -170,7 +170,12 @@ fn sql_table(info: &AnalysisInfo, schema: &SqlSchema, rows: &SqlRows) -> Analysi
     }
     let statements: Vec<&str> = results.iter().map(|r| r.statement.trim()).collect();
     AnalysisTable {
-        title: format!("{}: {} ({} events)", info.name, statements.join(" "), rows.events()),
+        title: format!(
+            "{}: {} ({} events)",
+            info.name,
+            statements.join(" "),
+            rows.events()
+        ),
         header: Vec::new(),
         columns,
         rows: table_rows,
@@ -639,7 +644,8 @@ pub fn table(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNames) -> A
                             .iter()
                             .filter_map(|row| {
                                 let pair = table.pairs.get(row.pair)?;
-                                let mut c = vec![Cell::Text(pair.start.clone()), Cell::Text(pair.end.clone())];
+                                let mut c =
+                                    vec![Cell::Text(pair.start.clone()), Cell::Text(pair.end.clone())];
                                 latency_cells(&row.stats, schema.than_ns.is_some(), &mut c);
                                 Some(c)
                             })

@@ -16,14 +16,14 @@ use super::hrtimer::{HrtimerAnalyzer, HrtimerConfig, condition_vars};
 use super::key::KeySource;
 use super::kvm_exit::{KvmExitAnalyzer, KvmExitConfig};
 use super::latency::SlowPair;
-use super::nested_trace::NestedTraceAnalyzer;
-use super::sql::SqlAnalyzer;
 use super::multi_trace::{Implementation, Instance, MultiTraceAnalyzer, MultiTraceConfig, StageEvent};
+use super::nested_trace::NestedTraceAnalyzer;
 use super::num_dist::{NumDistAnalyzer, NumEvent, NumInstance};
 use super::oncpu::OnCpuAnalyzer;
 use super::options::{AnalyzerKind, TraceOptions};
 use super::page_faults::PageFaultsAnalyzer;
 use super::rundelay::{RundelayOptions, rundelay};
+use super::sql::SqlAnalyzer;
 use super::stat::{StatAnalyzer, StatConfig};
 use super::syscalls::{SyscallsAnalyzer, SyscallsConfig};
 use super::task_state::{TaskFilter, TaskStateAnalyzer, TaskStateOptions};
@@ -190,11 +190,11 @@ impl Analysis {
             AnalyzerKind::Blktrace => {
                 Kind::Blktrace(BlktraceAnalyzer::new(&layouts, options.than_ns, SLOW_PAIRS)?)
             }
-            AnalyzerKind::NestedTraceCallDelay | AnalyzerKind::NestedTraceCall | AnalyzerKind::NestedTraceDelay => {
-                Kind::Nested(nested_and_sql::nested_trace(
-                    options, stages, &layouts, threads, SLOW_PAIRS,
-                )?)
-            }
+            AnalyzerKind::NestedTraceCallDelay
+            | AnalyzerKind::NestedTraceCall
+            | AnalyzerKind::NestedTraceDelay => Kind::Nested(nested_and_sql::nested_trace(
+                options, stages, &layouts, threads, SLOW_PAIRS,
+            )?),
             AnalyzerKind::Sql => Kind::Sql(nested_and_sql::sql(options, &events, &layouts)?),
         };
         Ok(Analysis {

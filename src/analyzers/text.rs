@@ -164,7 +164,9 @@ pub fn analysis_text(
         (AnalysisSchema::Timer(schema), AnalysisRows::Timer(samples)) => {
             hrtimer_lines(schema, samples, &|t| event_wall(style, wall, t))
         }
-        (AnalysisSchema::Calls(schema), AnalysisRows::Calls(rows)) => call_tree_text(schema, rows, wall, style),
+        (AnalysisSchema::Calls(schema), AnalysisRows::Calls(rows)) => {
+            call_tree_text(schema, rows, wall, style)
+        }
         (AnalysisSchema::Sql(schema), AnalysisRows::Sql(rows)) => {
             sql_text(schema, rows, wall, &mut SqlWidths::default())
         }

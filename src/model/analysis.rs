@@ -14,10 +14,10 @@ use rustc_hash::FxHashMap;
 
 use super::call_rows::CallRows;
 use super::fault_counts::FaultCounts;
-pub use super::sql_rows::{SqlRows, SqlSchema};
 use super::histogram::LatencyHistogram;
 use super::lockup_warnings::LockupRows;
 use super::period_counts::{CountInstance, PeriodCounts, PeriodSchema};
+pub use super::sql_rows::{SqlRows, SqlSchema};
 use super::timer_samples::{TimerSamples, TimerSchema};
 
 /// One latency cell of an analyzer table: a distribution plus the counts perf-prof keeps

@@ -78,7 +78,8 @@ impl SqlRows {
             .iter()
             .flatten()
             .map(|row| {
-                row.capacity() * std::mem::size_of::<SqlValue>() + row.iter().map(SqlValue::heap_bytes).sum::<usize>()
+                row.capacity() * std::mem::size_of::<SqlValue>()
+                    + row.iter().map(SqlValue::heap_bytes).sum::<usize>()
             })
             .sum()
     }

@@ -74,7 +74,15 @@ pub fn call_table(schema: &CallSchema, rows: &CallRows) -> CallTable {
     // one of the lowest index heads it, as perf-prof refuses the link closing a cycle.
     loop {
         for &head in &heads {
-            walk(head, 0, &children, &mut placed, &mut tree_parent, &mut lines, &calls);
+            walk(
+                head,
+                0,
+                &children,
+                &mut placed,
+                &mut tree_parent,
+                &mut lines,
+                &calls,
+            );
         }
         match (0..n).find(|&f| !placed[f] && parent(f).is_some()) {
             Some(f) => heads = vec![f],

@@ -4,7 +4,9 @@ use crate::model::analysis::CallReport;
 
 /// Three functions a, b, c: events 0/1 = a entry/exit, 2/3 = b, 4/5 = c.
 fn analyzer(report: CallReport, than_ns: Option<u64>) -> (NestedTraceAnalyzer, Vec<EventLayout>) {
-    let layouts: Vec<EventLayout> = (0..6).map(|i| layout("uprobes", &format!("e{i}"), 100 + i, &[])).collect();
+    let layouts: Vec<EventLayout> = (0..6)
+        .map(|i| layout("uprobes", &format!("e{i}"), 100 + i, &[]))
+        .collect();
     let functions = ["a", "b", "c"]
         .iter()
         .enumerate()
@@ -80,7 +82,11 @@ fn entries_nest_under_the_newest_pending_entry_and_exits_time_their_own() {
     assert_eq!(c.times[&2].total_ns(), 5 + 10);
     assert_eq!(a.pending_len(), 0);
     let table = a.tabulate(&rows);
-    let shape: Vec<(&str, usize, u64)> = table.lines.iter().map(|l| (l.name.as_str(), l.depth, l.calls)).collect();
+    let shape: Vec<(&str, usize, u64)> = table
+        .lines
+        .iter()
+        .map(|l| (l.name.as_str(), l.depth, l.calls))
+        .collect();
     assert_eq!(shape, [("a", 0, 2), ("b", 1, 2), ("c", 2, 2)]);
     assert!(calls(&a.take_rows()).is_empty(), "a new interval starts empty");
 }
@@ -104,7 +110,11 @@ fn an_exit_closes_the_newest_entry_of_its_function_only() {
 #[test]
 fn recursion_counts_each_level_and_marks_the_function() {
     let (mut a, layouts) = analyzer(CallReport::CallsAndTimes, None);
-    feed(&mut a, &layouts, &[(0, 10, 1), (0, 20, 1), (1, 30, 1), (1, 50, 1)]);
+    feed(
+        &mut a,
+        &layouts,
+        &[(0, 10, 1), (0, 20, 1), (1, 30, 1), (1, 50, 1)],
+    );
     let rows = a.take_rows();
     let c = calls(&rows);
     assert_eq!(c.edges[&(Caller::Function(0), 0)], 1);

@@ -72,7 +72,11 @@ pub fn nested_trace(
 }
 
 /// The live sql analyzer: one table per event, the query checked now.
-pub fn sql(options: &TraceOptions, events: &[&ResolvedEvent], layouts: &[EventLayout]) -> anyhow::Result<SqlAnalyzer> {
+pub fn sql(
+    options: &TraceOptions,
+    events: &[&ResolvedEvent],
+    layouts: &[EventLayout],
+) -> anyhow::Result<SqlAnalyzer> {
     let Some(query) = options.query.as_deref() else {
         bail!("sql needs --query 'SELECT ...' (its tables are named after the events)");
     };

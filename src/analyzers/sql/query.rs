@@ -27,7 +27,11 @@ fn create_sql(table: &SqlTable) -> String {
         .iter()
         .map(|(name, ty)| format!("{} {}", quote_ident(name), ty.sql()))
         .collect();
-    format!("CREATE TABLE {} ({});", quote_ident(&table.name), columns.join(", "))
+    format!(
+        "CREATE TABLE {} ({});",
+        quote_ident(&table.name),
+        columns.join(", ")
+    )
 }
 
 const METADATA_SQL: &str = "CREATE TABLE event_metadata (table_name TEXT PRIMARY KEY, \
@@ -58,7 +62,8 @@ fn database(schema: &SqlSchema, rows: &SqlRows) -> rusqlite::Result<Connection> 
     conn.create_scalar_function(
         "syscall",
         1,
-        rusqlite::functions::FunctionFlags::SQLITE_UTF8 | rusqlite::functions::FunctionFlags::SQLITE_DETERMINISTIC,
+        rusqlite::functions::FunctionFlags::SQLITE_UTF8
+            | rusqlite::functions::FunctionFlags::SQLITE_DETERMINISTIC,
         |ctx| {
             let nr: i64 = ctx.get(0)?;
             Ok(u64::try_from(nr)
@@ -72,7 +77,10 @@ fn database(schema: &SqlSchema, rows: &SqlRows) -> rusqlite::Result<Connection> 
         tx.execute_batch(&create_sql(table))?;
         let events = rows.tables.get(i).map_or(&[][..], Vec::as_slice);
         let marks = vec!["?"; table.columns.len()].join(", ");
-        let mut insert = tx.prepare(&format!("INSERT INTO {} VALUES ({marks})", quote_ident(&table.name)))?;
+        let mut insert = tx.prepare(&format!(
+            "INSERT INTO {} VALUES ({marks})",
+            quote_ident(&table.name)
+        ))?;
         for event in events {
             insert.execute(params_from_iter(event.iter().map(to_value)))?;
         }
@@ -113,7 +121,12 @@ pub fn run(schema: &SqlSchema, rows: &SqlRows) -> Result<Vec<QueryResult>, Strin
         let mut found = Vec::new();
         let mut cursor = stmt.query([]).map_err(message)?;
         while let Some(row) = cursor.next().map_err(message)? {
-            found.push((0..n).map(|i| row.get::<_, Value>(i)).collect::<Result<_, _>>().map_err(message)?);
+            found.push(
+                (0..n)
+                    .map(|i| row.get::<_, Value>(i))
+                    .collect::<Result<_, _>>()
+                    .map_err(message)?,
+            );
         }
         results.push(QueryResult {
             statement,
@@ -144,7 +157,9 @@ pub fn check(schema: &SqlSchema) -> Result<(), String> {
         }
     }
     if statements == 0 {
-        return Err("sql --query has no statement: give one, e.g. --query 'SELECT COUNT(*) FROM TABLE'".into());
+        return Err(
+            "sql --query has no statement: give one, e.g. --query 'SELECT COUNT(*) FROM TABLE'".into(),
+        );
     }
     Ok(())
 }

@@ -13,14 +13,28 @@ fn analyzer(query: &str) -> Result<SqlAnalyzer, AnalyzerError> {
 
 #[test]
 fn events_become_rows_with_perf_profs_columns() {
-    let mut a = analyzer("SELECT comm, COUNT(*) AS n, SUM(pid) FROM sched_wakeup GROUP BY comm ORDER BY n DESC").unwrap();
-    let AnalysisSchema::Sql(schema) = a.schema() else { panic!() };
+    let mut a =
+        analyzer("SELECT comm, COUNT(*) AS n, SUM(pid) FROM sched_wakeup GROUP BY comm ORDER BY n DESC")
+            .unwrap();
+    let AnalysisSchema::Sql(schema) = a.schema() else {
+        panic!()
+    };
     let names: Vec<&str> = schema.tables[0].columns.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(
         names,
         [
-            "_pid", "_tid", "_time", "_cpu", "_period", "common_flags", "common_preempt_count", "common_pid",
-            "comm", "pid", "prio", "target_cpu"
+            "_pid",
+            "_tid",
+            "_time",
+            "_cpu",
+            "_period",
+            "common_flags",
+            "common_preempt_count",
+            "common_pid",
+            "comm",
+            "pid",
+            "prio",
+            "target_cpu"
         ]
     );
     assert_eq!(schema.tables[0].columns[8].1, SqlType::Text);
@@ -42,7 +56,8 @@ fn events_become_rows_with_perf_profs_columns() {
         ]
     );
     // The next interval starts with empty tables.
-    let empty = a.tabulate(&a.take_rows()).unwrap();
+    let next = a.take_rows();
+    let empty = a.tabulate(&next).unwrap();
     assert!(empty[0].rows.is_empty());
 }
 
@@ -78,10 +93,16 @@ fn metadata_says_what_each_table_holds() {
 
 #[test]
 fn a_bad_query_is_refused_when_built() {
-    let err = analyzer("SELECT nope FROM sched_wakeup").err().unwrap().to_string();
+    let err = analyzer("SELECT nope FROM sched_wakeup")
+        .err()
+        .unwrap()
+        .to_string();
     assert!(err.contains("no such column: nope"), "{err}");
     let err = analyzer("SELECT * FROM missing").err().unwrap().to_string();
-    assert!(err.contains("no such table: missing") && err.contains("sched_wakeup"), "{err}");
+    assert!(
+        err.contains("no such table: missing") && err.contains("sched_wakeup"),
+        "{err}"
+    );
     let err = analyzer("  ").err().unwrap().to_string();
     assert!(err.contains("no statement"), "{err}");
 }
@@ -90,17 +111,35 @@ fn a_bad_query_is_refused_when_built() {
 fn the_text_keeps_widths_from_one_interval_to_the_next() {
     use crate::analyzers::text::{SqlWidths, WallClock, sql_text};
     let mut a = analyzer("SELECT comm FROM sched_wakeup").unwrap();
-    let AnalysisSchema::Sql(schema) = a.schema() else { panic!() };
+    let AnalysisSchema::Sql(schema) = a.schema() else {
+        panic!()
+    };
     let layout = sched_wakeup("sched_wakeup", 374);
     let raw = record(&layout, 3, &[("comm", V::Str("kworker/0:1"))]);
     a.feed(&event(0, 1, 0, 3, &raw));
-    let AnalysisRows::Sql(first) = a.take_rows() else { panic!() };
-    let AnalysisRows::Sql(second) = a.take_rows() else { panic!() };
+    let AnalysisRows::Sql(first) = a.take_rows() else {
+        panic!()
+    };
+    let AnalysisRows::Sql(second) = a.take_rows() else {
+        panic!()
+    };
     let wall = WallClock::local(std::time::UNIX_EPOCH);
     let mut widths = SqlWidths::default();
     let one = sql_text(&schema, &first, &wall, &mut widths);
     let two = sql_text(&schema, &second, &wall, &mut widths);
-    let body = |t: &str| t.lines().skip(1).map(str::to_string).collect::<Vec<_>>().join("\n");
-    assert_eq!(body(&one), "=== SELECT comm FROM sched_wakeup ===\ncomm\n----\nkworker/0:1\n");
-    assert_eq!(body(&two), "=== SELECT comm FROM sched_wakeup ===\ncomm       \n-----------\n");
+    let body = |t: &str| {
+        t.lines()
+            .skip(1)
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(
+        body(&one),
+        "=== SELECT comm FROM sched_wakeup ===\ncomm\n----\nkworker/0:1\n"
+    );
+    assert_eq!(
+        body(&two),
+        "=== SELECT comm FROM sched_wakeup ===\ncomm       \n-----------\n"
+    );
 }

@@ -47,7 +47,9 @@ fn call_delay_lines(table: &CallTable, wall: &WallClock) -> String {
         "function call", "calls", "total(us)", "min(us)", "p50(us)", "p95(us)", "p99(us)", "max(us)"
     );
     out.extend(std::iter::repeat_n('-', width));
-    out.push_str(" - -------- ---------------- ------------ ------------ ------------ ------------ ------------\n");
+    out.push_str(
+        " - -------- ---------------- ------------ ------------ ------------ ------------ ------------\n",
+    );
     for line in &table.lines {
         let prefix = indent(line);
         let pad = width.saturating_sub(prefix.len());
@@ -78,14 +80,14 @@ fn call_delay_lines(table: &CallTable, wall: &WallClock) -> String {
 }
 
 /// nested-trace's text of `rows`.
-pub fn call_tree_text(
-    schema: &CallSchema,
-    rows: &CallRows,
-    wall: &WallClock,
-    style: TextStyle,
-) -> String {
+pub fn call_tree_text(schema: &CallSchema, rows: &CallRows, wall: &WallClock, style: TextStyle) -> String {
     match schema.report {
-        CallReport::Times => delay_table(&nested_delay_table(schema, rows, schema.than_ns), wall, &|_| None, style),
+        CallReport::Times => delay_table(
+            &nested_delay_table(schema, rows, schema.than_ns),
+            wall,
+            &|_| None,
+            style,
+        ),
         report => {
             let table = call_table(schema, rows);
             if table.calls == 0 {
@@ -157,8 +159,15 @@ mod tests {
             lines[2],
             "------------- - -------- ---------------- ------------ ------------ ------------ ------------ ------------"
         );
-        assert!(lines[3].starts_with("outer           2        60000.000    "), "{}", lines[3]);
-        assert!(lines[4].starts_with("  |-inner       6            12.000        2.000"), "{}", lines[4]);
+        assert_eq!(
+            lines[3],
+            "outer                  2        60000.000    30000.000    30000.000    30000.000    30000.000    30000.000"
+        );
+        assert!(
+            lines[4].starts_with("  |-inner              6           12.000        2.000"),
+            "{}",
+            lines[4]
+        );
         // leaf never returned in the span: its name and no numbers.
         assert_eq!(lines[5], "  |   |-leaf   ");
     }

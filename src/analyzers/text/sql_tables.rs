@@ -25,7 +25,8 @@ pub fn sql_text(schema: &SqlSchema, rows: &SqlRows, wall: &WallClock, widths: &m
             }
             for (result, earlier) in results.iter().zip(widths.0.iter_mut()) {
                 // Writes into a Vec cannot fail.
-                let Ok(mut table) = PerfProfTable::start_after(&mut out, &result.statement, &result.columns, earlier)
+                let Ok(mut table) =
+                    PerfProfTable::start_after(&mut out, &result.statement, &result.columns, earlier)
                 else {
                     continue;
                 };
