@@ -176,7 +176,8 @@ fn sql_table(info: &AnalysisInfo, schema: &SqlSchema, rows: &SqlRows) -> Analysi
             statements.join(" "),
             rows.events()
         ),
-        header: Vec::new(),
+        // The first statement's header as the text prints it (the others' rows follow).
+        header: vec![columns.join(" | ")],
         columns,
         rows: table_rows,
     }
