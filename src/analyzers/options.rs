@@ -39,6 +39,15 @@ pub enum AnalyzerKind {
     Kmemleak,
     /// perf-prof's `kmemprof`: bytes allocated and freed, by stack.
     Kmemprof,
+    /// perf-prof's `nested-trace --impl call-delay` (its default): the call tree of nested
+    /// entry/exit events with each function's time.
+    NestedTraceCallDelay,
+    /// `nested-trace --impl call`: the call tree only.
+    NestedTraceCall,
+    /// `nested-trace --impl delay`: each function's entry → exit time.
+    NestedTraceDelay,
+    /// perf-prof's live `sql`: the events in SQL tables, `--query` run every interval.
+    Sql,
 }
 
 impl AnalyzerKind {
@@ -62,6 +71,10 @@ impl AnalyzerKind {
             AnalyzerKind::Blktrace => "blktrace",
             AnalyzerKind::Kmemleak => "kmemleak",
             AnalyzerKind::Kmemprof => "kmemprof",
+            AnalyzerKind::NestedTraceCallDelay
+            | AnalyzerKind::NestedTraceCall
+            | AnalyzerKind::NestedTraceDelay => "nested-trace",
+            AnalyzerKind::Sql => "sql",
         }
     }
 
@@ -69,6 +82,8 @@ impl AnalyzerKind {
     pub fn key(self) -> &'static str {
         match self {
             AnalyzerKind::MultiTracePair => "multi-trace-pair",
+            AnalyzerKind::NestedTraceCall => "nested-trace-call",
+            AnalyzerKind::NestedTraceDelay => "nested-trace-delay",
             other => other.name(),
         }
     }
@@ -94,6 +109,10 @@ impl AnalyzerKind {
             AnalyzerKind::Blktrace,
             AnalyzerKind::Kmemleak,
             AnalyzerKind::Kmemprof,
+            AnalyzerKind::NestedTraceCallDelay,
+            AnalyzerKind::NestedTraceCall,
+            AnalyzerKind::NestedTraceDelay,
+            AnalyzerKind::Sql,
         ]
         .into_iter()
         .find(|k| k.key() == key)
@@ -111,7 +130,7 @@ impl AnalyzerKind {
             // perf-prof's task-state: 8 pages. (hrtimer takes the 64 of the rest, not
             // perf-prof's 2: its events are records here, and a burst must fit.)
             AnalyzerKind::TaskState => 8,
-            // The rest, blktrace included (perf-prof gives it 8): three or four events per
+            // The rest, blktrace and sql included (perf-prof gives them 8): three or four events per
             // request at up to 100k requests a second — 8 pages lost events behind the TUI here.
             _ => 64,
         }
@@ -184,6 +203,9 @@ pub struct TraceOptions {
     /// watchdog: what the session found of the kernel's watchdog.
     #[serde(default)]
     pub watchdog: Option<crate::analyzers::watchdog::WatchdogParams>,
+    /// sql `--query`: `;`-separated statements run over each interval's events.
+    #[serde(default)]
+    pub query: Option<String>,
 }
 
 /// perf-prof's default `-i` for the periodic counters (ms).
@@ -216,6 +238,7 @@ impl TraceOptions {
             period_ns: None,
             condition: None,
             watchdog: None,
+            query: None,
         }
     }
 

@@ -7,21 +7,25 @@ use std::time::SystemTime;
 use super::blktrace::blktrace_table;
 use super::kvm_exit::kvm_exit_table;
 use super::multi_trace::{delay_table, pair_table};
+use super::nested_trace::{call_table, nested_delay_table};
 use super::num_dist::num_dist_table;
 use super::oncpu::oncpu_table;
 use super::page_faults::fault_table;
+use super::sql::query;
 use super::stat::stat_table;
 use super::syscall_label;
 use super::syscalls::syscall_table;
 use super::task_state::task_state_table;
 use super::text::{TextStyle, UNKNOWN_COMM, WallClock, analysis_text};
 use super::top::top_table;
-use crate::model::analysis::{AnalysisInfo, AnalysisRows, AnalysisSchema, LatencyStats};
+use crate::model::analysis::{AnalysisInfo, AnalysisRows, AnalysisSchema, CallReport, LatencyStats};
 use crate::model::lockup_warnings::{LockupKind, LockupRows};
 use crate::model::period_counts::CountInstance;
 use crate::model::present::{AnalysisTable, Cell, LatencySeries, TableRow};
+use crate::model::sql_rows::{SqlRows, SqlSchema};
 use crate::model::threads::ThreadNames;
 use crate::model::timer_samples::{TimerSamples, TimerSchema};
+use crate::store::table::perf_prof_cell;
 
 fn thread_label(tid: u64, names: &ThreadNames) -> String {
     let name = u32::try_from(tid)
@@ -112,7 +116,70 @@ pub fn latency_series(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNa
                 counts_errors: false,
             })
             .collect(),
+        (AnalysisSchema::Calls(schema), AnalysisRows::Calls(rows)) => call_table(schema, rows)
+            .lines
+            .into_iter()
+            .filter_map(|line| {
+                Some(LatencySeries {
+                    name: line.name,
+                    instance: None,
+                    stats: line.stats?,
+                    counts_errors: false,
+                })
+            })
+            .collect(),
         _ => Vec::new(),
+    }
+}
+
+/// The live sql results of `rows`: every statement's rows, each line as the text prints
+/// it, cells by position (statements of different columns share the grid).
+fn sql_table(info: &AnalysisInfo, schema: &SqlSchema, rows: &SqlRows) -> AnalysisTable {
+    use rusqlite::types::Value;
+    let results = match query::run(schema, rows) {
+        Ok(results) => results,
+        Err(e) => {
+            return AnalysisTable {
+                title: format!("{}: the query failed: {e}", info.name),
+                header: Vec::new(),
+                columns: Vec::new(),
+                rows: Vec::new(),
+            };
+        }
+    };
+    let width = results.iter().map(|r| r.columns.len()).max().unwrap_or(0);
+    let mut columns: Vec<String> = results.first().map(|r| r.columns.clone()).unwrap_or_default();
+    columns.resize(width, String::new());
+    let mut table_rows = Vec::new();
+    for result in &results {
+        for row in &result.rows {
+            let cells: Vec<Cell> = row
+                .iter()
+                .map(|v| match v {
+                    Value::Integer(i) => Cell::Number(*i as f64),
+                    Value::Real(f) => Cell::Number(*f),
+                    other => Cell::Text(perf_prof_cell(other.into())),
+                })
+                .collect();
+            let text: Vec<String> = row.iter().map(|v| perf_prof_cell(v.into())).collect();
+            table_rows.push(TableRow {
+                text: text.join(" | "),
+                cells,
+            });
+        }
+    }
+    let statements: Vec<&str> = results.iter().map(|r| r.statement.trim()).collect();
+    AnalysisTable {
+        title: format!(
+            "{}: {} ({} events)",
+            info.name,
+            statements.join(" "),
+            rows.events()
+        ),
+        // The first statement's header as the text prints it (the others' rows follow).
+        header: vec![columns.join(" | ")],
+        columns,
+        rows: table_rows,
     }
 }
 
@@ -258,6 +325,9 @@ pub fn table(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNames) -> A
     }
     if let Some(table) = super::memory_table::memory_table(info, rows) {
         return table;
+    }
+    if let (AnalysisSchema::Sql(schema), AnalysisRows::Sql(sql_rows)) = (&info.schema, rows) {
+        return sql_table(info, schema, sql_rows);
     }
     let wall = WallClock::local(SystemTime::now());
     let text = analysis_text(info, rows, &wall, names, TextStyle::default(), None);
@@ -562,6 +632,57 @@ pub fn table(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNames) -> A
                     .collect();
                 let cols = columns(&["thread", "comm", "region", "faults", "user", "kernel", "write"]);
                 (true, 2, cols, cells)
+            }
+            (AnalysisSchema::Calls(schema), AnalysisRows::Calls(rows)) => {
+                let mut cols = vec!["function".to_string()];
+                match schema.report {
+                    CallReport::Times => {
+                        let table = nested_delay_table(schema, rows, schema.than_ns);
+                        cols = columns(&["start", "end"]);
+                        cols.extend(columns(&LATENCY_COLUMNS));
+                        if schema.than_ns.is_some() {
+                            cols.push("than".into());
+                        }
+                        let cells = table
+                            .rows
+                            .iter()
+                            .filter_map(|row| {
+                                let pair = table.pairs.get(row.pair)?;
+                                let mut c =
+                                    vec![Cell::Text(pair.start.clone()), Cell::Text(pair.end.clone())];
+                                latency_cells(&row.stats, schema.than_ns.is_some(), &mut c);
+                                Some(c)
+                            })
+                            .collect();
+                        (true, 2, cols, cells)
+                    }
+                    report => {
+                        let table = call_table(schema, rows);
+                        let timed = report == CallReport::CallsAndTimes;
+                        cols.push("R".into());
+                        cols.push("entries".into());
+                        if timed {
+                            cols.extend(columns(&LATENCY_COLUMNS));
+                        }
+                        let cells = table
+                            .lines
+                            .iter()
+                            .map(|line| {
+                                let mut c = vec![
+                                    Cell::Text(line.name.clone()),
+                                    Cell::Text(if line.recursive { "R" } else { "" }.into()),
+                                    number(line.calls),
+                                ];
+                                if timed {
+                                    latency_cells(&line.stats.clone().unwrap_or_default(), false, &mut c);
+                                }
+                                c
+                            })
+                            .collect();
+                        // call-delay: a time line and two header lines; call: the tree only.
+                        (timed, if timed { 2 } else { 0 }, cols, cells)
+                    }
+                }
             }
             _ => (false, 0, Vec::new(), Vec::new()),
         };

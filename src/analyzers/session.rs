@@ -6,6 +6,8 @@
 
 use std::sync::Arc;
 
+mod nested_and_sql;
+
 use anyhow::{Context, bail};
 
 use super::Analyzer;
@@ -18,11 +20,13 @@ use super::kvm_exit::{KvmExitAnalyzer, KvmExitConfig};
 use super::latency::SlowPair;
 use super::mem_events::{MemEvent, MemRole, StackTable};
 use super::multi_trace::{Implementation, Instance, MultiTraceAnalyzer, MultiTraceConfig, StageEvent};
+use super::nested_trace::NestedTraceAnalyzer;
 use super::num_dist::{NumDistAnalyzer, NumEvent, NumInstance};
 use super::oncpu::OnCpuAnalyzer;
 use super::options::{AnalyzerKind, TraceOptions};
 use super::page_faults::PageFaultsAnalyzer;
 use super::rundelay::{RundelayOptions, rundelay};
+use super::sql::SqlAnalyzer;
 use super::stat::{StatAnalyzer, StatConfig};
 use super::syscalls::{SyscallsAnalyzer, SyscallsConfig};
 use super::task_state::{TaskFilter, TaskStateAnalyzer, TaskStateOptions};
@@ -54,6 +58,8 @@ enum Kind {
     Watchdog(WatchdogAnalyzer),
     Kmemleak(KmemleakAnalyzer),
     Kmemprof(KmemprofAnalyzer),
+    Nested(NestedTraceAnalyzer),
+    Sql(SqlAnalyzer),
 }
 
 /// A running analyzer with the layouts of the events it was built over.
@@ -198,6 +204,12 @@ impl Analysis {
                 mem_events(options, stages)?,
                 stack_table(options, stages),
             )?),
+            AnalyzerKind::NestedTraceCallDelay
+            | AnalyzerKind::NestedTraceCall
+            | AnalyzerKind::NestedTraceDelay => Kind::Nested(nested_and_sql::nested_trace(
+                options, stages, &layouts, threads, SLOW_PAIRS,
+            )?),
+            AnalyzerKind::Sql => Kind::Sql(nested_and_sql::sql(options, &events, &layouts)?),
         };
         Ok(Analysis {
             kind,
@@ -237,6 +249,8 @@ impl Analysis {
             Kind::Watchdog(a) => a.feed(event),
             Kind::Kmemleak(a) => a.feed(event),
             Kind::Kmemprof(a) => a.feed(event),
+            Kind::Nested(a) => a.feed(event),
+            Kind::Sql(a) => a.feed(event),
         }
     }
 
@@ -256,6 +270,8 @@ impl Analysis {
             Kind::Watchdog(a) => a.lost(from_ns, to_ns),
             Kind::Kmemleak(a) => a.lost(from_ns, to_ns),
             Kind::Kmemprof(a) => a.lost(from_ns, to_ns),
+            Kind::Nested(a) => a.lost(from_ns, to_ns),
+            Kind::Sql(a) => a.lost(from_ns, to_ns),
         }
     }
 
@@ -305,6 +321,7 @@ impl Analysis {
             Kind::TaskState(a) => a.take_slow_pairs(),
             Kind::Blktrace(a) => a.take_slow_pairs(),
             Kind::KvmExit(a) => a.take_slow_pairs(),
+            Kind::Nested(a) => a.take_slow_pairs(),
             Kind::Top(_)
             | Kind::Stat(_)
             | Kind::PageFaults(_)
@@ -313,7 +330,8 @@ impl Analysis {
             | Kind::Hrtimer(_)
             | Kind::Watchdog(_)
             | Kind::Kmemleak(_)
-            | Kind::Kmemprof(_) => (Vec::new(), 0),
+            | Kind::Kmemprof(_)
+            | Kind::Sql(_) => (Vec::new(), 0),
         }
     }
 
@@ -334,6 +352,8 @@ impl Analysis {
             Kind::Watchdog(a) => a.take_rows(),
             Kind::Kmemleak(a) => a.take_rows(),
             Kind::Kmemprof(a) => a.take_rows(),
+            Kind::Nested(a) => a.take_rows(),
+            Kind::Sql(a) => a.take_rows(),
         }
     }
 
@@ -354,6 +374,8 @@ impl Analysis {
             Kind::Watchdog(a) => a.schema(),
             Kind::Kmemleak(a) => a.schema(),
             Kind::Kmemprof(a) => a.schema(),
+            Kind::Nested(a) => a.schema(),
+            Kind::Sql(a) => a.schema(),
         };
         if let (AnalysisSchema::Top(top), Some(printkey)) = (&mut schema, &self.printkey) {
             let printkey = printkey.clone();
@@ -513,7 +535,7 @@ fn num_dist(
 }
 
 /// `-k EXPR` bound to one event's layout, or its own `key=`.
-fn key_of(event: &ResolvedEvent, default_key: Option<&Expr>) -> anyhow::Result<Option<KeySource>> {
+pub(super) fn key_of(event: &ResolvedEvent, default_key: Option<&Expr>) -> anyhow::Result<Option<KeySource>> {
     if let Some(key) = &event.attrs.key {
         return Ok(Some(number_of(key.clone())));
     }

@@ -16,6 +16,7 @@
 //! in as a [`WallClock`] (local time), never read here.
 
 mod blktrace_table;
+mod call_tree;
 mod event_line;
 mod fault_table;
 mod hrtimer_lines;
@@ -26,6 +27,7 @@ mod lockup_lines;
 mod num_dist_table;
 mod oncpu_table;
 mod pair_lines;
+mod sql_tables;
 mod stat_lines;
 mod task_state_table;
 mod top_table;
@@ -35,6 +37,7 @@ mod wall_clock;
 mod golden_tests;
 
 pub use blktrace_table::blktrace_table;
+pub use call_tree::call_tree_text;
 pub use event_line::{event_line, latency_flags, slow_pair_lines};
 pub use fault_table::fault_table;
 pub use hrtimer_lines::hrtimer_lines;
@@ -45,6 +48,7 @@ pub use lockup_lines::lockup_lines;
 pub use num_dist_table::num_dist_table;
 pub use oncpu_table::oncpu_table;
 pub use pair_lines::pair_lines;
+pub use sql_tables::{SqlWidths, sql_text};
 pub use stat_lines::stat_lines;
 pub use task_state_table::task_state_table;
 pub use top_table::{TopText, top_table};
@@ -161,6 +165,12 @@ pub fn analysis_text(
         }
         (AnalysisSchema::Timer(schema), AnalysisRows::Timer(samples)) => {
             hrtimer_lines(schema, samples, &|t| event_wall(style, wall, t))
+        }
+        (AnalysisSchema::Calls(schema), AnalysisRows::Calls(rows)) => {
+            call_tree_text(schema, rows, wall, style)
+        }
+        (AnalysisSchema::Sql(schema), AnalysisRows::Sql(rows)) => {
+            sql_text(schema, rows, wall, &mut SqlWidths::default())
         }
         (AnalysisSchema::Lockups, AnalysisRows::Lockups(rows)) => {
             lockup_lines(rows, &|t| event_wall(style, wall, t))

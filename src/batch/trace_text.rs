@@ -52,6 +52,8 @@ pub struct IntervalText<W: Write> {
     said_no_vm: bool,
     /// CLOCK_REALTIME − CLOCK_MONOTONIC, to print event times as wall time.
     realtime_offset_ns: i128,
+    /// sql: the widths each statement's columns reached so far.
+    sql_widths: text::SqlWidths,
 }
 
 impl<W: Write> IntervalText<W> {
@@ -76,6 +78,7 @@ impl<W: Write> IntervalText<W> {
             said_no_vm: false,
             only_than_ns: None,
             realtime_offset_ns: real - i128::from(monotonic_ns()),
+            sql_widths: text::SqlWidths::default(),
         }
     }
 
@@ -191,17 +194,24 @@ impl<W: Write> IntervalText<W> {
             ));
         }
         let now = WallClock::local(SystemTime::now());
-        text.push_str(&text::analysis_text(
-            info,
-            &rows,
-            &now,
-            &state.threads,
-            TextStyle {
-                event_clock_offset_ns: Some(self.realtime_offset_ns),
-                ..TextStyle::default()
-            },
-            Some(self.events_total),
-        ));
+        match (&info.schema, &rows) {
+            // perf-prof's sql keeps each statement's column widths from one interval to
+            // the next.
+            (AnalysisSchema::Sql(schema), AnalysisRows::Sql(sql_rows)) => {
+                text.push_str(&text::sql_text(schema, sql_rows, &now, &mut self.sql_widths))
+            }
+            _ => text.push_str(&text::analysis_text(
+                info,
+                &rows,
+                &now,
+                &state.threads,
+                TextStyle {
+                    event_clock_offset_ns: Some(self.realtime_offset_ns),
+                    ..TextStyle::default()
+                },
+                Some(self.events_total),
+            )),
+        }
         if matches!(info.schema, AnalysisSchema::KvmExit(_)) && self.events_total == 0 && !self.said_no_vm {
             text.push_str(text::NO_VM_NOTICE);
             self.said_no_vm = true;

@@ -90,6 +90,34 @@ pub enum HostCommand {
     /// Bytes allocated and freed per stack (perf-prof's kmemprof):
     /// `kmemprof -e 'kmem:kmalloc//size=bytes_alloc/stack/' -e 'kmem:kfree//stack/' -k ptr`.
     Kmemprof(super::kmem::KmemprofCommandArgs),
+    /// Nested events — function entry and exit, one `-e ENTRY,EXIT` per function
+    /// (uprobe + uretprobe, sys_enter + sys_exit): who calls whom and each function's
+    /// time, as perf-prof's nested-trace.
+    NestedTrace(NestedTraceCommandArgs),
+}
+
+/// nested-trace's `--impl`.
+#[derive(Copy, Clone, Debug, clap::ValueEnum)]
+pub enum NestedImplArg {
+    /// Each function's time (entry => exit).
+    Delay,
+    /// The call tree.
+    Call,
+    /// The call tree with each function's time.
+    CallDelay,
+}
+
+#[derive(Args)]
+pub struct NestedTraceCommandArgs {
+    #[command(flatten)]
+    pub host: HostArgs,
+    #[command(flatten)]
+    pub trace: TraceArgs,
+    /// What to report of the nested events.
+    #[arg(long = "impl", value_enum, default_value_t = NestedImplArg::CallDelay, ignore_case = true)]
+    pub implementation: NestedImplArg,
+    #[command(flatten)]
+    pub tui: TuiArgs,
 }
 
 #[derive(Args)]
@@ -345,21 +373,14 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
         HostCommand::Blktrace(a) => Some(&a.host),
         HostCommand::Kmemleak(a) => Some(&a.host),
         HostCommand::Kmemprof(a) => Some(&a.host),
+        HostCommand::NestedTrace(a) => Some(&a.host),
         HostCommand::Trace(a) => Some(&a.host),
         HostCommand::Expr(a) => Some(&a.host),
         // Reads tracefs and prints; nothing runs.
         HostCommand::List(_) => None,
     };
     if let Some(host) = host {
-        if let Some(path) = &host.output {
-            super::output_file::redirect_output_to(path)?;
-        }
-        if host.text_output() {
-            // Before the start (kallsyms, opening events can take seconds): perf-prof's
-            // scripts send SIGUSR2 then SIGINT at any time, and neither may kill the run.
-            headless::stop_on_signals()?;
-            headless::dump_on_sigusr2()?;
-        }
+        prepare_output(host)?;
     }
     match command {
         HostCommand::Top(a) if !a.trace.events.is_empty() => {
@@ -433,6 +454,14 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
             run_trace_command(&host, &trace, &a.tui)
         }
         HostCommand::Blktrace(a) => run_trace_command(&a.host, &a.options()?, &a.tui),
+        HostCommand::NestedTrace(a) => {
+            let analyzer = match a.implementation {
+                NestedImplArg::Delay => AnalyzerKind::NestedTraceDelay,
+                NestedImplArg::Call => AnalyzerKind::NestedTraceCall,
+                NestedImplArg::CallDelay => AnalyzerKind::NestedTraceCallDelay,
+            };
+            run_trace_command(&a.host, &a.trace.options(analyzer), &a.tui)
+        }
         HostCommand::TaskState(a) => {
             let mut trace = a.trace.options(AnalyzerKind::TaskState);
             trace.interruptible = a.interruptible;
@@ -453,6 +482,20 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
             run_trace_command(&host, &trace, &a.tui)
         }
     }
+}
+
+/// `-o FILE`, and in text mode the signals perf-prof's scripts send.
+pub(crate) fn prepare_output(host: &HostArgs) -> anyhow::Result<()> {
+    if let Some(path) = &host.output {
+        super::output_file::redirect_output_to(path)?;
+    }
+    if host.text_output() {
+        // Before the start (kallsyms, opening events can take seconds): perf-prof's
+        // scripts send SIGUSR2 then SIGINT at any time, and neither may kill the run.
+        headless::stop_on_signals()?;
+        headless::dump_on_sigusr2()?;
+    }
+    Ok(())
 }
 
 /// The threads `-p PIDS` (every thread of each, now) and `-t TIDS` name.
@@ -565,7 +608,10 @@ pub(crate) fn run_trace_command(
             | AnalyzerKind::PageFaults
             | AnalyzerKind::Hrtimer
             | AnalyzerKind::Watchdog
-            | AnalyzerKind::OnCpu => ViewKind::Table,
+            | AnalyzerKind::OnCpu
+            | AnalyzerKind::NestedTraceCall
+            | AnalyzerKind::NestedTraceCallDelay
+            | AnalyzerKind::Sql => ViewKind::Table,
             _ => ViewKind::Histogram,
         };
     }

@@ -92,17 +92,31 @@ pub struct OpenArgs {
     pub tui: TuiArgs,
 }
 
+/// `perfscope sql FILE.db QUERY` (a recorded session), or with `-e`, perf-prof's live
+/// sql profiler: `perfscope sql -e EVENT,... -i MS --query 'SELECT ...'`.
 #[derive(Args)]
 pub struct SqlArgs {
-    /// The session file.
-    pub session: PathBuf,
-    /// One or more `;`-separated queries. Tables: meta, instances, frames, stacks,
-    /// stack_frames, samples, event_types, events, console, markers, symbols, lost; one
-    /// view per event type (e.g. sched_switch); field(type, raw, 'name') decodes a field.
-    pub query: String,
+    /// The session file (without -e).
+    pub session: Option<PathBuf>,
+    /// One or more `;`-separated queries over the session file. Tables: meta, instances,
+    /// frames, stacks, stack_frames, samples, event_types, events, console, markers,
+    /// symbols, lost; one view per event type (e.g. sched_switch); field(type, raw,
+    /// 'name') decodes a field.
+    pub query: Option<String>,
     /// Print CSV (a header line, then rows) instead of perf-prof's tables.
     #[arg(long)]
     pub csv: bool,
+    /// Live (with -e): `;`-separated queries run over each interval's events; one table
+    /// per event (its alias, else its name) with perf-prof's columns (`_pid, _tid, _time,
+    /// _cpu, _period`, the common fields, the event's fields), and event_metadata.
+    #[arg(long = "query", value_name = "SQL")]
+    pub live_query: Option<String>,
+    #[command(flatten)]
+    pub host: super::host::HostArgs,
+    #[command(flatten)]
+    pub trace: super::host::TraceArgs,
+    #[command(flatten)]
+    pub tui: TuiArgs,
 }
 
 /// `perfscope report`: the full artifact set of a qperf.bin, folded file or session.
@@ -231,7 +245,36 @@ pub fn run_open(a: OpenArgs) -> anyhow::Result<Outcome> {
 
 /// `perfscope sql`: the queries' results on stdout, as tables or CSV.
 pub fn run_sql(a: SqlArgs) -> anyhow::Result<Outcome> {
+    if !a.trace.events.is_empty() {
+        return run_live_sql(a);
+    }
+    let (Some(session), Some(query)) = (&a.session, &a.query) else {
+        bail!(
+            "sql: give a session and a query (`perfscope sql FILE.db 'SELECT ...'`), \
+             or events to query live (`perfscope sql -e EVENT -i 1000 --query 'SELECT ...'`)"
+        );
+    };
+    if a.live_query.is_some() {
+        bail!("sql: --query is for live events (-e); a session's query is the argument after FILE.db");
+    }
     let format = if a.csv { SqlOutput::Csv } else { SqlOutput::Table };
-    store::run_sql(&a.session, &a.query, format, &mut std::io::stdout().lock())?;
+    store::run_sql(session, query, format, &mut std::io::stdout().lock())?;
     Ok(Outcome::Clean)
+}
+
+/// perf-prof's live sql: the -e events into per-interval tables, --query printed each -i.
+fn run_live_sql(a: SqlArgs) -> anyhow::Result<Outcome> {
+    if a.session.is_some() || a.query.is_some() {
+        bail!("sql -e queries live events: drop the FILE/QUERY arguments and give --query 'SELECT ...'");
+    }
+    if a.csv {
+        bail!("sql -e prints perf-prof's tables: --csv is for session files");
+    }
+    let Some(query) = a.live_query.clone() else {
+        bail!("sql -e needs --query 'SELECT ...' (one table per event, named after it)");
+    };
+    let mut trace = a.trace.options(crate::analyzers::options::AnalyzerKind::Sql);
+    trace.query = Some(query);
+    super::host_commands::prepare_output(&a.host)?;
+    super::host_commands::run_trace_command(&a.host, &trace, &a.tui)
 }

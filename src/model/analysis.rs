@@ -12,11 +12,13 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
+use super::call_rows::CallRows;
 use super::fault_counts::FaultCounts;
 use super::histogram::LatencyHistogram;
 use super::lockup_warnings::LockupRows;
 use super::memory_stacks::{LeakRows, MemSchema, ProfRows};
 use super::period_counts::{CountInstance, PeriodCounts, PeriodSchema};
+pub use super::sql_rows::{SqlRows, SqlSchema};
 use super::timer_samples::{TimerSamples, TimerSchema};
 
 /// One latency cell of an analyzer table: a distribution plus the counts perf-prof keeps
@@ -147,6 +149,10 @@ pub enum AnalysisRows {
     Leaks(LeakRows),
     /// `kmemprof`: bytes allocated and freed per stack.
     MemProf(ProfRows),
+    /// `nested-trace`: call edges and function times.
+    Calls(CallRows),
+    /// live `sql`: the events, as table rows the queries run over.
+    Sql(SqlRows),
 }
 
 impl AnalysisRows {
@@ -162,6 +168,8 @@ impl AnalysisRows {
             AnalysisRows::Lockups(_) => AnalysisRows::Lockups(LockupRows::default()),
             AnalysisRows::Leaks(_) => AnalysisRows::Leaks(LeakRows::default()),
             AnalysisRows::MemProf(_) => AnalysisRows::MemProf(ProfRows::default()),
+            AnalysisRows::Calls(_) => AnalysisRows::Calls(CallRows::default()),
+            AnalysisRows::Sql(_) => AnalysisRows::Sql(SqlRows::default()),
         }
     }
 
@@ -176,6 +184,8 @@ impl AnalysisRows {
             AnalysisRows::Lockups(l) => l.is_empty(),
             AnalysisRows::Leaks(l) => l.is_empty(),
             AnalysisRows::MemProf(p) => p.is_empty(),
+            AnalysisRows::Calls(c) => c.is_empty(),
+            AnalysisRows::Sql(q) => q.is_empty(),
         }
     }
 
@@ -229,6 +239,8 @@ impl AnalysisRows {
             (AnalysisRows::Lockups(a), AnalysisRows::Lockups(b)) => a.merge_scaled(b, factor),
             (AnalysisRows::Leaks(a), AnalysisRows::Leaks(b)) => a.merge_scaled(b, factor),
             (AnalysisRows::MemProf(a), AnalysisRows::MemProf(b)) => a.merge_scaled(b, factor),
+            (AnalysisRows::Calls(a), AnalysisRows::Calls(b)) => a.merge_scaled(b, factor),
+            (AnalysisRows::Sql(a), AnalysisRows::Sql(b)) => a.merge(b),
             // Rows of another analyzer: a session runs one, so this does not happen.
             _ => {}
         }
@@ -266,6 +278,8 @@ impl AnalysisRows {
             AnalysisRows::Lockups(l) => l.heap_bytes(),
             AnalysisRows::Leaks(l) => l.heap_bytes(),
             AnalysisRows::MemProf(p) => p.heap_bytes(),
+            AnalysisRows::Calls(c) => c.heap_bytes(),
+            AnalysisRows::Sql(q) => q.heap_bytes(),
         }
     }
 }
@@ -393,6 +407,29 @@ pub struct TopSchema {
     pub printkey: Option<KeyPrinter>,
 }
 
+/// What `nested-trace` reports (perf-prof's `--impl`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum CallReport {
+    /// `call`: the call tree only.
+    Calls,
+    /// `call-delay`: the call tree with each function's time.
+    CallsAndTimes,
+    /// `delay`: each function's time, entry => exit, in stage order.
+    Times,
+}
+
+/// What `nested-trace` rows are: [`CallRows`] functions index `functions`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallSchema {
+    /// Each `-e` stage's entry event name (alias, else name), by function index.
+    pub functions: Vec<String>,
+    /// Each stage's exit event name (the `delay` table's `end` column).
+    pub exits: Vec<String>,
+    pub report: CallReport,
+    /// `--than` (the `delay` table's `than(reqs)` column).
+    pub than_ns: Option<u64>,
+}
+
 /// What an analyzer's rows mean.
 #[derive(Clone, Debug)]
 pub enum AnalysisSchema {
@@ -415,6 +452,10 @@ pub enum AnalysisSchema {
     Leaks(MemSchema),
     /// `kmemprof`.
     MemProf(MemSchema),
+    /// `nested-trace`: the functions and the implementation.
+    Calls(CallSchema),
+    /// live `sql`: the events' tables and the queries.
+    Sql(SqlSchema),
 }
 
 impl AnalysisSchema {
@@ -439,6 +480,8 @@ impl AnalysisSchema {
             AnalysisSchema::Lockups => AnalysisRows::Lockups(LockupRows::default()),
             AnalysisSchema::Leaks(_) => AnalysisRows::Leaks(LeakRows::default()),
             AnalysisSchema::MemProf(_) => AnalysisRows::MemProf(ProfRows::default()),
+            AnalysisSchema::Calls(_) => AnalysisRows::Calls(CallRows::default()),
+            AnalysisSchema::Sql(_) => AnalysisRows::Sql(SqlRows::default()),
         }
     }
 }

@@ -14,6 +14,7 @@
 
 pub mod aggregate;
 pub mod analysis;
+pub mod call_rows;
 pub mod console;
 pub mod counts;
 pub mod diff;
@@ -32,6 +33,7 @@ pub mod present;
 pub mod sample;
 pub mod sample_list;
 pub mod selection;
+pub mod sql_rows;
 pub mod stack;
 pub mod tables;
 pub mod text;

@@ -41,8 +41,24 @@ fn pad(out: &mut dyn Write, s: &str, w: usize) -> std::io::Result<()> {
 impl PerfProfTable {
     /// Print the query line, the header and the separator.
     pub fn start(out: &mut dyn Write, query: &str, columns: &[String]) -> std::io::Result<Self> {
+        Self::start_after(out, query, columns, &[])
+    }
+
+    /// As [`start`](Self::start), the columns at least as wide as `earlier` (the widths
+    /// the same query reached before: the live sql profiler keeps them from one interval
+    /// to the next, as perf-prof's).
+    pub fn start_after(
+        out: &mut dyn Write,
+        query: &str,
+        columns: &[String],
+        earlier: &[usize],
+    ) -> std::io::Result<Self> {
         writeln!(out, "=== {query} ===")?;
-        let widths: Vec<usize> = columns.iter().map(|c| width(c)).collect();
+        let widths: Vec<usize> = columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| width(c).max(earlier.get(i).copied().unwrap_or(0)))
+            .collect();
         for (i, c) in columns.iter().enumerate() {
             if i > 0 {
                 write!(out, " | ")?;
@@ -76,6 +92,11 @@ impl PerfProfTable {
     /// The empty line after a table.
     pub fn end(self, out: &mut dyn Write) -> std::io::Result<()> {
         writeln!(out)
+    }
+
+    /// The widths the columns reached.
+    pub fn widths(&self) -> &[usize] {
+        &self.widths
     }
 }
 
