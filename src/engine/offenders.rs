@@ -64,7 +64,8 @@ fn print(state: &ModelState) -> OffenderLines {
             let fields = |e: &crate::trace::event::TraceEvent<'_>, l: &crate::trace::event::EventLayout| {
                 format.printer.fields_text(e, l)
             };
-            text::slow_pair_lines(&pairs, &format.layouts, &wall_of, &comm_of, &fields)
+            let stack = |stack, callchain: &[u64]| text::stack_lines(&state.tables, stack, callchain);
+            text::slow_pair_lines(&pairs, &format.layouts, &wall_of, &comm_of, &fields, Some(&stack))
                 .lines()
                 .map(String::from)
                 .collect()
