@@ -102,3 +102,49 @@ fn heatmap_flamegraph_and_offender_detail_of_a_20ms_sleeper() {
     );
     drop(child);
 }
+
+/// Text output (stdout not a terminal): each offending pair's event with `stack` prints
+/// its stack under its line, as perf-prof's multi-trace does.
+#[test]
+fn text_prints_the_stack_under_an_offenders_event() {
+    ensure_tracefs();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build_fixture(dir.path(), "sleeper", &[]);
+    let child = Background::start(&exe, &["20"]);
+    let pid = child.pid();
+    let (stdout, _) = common::host::perfscope_ok(
+        dir.path(),
+        &[
+            "multi-trace",
+            "-e",
+            &format!("sched:sched_switch/prev_pid=={pid}/key=prev_pid/stack/"),
+            "-e",
+            &format!("sched:sched_switch/next_pid=={pid}/key=next_pid/"),
+            "--order",
+            "--than",
+            "10ms",
+            "--duration",
+            "1",
+        ],
+    );
+    drop(child);
+    let lines: Vec<&str> = stdout.lines().collect();
+    let switch_out = format!("prev_pid={pid} ");
+    let first = lines
+        .iter()
+        .position(|l| l.contains(&switch_out) && l.contains("sched:sched_switch"))
+        .unwrap_or_else(|| panic!("a slow pair's switch-out:\n{stdout}"));
+    // Leaf first: the stack's first frame is the scheduler, and the sleep is on it.
+    let stack: Vec<&str> = lines[first + 1..]
+        .iter()
+        .take_while(|l| l.starts_with("    "))
+        .copied()
+        .collect();
+    assert!(
+        stack
+            .first()
+            .is_some_and(|l| l.contains("__schedule ([kernel.kallsyms])")),
+        "{stdout}"
+    );
+    assert!(stack.iter().any(|l| l.contains(" do_nanosleep ")), "{stdout}");
+}
