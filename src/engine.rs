@@ -14,6 +14,7 @@
 pub mod apply;
 pub mod build;
 pub mod export;
+pub mod heatmap;
 pub mod offenders;
 pub mod record;
 pub mod slices;

@@ -161,6 +161,7 @@ impl BlktraceAnalyzer {
                 second: OwnedTraceEvent::from_event(event),
                 latency_ns,
                 detail: Vec::new(),
+                stacks: Default::default(),
             });
         }
     }

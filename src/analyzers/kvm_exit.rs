@@ -189,6 +189,7 @@ impl KvmExitAnalyzer {
                 second: OwnedTraceEvent::from_event(event),
                 latency_ns: delta,
                 detail: Vec::new(),
+                stacks: Default::default(),
             });
         }
     }

@@ -1,6 +1,7 @@
 //! One latency cell of an analyzer table (a distribution plus the counts perf-prof keeps
 //! next to it), and the bounded queue of over-threshold event pairs for `--than` dumps.
 
+use crate::model::stack::StackId;
 use std::collections::VecDeque;
 
 pub use crate::model::analysis::LatencyStats;
@@ -33,6 +34,9 @@ pub struct SlowPair {
     pub latency_ns: u64,
     /// multi-trace `--detail`: the events between the two, in time order.
     pub detail: Vec<OwnedTraceEvent>,
+    /// The first and the second event's callchains as the feed interned them (`stack`
+    /// attribute); `None` until a feed resolves them, or when the event has no stack.
+    pub stacks: [Option<StackId>; 2],
 }
 
 /// A bounded FIFO of [`SlowPair`]s: when full, new pairs are counted as dropped (the
@@ -122,6 +126,7 @@ mod tests {
             second: event,
             latency_ns: 5,
             detail: Vec::new(),
+            stacks: Default::default(),
         };
         let mut queue = SlowPairQueue::new(2);
         for _ in 0..5 {

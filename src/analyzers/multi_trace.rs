@@ -279,6 +279,11 @@ impl MultiTraceAnalyzer {
             .collect()
     }
 
+    /// `--than` or `--lower` is given: over- (under-) threshold pairs are kept.
+    pub fn lists_offenders(&self) -> bool {
+        self.than_ns.is_some() || self.lower_ns.is_some()
+    }
+
     /// The `--than` pairs queued since the last call, and how many were dropped.
     pub fn take_slow_pairs(&mut self) -> (Vec<SlowPair>, u64) {
         self.slow.take()
@@ -436,6 +441,7 @@ impl MultiTraceAnalyzer {
                                 second: OwnedTraceEvent::from_event(second),
                                 latency_ns: latency,
                                 detail,
+                                stacks: Default::default(),
                             })
                         }
                         event => {

@@ -195,6 +195,7 @@ impl NestedTraceAnalyzer {
                     second: OwnedTraceEvent::from_event(event),
                     latency_ns: latency,
                     detail: Vec::new(),
+                    stacks: Default::default(),
                 }),
                 _ => self.slow.note_dropped(),
             }

@@ -314,6 +314,17 @@ impl Analysis {
         }
     }
 
+    /// The multi-trace family (multi-trace, rundelay, syscalls) lists offenders
+    /// (`--than`, `--lower`): then the events' stacks that matter are the offenders' —
+    /// perf-prof prints those under the offending pairs — and only they become samples.
+    pub fn stacks_of_offenders_only(&self) -> bool {
+        match &self.kind {
+            Kind::MultiTrace(a) => a.lists_offenders(),
+            Kind::Syscalls(a) => a.lists_offenders(),
+            _ => false,
+        }
+    }
+
     pub fn take_slow_pairs(&mut self) -> (Vec<SlowPair>, u64) {
         match &mut self.kind {
             Kind::Syscalls(a) => a.take_slow_pairs(),

@@ -131,6 +131,11 @@ impl SyscallsAnalyzer {
 
     /// The slow enter/exit pairs queued since the last call, and how many were dropped
     /// because the queue was full.
+    /// `--than` is given: over-threshold pairs are kept.
+    pub fn lists_offenders(&self) -> bool {
+        self.config.than_ns.is_some()
+    }
+
     pub fn take_slow_pairs(&mut self) -> (Vec<SlowPair>, u64) {
         self.slow.take()
     }
@@ -202,6 +207,7 @@ impl SyscallsAnalyzer {
                         second: OwnedTraceEvent::from_event(event),
                         latency_ns: latency,
                         detail: Vec::new(),
+                        stacks: Default::default(),
                     });
                 }
             } else {
@@ -234,6 +240,7 @@ impl SyscallsAnalyzer {
                     second: OwnedTraceEvent::from_event(event),
                     latency_ns: latency,
                     detail: Vec::new(),
+                    stacks: Default::default(),
                 });
             } else {
                 self.slow.note_dropped();

@@ -316,6 +316,7 @@ impl TaskStateAnalyzer {
             second: OwnedTraceEvent::from_event(ended_by),
             latency_ns,
             detail: Vec::new(),
+            stacks: Default::default(),
         });
     }
 

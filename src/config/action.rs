@@ -144,6 +144,7 @@ actions! {
     Collapse => "collapse", "collapse the node";
     ToggleBottomUp => "toggle_bottom_up", "switch top-down / bottom-up";
     ToggleOffenders => "toggle_offenders", "list the --than offenders as perf-prof prints them";
+    ToggleHeatmap => "toggle_heatmap", "latency heatmap over time instead of the histograms";
     // Timeline
     MarkStart => "mark_start", "start the time range at the cursor";
     MarkStop => "mark_stop", "end the time range at the cursor";

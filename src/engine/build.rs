@@ -183,6 +183,7 @@ impl SnapshotBuilder {
                 info: info.clone(),
                 events,
                 offenders: offenders.clone().unwrap_or_default(),
+                heatmap: super::heatmap::latency_heatmap(state, &window).map(Arc::new),
             })
         });
         self.generation += 1;

@@ -16,6 +16,8 @@ pub struct OffenderLines {
     /// Two lines per pair (with `--detail`, the events between them in a gutter), oldest
     /// pair first.
     pub lines: Vec<String>,
+    /// Where each pair's lines start in `lines` (a pane selects and opens one pair).
+    pub pair_starts: Vec<usize>,
     /// Pairs listed.
     pub pairs: usize,
     /// Pairs that went past the queue (older ones, or ones the analyzer could not keep).
@@ -47,6 +49,7 @@ impl OffenderCache {
 
 fn print(state: &ModelState) -> OffenderLines {
     let pairs: Vec<_> = state.offenders.iter().cloned().collect();
+    let mut pair_starts = Vec::with_capacity(pairs.len());
     let lines = match &state.event_format {
         Some(format) => {
             // Sample clock → wall clock, as the text output does: the sample clock is
@@ -64,15 +67,28 @@ fn print(state: &ModelState) -> OffenderLines {
             let fields = |e: &crate::trace::event::TraceEvent<'_>, l: &crate::trace::event::EventLayout| {
                 format.printer.fields_text(e, l)
             };
-            text::slow_pair_lines(&pairs, &format.layouts, &wall_of, &comm_of, &fields)
-                .lines()
-                .map(String::from)
-                .collect()
+            let stack = |stack, callchain: &[u64]| text::stack_lines(&state.tables, stack, callchain);
+            // Pair by pair, to know where each one's lines start.
+            let mut lines = Vec::new();
+            for pair in &pairs {
+                pair_starts.push(lines.len());
+                let text = text::slow_pair_lines(
+                    std::slice::from_ref(pair),
+                    &format.layouts,
+                    &wall_of,
+                    &comm_of,
+                    &fields,
+                    Some(&stack),
+                );
+                lines.extend(text.lines().map(String::from));
+            }
+            lines
         }
         None => Vec::new(),
     };
     OffenderLines {
         lines,
+        pair_starts,
         pairs: pairs.len(),
         dropped: state.offenders_dropped,
     }

@@ -45,6 +45,9 @@ pub struct AnalysisView {
     pub table: AnalysisTable,
     /// The `--than` offenders as perf-prof prints them (the Tables view's `o` list).
     pub offenders: Arc<super::offenders::OffenderLines>,
+    /// Latencies over time (the Latency view's heatmap); `None` unless a latency analysis
+    /// has timed rows in the selection.
+    pub heatmap: Option<Arc<crate::model::heatmap::LatencyHeatmap>>,
 }
 
 /// Everything the views draw.

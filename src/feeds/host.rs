@@ -6,6 +6,7 @@ pub mod event_lines;
 pub mod event_plan;
 pub mod heatmap;
 pub mod idle_switch;
+pub mod offender_stacks;
 pub mod options;
 pub mod probes;
 pub mod sampling;

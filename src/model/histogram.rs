@@ -96,11 +96,11 @@ fn bucket_bounds(group: usize, sub: usize) -> (u64, u64) {
 
 /// The power-of-two range `[2^e, 2^(e+1))` a value falls in, as its index: 0 holds only the
 /// value 0, index `i ≥ 1` holds `[2^(i-1), 2^i)`.
-fn log2_index(value: u64) -> usize {
+pub fn log2_index(value: u64) -> usize {
     64 - value.leading_zeros() as usize
 }
 
-fn log2_bounds(index: usize) -> (u64, u64) {
+pub fn log2_bounds(index: usize) -> (u64, u64) {
     match index {
         0 => (0, 1),
         64 => (1 << 63, u64::MAX),

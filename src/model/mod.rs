@@ -23,6 +23,7 @@ pub mod fault_counts;
 pub mod focus;
 pub mod frames;
 pub mod hash;
+pub mod heatmap;
 pub mod histogram;
 pub mod hotspots;
 pub mod location;

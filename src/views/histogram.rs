@@ -20,9 +20,15 @@ use crate::views::text::{display_width, truncate_middle};
 use crate::views::{Effect, View, ViewContext};
 
 use super::widgets::bars::{centered_hint, frame, horizontal_bar, scaled_eighths};
+use heatmap::render_heatmap;
+
+mod heatmap;
 
 const EMPTY_HINT: &str =
     "no latency data: run `perfscope syscalls` / `rundelay` / `multi-trace` (host sources)";
+
+const HEATMAP_EMPTY_HINT: &str =
+    "no latencies over time yet: a latency analysis (multi-trace, rundelay, syscalls) fills it";
 
 /// Below this inner width the series list goes on top instead of on the left.
 const SIDE_LIST_MIN_WIDTH: u16 = 60;
@@ -117,6 +123,8 @@ pub struct HistogramView {
     /// Where the list was drawn (for clicks) and how many bar rows fit (for paging).
     list_area: Rect,
     bar_rows: usize,
+    /// `m`: the latency heatmap over time instead of the histograms.
+    heatmap: bool,
 }
 
 /// The list label of a series: "read(0) · 1234 bash".
@@ -285,6 +293,19 @@ impl View for HistogramView {
 
     fn render(&mut self, area: Rect, buf: &mut Buffer, ctx: &ViewContext) {
         let theme = ctx.theme;
+        if self.heatmap {
+            let map = ctx.snapshot.analysis.as_ref().and_then(|a| a.heatmap.as_deref());
+            let title = match map {
+                Some(map) => format!(" latency heatmap · every pair · {} latencies ", map.total()),
+                None => " latency heatmap ".to_string(),
+            };
+            let inner = frame(area, buf, theme, ctx.focused, &title);
+            match map {
+                Some(map) => render_heatmap(inner, buf, map, ctx.snapshot.time_origin_ns, theme),
+                None => centered_hint(inner, buf, HEATMAP_EMPTY_HINT, theme.dim),
+            }
+            return;
+        }
         let series = self.listed(ctx.snapshot);
         let series = series.as_slice();
         let inner = frame(area, buf, theme, ctx.focused, " latency histograms ");
@@ -334,6 +355,10 @@ impl View for HistogramView {
 
     fn handle(&mut self, action: Action, ctx: &ViewContext) -> Effect {
         match action {
+            Action::ToggleHeatmap => {
+                self.heatmap = !self.heatmap;
+                return Effect::None;
+            }
             Action::SortNext => {
                 self.sort = self.sort.next();
                 self.reversed = false;
@@ -398,6 +423,9 @@ impl View for HistogramView {
 
     fn hint(&self) -> Option<String> {
         let mut parts = Vec::new();
+        if self.heatmap {
+            parts.push("heatmap".to_string());
+        }
         if self.sort != SeriesSort::Table || self.reversed {
             parts.push(format!(
                 "sort {}{}",

@@ -266,12 +266,9 @@ impl View for TableView {
             return Effect::None;
         }
         if let Some(pane) = &mut self.offenders {
-            let lines = ctx
-                .snapshot
-                .analysis
-                .as_ref()
-                .map_or(0, |a| a.offenders.lines.len());
-            pane.handle(action, lines);
+            let empty = Default::default();
+            let offenders = ctx.snapshot.analysis.as_ref().map_or(&empty, |a| &*a.offenders);
+            pane.handle(action, offenders);
             return Effect::None;
         }
         if let Some(table) = table_of(ctx.snapshot) {

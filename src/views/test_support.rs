@@ -36,6 +36,7 @@ pub fn snapshot_with_table(table: Option<AnalysisTable>) -> Snapshot {
             series: Vec::new(),
             table,
             offenders: Default::default(),
+            heatmap: None,
         })
     });
     snapshot

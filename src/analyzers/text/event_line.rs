@@ -3,6 +3,7 @@
 
 use super::{UNKNOWN_COMM, WallClock};
 use crate::analyzers::latency::SlowPair;
+use crate::model::stack::StackId;
 use crate::model::text::escape_controls;
 use crate::trace::event::{EventLayout, TraceEvent};
 
@@ -106,15 +107,21 @@ pub fn prefixed_event_line(
     )
 }
 
+/// How a pair's event stacks print under their lines (`stack` attribute): the stack's
+/// lines for an interned stack and the event's raw callchain; `None` prints no stacks.
+pub type StackText<'a> = Option<&'a dyn Fn(StackId, &[u64]) -> String>;
+
 /// The `--than` dump of slow pairs: for each, the first and the second event's raw line
-/// (perf-prof prints them before the interval's table). `wall_of` turns an event's perf
-/// timestamp into wall-clock time; events whose layout is unknown are skipped.
+/// (perf-prof prints them before the interval's table), each followed by its stack when
+/// the event has one. `wall_of` turns an event's perf timestamp into wall-clock time;
+/// events whose layout is unknown are skipped.
 pub fn slow_pair_lines(
     pairs: &[SlowPair],
     layouts: &[EventLayout],
     wall_of: &dyn Fn(u64) -> WallClock,
     comm_of: &dyn Fn(u32) -> Option<String>,
     fields_text: &dyn Fn(&TraceEvent<'_>, &EventLayout) -> String,
+    stack_text: StackText<'_>,
 ) -> String {
     let mut out = String::new();
     let line = |prefix: &str, owned: &crate::trace::event::OwnedTraceEvent| {
@@ -124,7 +131,14 @@ pub fn slow_pair_lines(
             .map(|layout| prefixed_event_line(prefix, ' ', &event, layout, comm_of, fields_text))
     };
     for pair in pairs {
+        let stack =
+            |slot: usize, owned: &crate::trace::event::OwnedTraceEvent| match (stack_text, pair.stacks[slot])
+            {
+                (Some(text), Some(id)) => text(id, &owned.callchain),
+                _ => String::new(),
+            };
         out.extend(line(&wall_of(pair.first.time_ns).prefix(), &pair.first));
+        out.push_str(&stack(0, &pair.first));
         // `--detail`: the events between, in a gutter as perf-prof's — the first one
         // says how long the pair took.
         for (i, owned) in pair.detail.iter().enumerate() {
@@ -136,6 +150,7 @@ pub fn slow_pair_lines(
             out.extend(line(&gutter, owned));
         }
         out.extend(line(&wall_of(pair.second.time_ns).prefix(), &pair.second));
+        out.push_str(&stack(1, &pair.second));
     }
     out
 }

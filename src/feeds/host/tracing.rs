@@ -38,6 +38,7 @@ use super::event_lines::EventLines;
 use super::event_plan::{EventPlan, event_cpus, plan_events};
 use super::heatmap::HeatmapFiles;
 use super::idle_switch::IdleSwitches;
+use super::offender_stacks::resolve_offender_stacks;
 use super::options::HostRunOptions;
 use super::options::SamplingOptions;
 use super::probes::define_probes;
@@ -551,6 +552,7 @@ impl TraceSession {
     /// `release_held`, also the records still held for ordering. Then hand the rows of the
     /// current cell over (the engine adds the rest of the cell when it comes).
     fn drain(&mut self, release_held: bool) {
+        let offender_stacks_only = self.analysis.stacks_of_offenders_only();
         let mut sink = EventSink {
             analysis: &mut self.analysis,
             filters: &self.filters,
@@ -562,6 +564,7 @@ impl TraceSession {
             recorded: &mut self.recorded,
             names: &mut self.names,
             stack_items: self.stacks.as_ref().map(|_| &mut self.stack_items),
+            offender_stacks_only,
             event_lines: self.event_lines.as_ref(),
             looked_up: &mut self.looked_up,
             out: &mut self.out,
@@ -618,8 +621,19 @@ impl TraceSession {
     /// The updates ready since the last call, thread names before the rows naming them.
     pub fn take_updates(&mut self) -> Vec<Update> {
         let mut out = std::mem::take(&mut self.start);
+        let (mut pairs, dropped) = self.analysis.take_slow_pairs();
+        if let Some(resolver) = &mut self.stacks
+            && self.analysis.stacks_of_offenders_only()
+            && !pairs.is_empty()
+        {
+            // Side-band records first (a user frame's mapping), then the offenders' stacks;
+            // their samples and tables go out before the offenders that name them.
+            let mut samples = Vec::new();
+            resolver.resolve(std::mem::take(&mut self.stack_items), &mut samples);
+            resolve_offender_stacks(resolver, &mut pairs, &mut samples);
+            resolver.tables.hand_over(samples, &mut self.out);
+        }
         let ready = std::mem::take(&mut self.out);
-        let (pairs, dropped) = self.analysis.take_slow_pairs();
         let schema = self.analysis_schema();
         let mut tids: Vec<u32> = ready
             .iter()
@@ -743,6 +757,9 @@ struct EventSink<'a> {
     names: &'a mut ThreadNames,
     /// Where the callchains and side-band records go when events have stacks.
     stack_items: Option<&'a mut Vec<RawItem>>,
+    /// Only the offenders' stacks become samples (`take_updates` resolves them): the
+    /// events' own samples are left out, their side-band records kept.
+    offender_stacks_only: bool,
     event_lines: Option<&'a EventLines>,
     looked_up: &'a mut FxHashSet<u32>,
     out: &'a mut Vec<Update>,
@@ -759,7 +776,8 @@ impl EventSink<'_> {
                 if let Some(items) = &mut self.stack_items {
                     let with_stack = match record.record {
                         Record::Sample(s) => {
-                            !s.callchain.as_words().unwrap_or(&[]).is_empty()
+                            !self.offender_stacks_only
+                                && !s.callchain.as_words().unwrap_or(&[]).is_empty()
                                 && self
                                     .filters
                                     .get(record.event.map_or(usize::MAX, |e| usize::from(e.0)))

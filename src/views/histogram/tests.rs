@@ -23,6 +23,7 @@ fn snapshot_with(series: Vec<LatencySeries>) -> Snapshot {
         series,
         table: Default::default(),
         offenders: Default::default(),
+        heatmap: None,
     }));
     s
 }

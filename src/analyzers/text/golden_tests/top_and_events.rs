@@ -313,7 +313,7 @@ fn slow_pairs_print_as_two_raw_lines_each() {
         }
     };
     assert_eq!(
-        slow_pair_lines(&pairs, &rig.layouts, &wall_of, &comm_of, &fields),
+        slow_pair_lines(&pairs, &rig.layouts, &wall_of, &comm_of, &fields, None),
         "2026-12-02 15:45:16.000001          perf-prof  17493 .... [000] 0.000001: raw_syscalls:sys_enter: NR 232\n\
          2026-12-02 15:45:16.001006          perf-prof  17493 .... [000] 0.001006: raw_syscalls:sys_exit: NR 232 = 0\n"
     );
