@@ -13,6 +13,7 @@ use anyhow::Context;
 
 use rustc_hash::FxHashMap;
 
+use crate::feeds::SampleLine;
 use crate::feeds::interned::FeedTables;
 use crate::model::{
     Callchain, FrameKind, FrameOrigin, Instance, Line, Location, LocationId, ProfileInfo, Sample, SampleMeta,
@@ -76,6 +77,8 @@ pub struct RawSample {
     pub pid: u32,
     pub tid: u32,
     pub cpu: u32,
+    /// The sample's period (ns for cpu-clock; 0 when the record had none).
+    pub period: u64,
     pub in_kernel: bool,
     pub ip: Option<u64>,
     pub kernel: Vec<u64>,
@@ -93,6 +96,10 @@ pub struct SampleSession {
     pub event_name: String,
     /// CLOCK_MONOTONIC when the events were enabled: where the views count seconds from.
     pub started_ns: u64,
+    /// `-N`: stop after this many samples.
+    exit_after: Option<u64>,
+    /// With sample lines: the threads already named from /proc at their first sample.
+    named: Option<rustc_hash::FxHashSet<u32>>,
     finished: bool,
 }
 
@@ -133,6 +140,8 @@ impl SampleSession {
             counters: SampleCounters::default(),
             event_name,
             started_ns: monotonic_ns(),
+            exit_after: run.exit_after,
+            named: options.sample_lines.then(Default::default),
             finished: false,
         };
         session
@@ -157,11 +166,16 @@ impl SampleSession {
         let exited = self.targets.workload_exited();
         let outcome = self.events.poll(timeout)?;
         self.drain(false, out);
-        let over = outcome.all_hung_up || exited;
+        let over = outcome.all_hung_up || exited || self.reached_limit();
         if over {
             self.finish(out);
         }
         Ok(!over)
+    }
+
+    /// `-N COUNT` samples were handed over: the session is done.
+    fn reached_limit(&self) -> bool {
+        self.exit_after.is_some_and(|n| self.counters.samples >= n)
     }
 
     /// Stop sampling and hand over everything still in the rings or held for ordering.
@@ -181,8 +195,19 @@ impl SampleSession {
         let counters = &mut self.counters;
         let exclude_self = self.options.exclude_self;
         let own_pid = self.own_pid;
+        let limit = self.exit_after;
+        let named = &mut self.named;
         let mut take = |item: Ordered<'_>| {
             if let Ordered::Record(record) = item {
+                if let (Some(named), Record::Sample(s)) = (named.as_mut(), &record.record) {
+                    name_at_first_sight(named, s.pid, s.tid, out);
+                }
+                // perf-prof's -N: the samples past the COUNTth are dropped unseen (the
+                // rings may hold more by the time the count is reached).
+                let over_limit = limit.is_some_and(|n| counters.samples >= n);
+                if over_limit && matches!(record.record, Record::Sample(_)) {
+                    return;
+                }
                 raw_item(record.record, counters, exclude_self, own_pid, out);
             }
         };
@@ -197,6 +222,37 @@ impl SampleSession {
         self.finished = true;
         let _ = self.events.disable();
         self.counters.lost = self.events.lost(self.finished);
+    }
+}
+
+/// Most threads a session names from /proc before it starts over.
+const MAX_NAMED: usize = 1 << 16;
+
+/// A sample line names its thread: one that ran before the session (no COMM record
+/// names it) is named from /proc at its first sample, here on the reader thread while it
+/// likely still runs — the resolver may come to it after it has exited.
+fn name_at_first_sight(
+    named: &mut rustc_hash::FxHashSet<u32>,
+    pid: Option<u32>,
+    tid: Option<u32>,
+    out: &mut Vec<RawItem>,
+) {
+    let (Some(pid), Some(tid)) = (pid, tid) else {
+        return;
+    };
+    if named.len() >= MAX_NAMED {
+        named.clear();
+    }
+    if !named.insert(tid) {
+        return;
+    }
+    if let Some(comm) = crate::symbols::host::comms::read_proc_comm(pid, tid) {
+        out.push(RawItem::Comm {
+            pid,
+            tid,
+            comm,
+            exec: false,
+        });
     }
 }
 
@@ -223,6 +279,7 @@ pub(super) fn raw_item(
                 pid,
                 tid,
                 cpu: sample.cpu.unwrap_or(0),
+                period: sample.period.unwrap_or(0),
                 in_kernel: sample.in_kernel(),
                 ip: sample.ip,
                 kernel: sample.callchain.kernel_ips().collect(),
@@ -279,6 +336,9 @@ pub struct SampleResolver {
     /// New symbol rows since the last [`SampleResolver::take_learnt`].
     new_symbols: Vec<SymbolRecord>,
     scratch: Vec<LocationId>,
+    /// `Some` when each sample's line is wanted (perf-prof's `profile` text): the lines
+    /// since the last [`SampleResolver::take_lines`].
+    lines: Option<Vec<SampleLine>>,
 }
 
 /// How a frame reads in the flamegraph: the function, or `[module]` when no symbol named it.
@@ -314,7 +374,13 @@ impl SampleResolver {
             learnt: record_symbols.then(Default::default),
             new_symbols: Vec::new(),
             scratch: Vec::new(),
+            lines: options.sample_lines.then(Vec::new),
         })
+    }
+
+    /// The samples' lines since the last call (empty unless asked for).
+    pub fn take_lines(&mut self) -> Vec<SampleLine> {
+        self.lines.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
     /// The symbol rows learnt since the last call.
@@ -352,7 +418,14 @@ impl SampleResolver {
     pub fn resolve(&mut self, items: Vec<RawItem>, out: &mut Vec<Sample>) {
         for item in items {
             match item {
-                RawItem::Sample(sample) => out.push(self.resolve_sample(&sample)),
+                RawItem::Sample(sample) => {
+                    let resolved = self.resolve_sample(&sample);
+                    if self.lines.is_some() {
+                        let line = self.sample_line(&sample, &resolved);
+                        self.lines.get_or_insert_default().push(line);
+                    }
+                    out.push(resolved);
+                }
                 RawItem::Comm { pid, tid, comm, exec } => {
                     self.symbols.on_comm(pid, tid, &comm, exec);
                     self.roots.retain(|(_, t), _| *t != tid);
@@ -448,6 +521,30 @@ impl SampleResolver {
         }
         self.roots.insert((pid, tid), loc);
         Some(loc)
+    }
+
+    /// What perf-prof's profile prints of `sample` (resolved as `resolved`).
+    fn sample_line(&mut self, sample: &RawSample, resolved: &Sample) -> SampleLine {
+        let callchain = if sample.kernel.is_empty() && sample.user.is_empty() {
+            sample.ip.into_iter().collect()
+        } else {
+            sample.kernel.iter().chain(&sample.user).copied().collect()
+        };
+        SampleLine {
+            time_ns: sample.time_ns,
+            pid: sample.pid,
+            tid: sample.tid,
+            cpu: sample.cpu,
+            period: sample.period,
+            comm: self
+                .symbols
+                .comm(sample.pid, sample.tid)
+                .map(|c| c.to_string())
+                .unwrap_or_default(),
+            instance: resolved.instance,
+            stack: resolved.stack,
+            callchain,
+        }
     }
 
     fn resolve_sample(&mut self, sample: &RawSample) -> Sample {
