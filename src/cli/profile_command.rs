@@ -45,11 +45,8 @@ pub struct ProfileArgs {
 impl ProfileArgs {
     /// The options of the text output, `event_name` being what the session samples.
     fn text_options(&self, event_name: &str) -> ProfileTextOptions {
-        let only_flame_graph = self.interval.is_some()
-            && self
-                .flame_graph
-                .as_ref()
-                .is_some_and(String::is_empty);
+        let only_flame_graph =
+            self.interval.is_some() && self.flame_graph.as_ref().is_some_and(String::is_empty);
         ProfileTextOptions {
             event_name: event_name.to_string(),
             print_stacks: self.sampling.call_graph,

@@ -12,6 +12,7 @@ use crate::model::{InputInfo, PhaseMarkers, Sample, SourceFacts, WindowInfo};
 use crate::sources::tracefs::EventPrinter;
 use crate::store::{RecordedEventType, SymbolRecord};
 use crate::trace::event::{EventLayout, OwnedTraceEvent};
+use crate::trace::expr::BoundExpr;
 
 /// What a session is, said once when it starts.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -57,6 +58,8 @@ pub struct Offenders {
 pub struct EventFormat {
     pub layouts: Vec<EventLayout>,
     pub printer: EventPrinter,
+    /// Each event's `exec=` (by event index): evaluated after `trace` prints the event.
+    pub execs: Vec<Option<BoundExpr>>,
 }
 
 /// One sample as perf-prof's `profile` prints it: who, where, when, how much, and the

@@ -418,6 +418,7 @@ impl TraceSession {
             Update::EventFormat(Arc::new(EventFormat {
                 layouts: analysis.layouts().to_vec(),
                 printer: analysis.printer().clone(),
+                execs: analysis.execs().to_vec(),
             })),
         ];
         if recording {

@@ -109,6 +109,8 @@ pub struct EventSpec {
     /// CPUs this event is opened on (`cpus=0-3` or `cpus="0,2"`).
     pub cpus: Option<Vec<u32>>,
     pub num: Option<AttrExpr>,
+    /// `exec=EXPR`: evaluated after each event `trace` prints (a `printf(...)` prints).
+    pub exec: Option<AttrExpr>,
     /// A uprobe (or kprobe) to define before the event can be resolved.
     pub probe: Option<ProbeSpec>,
     /// The whole selector text this event came from, for errors found later.
@@ -151,7 +153,7 @@ impl EventSpec {
 
 const KNOWN_ATTRIBUTES: &str = "known attributes: stack, max-stack=N, alias=NAME, key=EXPR, \
      printkey=EXPR, role=EXPR, untraced, trigger, top-by=EXPR, top-add=EXPR, comm=EXPR, \
-     cpus=LIST, num=EXPR";
+     cpus=LIST, num=EXPR, exec=EXPR";
 
 /// Parse one `-e` text into its events, in order.
 pub fn parse_selectors(text: &str) -> Result<Vec<EventSpec>, SelectorError> {
@@ -278,6 +280,7 @@ impl Parser<'_> {
             top_by: Vec::new(),
             top_add: Vec::new(),
             comm: None,
+            exec: None,
             cpus: None,
             num: None,
             probe,
@@ -407,7 +410,7 @@ impl Parser<'_> {
                 let (a, b) = needs_value()?;
                 spec.cpus = Some(self.cpu_list(a, b)?);
             }
-            "key" | "printkey" | "role" | "comm" | "num" | "top-by" | "top-add" => {
+            "key" | "printkey" | "role" | "comm" | "num" | "exec" | "top-by" | "top-add" => {
                 let (a, b) = needs_value()?;
                 let expr = self.expr(key, a, b)?;
                 let slot = match key {
@@ -416,6 +419,7 @@ impl Parser<'_> {
                     "role" => &mut spec.role,
                     "comm" => &mut spec.comm,
                     "num" => &mut spec.num,
+                    "exec" => &mut spec.exec,
                     "top-by" => {
                         spec.top_by.push(expr);
                         return Ok(());
