@@ -115,9 +115,16 @@ impl<W: Write> ProfileText<W> {
     }
 }
 
+/// The name printed for a sample of a task the kernel calls -1 (already reaped).
+const EXITED_TASK: &str = "[exited]";
+
 /// One sample's line (with its `\n`).
 pub fn sample_line(wall: &WallClock, line: &SampleLine, event_name: &str) -> String {
-    let comm = if line.comm.is_empty() {
+    let comm = if line.tid == u32::MAX {
+        // The kernel reports pid/tid -1 for a task already reaped (its last samples
+        // while it exits): it has no name left to find, but it is known to have exited.
+        EXITED_TASK.into()
+    } else if line.comm.is_empty() {
         UNKNOWN_COMM.into()
     } else {
         escape_controls(&line.comm)

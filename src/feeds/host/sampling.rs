@@ -15,6 +15,7 @@ use rustc_hash::FxHashMap;
 
 use crate::feeds::SampleLine;
 use crate::feeds::interned::FeedTables;
+use crate::model::threads::ThreadNames;
 use crate::model::{
     Callchain, FrameKind, FrameOrigin, Instance, Line, Location, LocationId, ProfileInfo, Sample, SampleMeta,
 };
@@ -65,6 +66,12 @@ pub enum RawItem {
         parent: u32,
         child: u32,
     },
+    /// A new thread of an existing process (`tid` created by `parent_tid`).
+    Thread {
+        pid: u32,
+        parent_tid: u32,
+        tid: u32,
+    },
     Exit {
         pid: u32,
     },
@@ -98,8 +105,9 @@ pub struct SampleSession {
     pub started_ns: u64,
     /// `-N`: stop after this many samples.
     exit_after: Option<u64>,
-    /// With sample lines: the threads already named from /proc at their first sample.
-    named: Option<rustc_hash::FxHashSet<u32>>,
+    /// With sample lines: the threads already named at their first sample, and the names
+    /// /proc gave when the session started.
+    named: Option<(rustc_hash::FxHashSet<u32>, ThreadNames)>,
     finished: bool,
 }
 
@@ -141,7 +149,13 @@ impl SampleSession {
             event_name,
             started_ns: monotonic_ns(),
             exit_after: run.exit_after,
-            named: options.sample_lines.then(Default::default),
+            named: options.sample_lines.then(|| {
+                // A thread that was there before the session has no FORK or COMM record;
+                // if it exits before its first sample is read, only this scan named it.
+                let mut names = ThreadNames::default();
+                crate::symbols::host::comms::scan_proc_comms(&mut names);
+                (Default::default(), names)
+            }),
             finished: false,
         };
         session
@@ -199,8 +213,8 @@ impl SampleSession {
         let named = &mut self.named;
         let mut take = |item: Ordered<'_>| {
             if let Ordered::Record(record) = item {
-                if let (Some(named), Record::Sample(s)) = (named.as_mut(), &record.record) {
-                    name_at_first_sight(named, s.pid, s.tid, out);
+                if let (Some((named, names)), Record::Sample(s)) = (named.as_mut(), &record.record) {
+                    name_at_first_sight(named, names, s.pid, s.tid, out);
                 }
                 // perf-prof's -N: the samples past the COUNTth are dropped unseen (the
                 // rings may hold more by the time the count is reached).
@@ -233,6 +247,7 @@ const MAX_NAMED: usize = 1 << 16;
 /// likely still runs — the resolver may come to it after it has exited.
 fn name_at_first_sight(
     named: &mut rustc_hash::FxHashSet<u32>,
+    at_start: &ThreadNames,
     pid: Option<u32>,
     tid: Option<u32>,
     out: &mut Vec<RawItem>,
@@ -246,7 +261,8 @@ fn name_at_first_sight(
     if !named.insert(tid) {
         return;
     }
-    if let Some(comm) = crate::symbols::host::comms::read_proc_comm(pid, tid) {
+    let comm = crate::symbols::host::comms::read_proc_comm(pid, tid).or_else(|| at_start.name(tid));
+    if let Some(comm) = comm {
         out.push(RawItem::Comm {
             pid,
             tid,
@@ -306,6 +322,11 @@ pub(super) fn raw_item(
         Record::Fork(t) if t.pid != t.ppid => out.push(RawItem::Fork {
             parent: t.ppid,
             child: t.pid,
+        }),
+        Record::Fork(t) if t.tid != t.ptid => out.push(RawItem::Thread {
+            pid: t.pid,
+            parent_tid: t.ptid,
+            tid: t.tid,
         }),
         Record::Exit(t) if t.pid == t.tid => out.push(RawItem::Exit { pid: t.pid }),
         _ => {}
@@ -441,7 +462,14 @@ impl SampleResolver {
                     path,
                     file,
                 } => self.symbols.on_mmap(pid, start, len, pgoff, &path, file),
-                RawItem::Fork { parent, child } => self.symbols.on_fork(parent, child),
+                RawItem::Fork { parent, child } => {
+                    self.symbols.on_fork(parent, child);
+                    // A child goes by its parent's name until it execs (a COMM record then
+                    // renames it): one that never execs and is gone by its first sample
+                    // is still named.
+                    self.name_after(parent, parent, child, child);
+                }
+                RawItem::Thread { pid, parent_tid, tid } => self.name_after(pid, parent_tid, pid, tid),
                 RawItem::Exit { pid } => {
                     self.symbols.on_exit(pid);
                     self.forget(pid);
@@ -521,6 +549,13 @@ impl SampleResolver {
         }
         self.roots.insert((pid, tid), loc);
         Some(loc)
+    }
+
+    /// A new task (`pid`, `tid`) takes the name of the one that created it.
+    fn name_after(&mut self, parent_pid: u32, parent_tid: u32, pid: u32, tid: u32) {
+        if let Some(name) = self.symbols.comm(parent_pid, parent_tid) {
+            self.symbols.on_comm(pid, tid, &name, false);
+        }
     }
 
     /// What perf-prof's profile prints of `sample` (resolved as `resolved`).
