@@ -28,6 +28,7 @@ use crate::symbols::host::{FileKey, HostFrame, HostSymbolizer, HostSymbolizerOpt
 
 use super::options::{HostRunOptions, SamplingOptions};
 use super::targets::{SessionTargets, open_targets};
+use crate::sources::perf_event::targets::{Target, online_cpus};
 
 /// 256 KiB per ring (perf-prof's profile default is 2 pages, doubled with -g): a sample
 /// with a deep kernel + user chain is ~1 KiB, so this holds a quarter second at 1 kHz —
@@ -128,10 +129,26 @@ impl SampleSession {
             attr = attr.with_wakeup(Wakeup::WatermarkPercent(u32::from(w)));
         }
         let pages = run.ring.pages.unwrap_or(DEFAULT_PAGES);
-        let events = PerfEvents::open(
-            std::slice::from_ref(&attr),
-            &targets.targets,
+        let mut attrs = vec![attr];
+        let mut ring_targets = targets.targets.clone();
+        let cpu_wide = targets.targets.iter().all(|t| matches!(t, Target::Cpu(_)));
+        if options.sample_lines && cpu_wide {
+            // Sample lines name their threads: with -C, a task forked or exec'd on a CPU
+            // outside it has its COMM and FORK records there; a carrier on every online
+            // CPU brings them (as a tracing session's), else it prints `<...>` once gone.
+            attrs.push(super::tracing::names_attr(run));
+            for cpu in online_cpus()? {
+                if !ring_targets.contains(&Target::Cpu(cpu)) {
+                    ring_targets.push(Target::Cpu(cpu));
+                }
+            }
+        }
+        let events = PerfEvents::open_where(
+            &attrs,
+            &ring_targets,
             RingOptions { data_pages: pages },
+            |event, target| event > 0 || targets.targets.contains(&target),
+            |event| event > 0,
         )?;
         let event_name = match events.event_kind(crate::trace::event::EventIndex(0)) {
             Some(EventKind::HardwareCycles) => "cycles",

@@ -673,7 +673,7 @@ impl TraceSession {
 /// The session's name carrier on CPU rings: a software dummy event (it never samples) on
 /// every online CPU, in rings of its own, whose COMM and FORK records name the threads the
 /// traced events meet.
-fn names_attr(run: &HostRunOptions) -> EventAttr {
+pub(super) fn names_attr(run: &HostRunOptions) -> EventAttr {
     EventAttr::new(
         EventKind::Software {
             config: perf_event_open_sys::bindings::PERF_COUNT_SW_DUMMY,
