@@ -15,7 +15,9 @@ pub mod qemu_setup;
 pub mod replay;
 pub mod update;
 
-pub use update::{EventFormat, FeedStatus, Offenders, RecordOnly, RowsUpdate, SessionStart, Update, Waiting};
+pub use update::{
+    EventFormat, FeedStatus, Offenders, RecordOnly, RowsUpdate, SampleLine, SessionStart, Update, Waiting,
+};
 
 /// A source of updates, polled by the engine.
 pub trait Feed: Send {

@@ -482,6 +482,7 @@ fn followed_children_on_two_cpus_drain_in_time_order() {
         record: None,
         duration: None,
         out: dir.path().join("out"),
+        exit_after: None,
     };
     let sampling = SamplingOptions {
         freq_hz: 997,
@@ -490,6 +491,7 @@ fn followed_children_on_two_cpus_drain_in_time_order() {
         kernel_only: false,
         exclude_self: false,
         root: perfscope::symbols::host::RootFrame::Comm,
+        sample_lines: false,
     };
     let mut session = SampleSession::open(&run, &sampling).expect("sampling (run as root)");
     let mut items = Vec::new();

@@ -44,6 +44,7 @@ fn start(dir: &Path) -> (App, Receiver<AppEvent>) {
         record: None,
         duration: None,
         out: dir.join("out"),
+        exit_after: None,
     };
     let trace = TraceOptions::new(AnalyzerKind::Syscalls, Vec::new());
     let feed = HostTraceFeed::start(&run, &trace).expect("a syscalls session (run as root)");

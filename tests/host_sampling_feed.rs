@@ -29,6 +29,7 @@ fn host_samples_reach_the_engine_as_ids_and_names_travel_once() {
         record: None,
         duration: Some(Duration::from_secs(10)),
         out: dir.path().join("out"),
+        exit_after: None,
     };
     let sampling = SamplingOptions {
         freq_hz: 997,
@@ -37,6 +38,7 @@ fn host_samples_reach_the_engine_as_ids_and_names_travel_once() {
         kernel_only: false,
         exclude_self: false,
         root: RootFrame::Comm,
+        sample_lines: false,
     };
     let mut feed = HostSampleFeed::start(&run, &sampling).expect("sampling (run as root)");
     let mut updates = Vec::new();

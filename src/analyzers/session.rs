@@ -71,6 +71,8 @@ pub struct Analysis {
     name: &'static str,
     /// `printkey=`: how `top` prints its keys.
     printkey: Option<BoundExpr>,
+    /// Each event's `exec=`, by event index.
+    execs: Vec<Option<BoundExpr>>,
 }
 
 /// An expression as a key source: integers only, negative → 0 as perf-prof's keys.
@@ -217,6 +219,7 @@ impl Analysis {
             layouts,
             name: options.analyzer.name(),
             printkey,
+            execs: events.iter().map(|e| e.attrs.exec.clone()).collect(),
         })
     }
 
@@ -410,6 +413,11 @@ impl Analysis {
     /// The events' print fmts (the `--than` raw lines).
     pub fn printer(&self) -> &EventPrinter {
         &self.printer
+    }
+
+    /// Each event's `exec=` expression, by event index.
+    pub fn execs(&self) -> &[Option<BoundExpr>] {
+        &self.execs
     }
 }
 

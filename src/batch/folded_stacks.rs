@@ -1,12 +1,15 @@
-//! `--flame-graph FILE` of a tracepoint session (perf-prof's trace): the events' stacks
-//! written as `FILE.folded` when the run ends (a previous file kept as `FILE.folded.old`),
-//! root first with the comm as the root, one `a;b;c COUNT` line per distinct stack, and
-//! perf-prof's note on how to draw it.
+//! `--flame-graph FILE` (perf-prof's trace and profile): stacks written as `FILE.folded`
+//! (a previous file kept as `FILE.folded.old`), root first with the comm as the root, one
+//! `a;b;c COUNT` line per distinct stack, and perf-prof's note on how to draw it. Written
+//! at the end of the run, or one section per `-i` interval, each stack then under the
+//! interval's `YYYY-MM-DD;HH:MM:SS` frame so one flame graph shows the time. An empty
+//! name (`--flame-graph ''`) writes to stdout instead, as perf-prof does.
 
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use crate::analyzers::text::WallClock;
 use crate::engine::Engine;
 use crate::feeds::Update;
 use crate::model::stack::StackId;
@@ -14,25 +17,114 @@ use crate::model::tables::ProfileTables;
 
 use super::headless::Sink;
 
-/// Counts the stacks of the events, writes them at the end.
+/// Counts the stacks of a section, writes them when it ends.
 pub struct FoldedStacks {
-    path: PathBuf,
+    /// `None`: stdout.
+    path: Option<PathBuf>,
     counts: BTreeMap<StackId, u64>,
+    /// The frame above the comm of every stack of this section (`-i`: its start time).
+    section: Option<String>,
+    /// The file was created (the old one moved aside): later sections append.
+    created: bool,
+    /// Some stack line went to the file (the note on drawing it is printed then).
+    wrote_lines: bool,
 }
 
 impl FoldedStacks {
-    /// `name` as perf-prof takes it: `name.folded` is written.
+    /// `name` as perf-prof takes it: `name.folded` is written; an empty name is stdout.
     pub fn new(name: &Path) -> Self {
-        let mut path = name.as_os_str().to_owned();
-        path.push(".folded");
+        let path = (!name.as_os_str().is_empty()).then(|| {
+            let mut path = name.as_os_str().to_owned();
+            path.push(".folded");
+            PathBuf::from(path)
+        });
         Self {
-            path: PathBuf::from(path),
+            path,
             counts: BTreeMap::new(),
+            section: None,
+            created: false,
+            wrote_lines: false,
         }
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// Where the stacks go (`None`: stdout).
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// Count `weight` more of `stack` in the current section.
+    pub fn add(&mut self, stack: StackId, weight: u64) {
+        *self.counts.entry(stack).or_default() += weight;
+    }
+
+    /// The stacks added from now on sit under a `YYYY-MM-DD;HH:MM:SS` frame of `at`.
+    pub fn start_section(&mut self, at: &WallClock) {
+        self.section = Some(format!(
+            "{:04}-{:02}-{:02};{:02}:{:02}:{:02}",
+            at.year, at.month, at.day, at.hour, at.minute, at.second
+        ));
+    }
+
+    /// Write the current section's stacks and start counting afresh.
+    pub fn write_section(&mut self, engine: &Engine) -> anyhow::Result<()> {
+        // Two ids may fold to one text (the same names at other addresses): add them up.
+        let mut lines: BTreeMap<String, u64> = BTreeMap::new();
+        for (&stack, &count) in &std::mem::take(&mut self.counts) {
+            let mut text = folded_stack(&engine.state.tables, stack);
+            if let Some(section) = &self.section {
+                text = format!("{section};{text}");
+            }
+            *lines.entry(text).or_default() += count;
+        }
+        let mut text = String::new();
+        for (stack, count) in &lines {
+            text.push_str(&format!("{stack} {count}\n"));
+        }
+        let Some(path) = &self.path else {
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes())?;
+            return Ok(out.flush()?);
+        };
+        let cannot =
+            |e: std::io::Error| anyhow::anyhow!("--flame-graph: cannot write {}: {e}", path.display());
+        if !self.created {
+            if path.exists() {
+                let mut old = path.as_os_str().to_owned();
+                old.push(".old");
+                std::fs::rename(path, &old).map_err(cannot)?;
+            }
+            std::fs::write(path, &text).map_err(cannot)?;
+            self.created = true;
+        } else {
+            let mut file = std::fs::OpenOptions::new()
+                .append(true)
+                .open(path)
+                .map_err(cannot)?;
+            file.write_all(text.as_bytes()).map_err(cannot)?;
+        }
+        self.wrote_lines |= !lines.is_empty();
+        Ok(())
+    }
+
+    /// The last section, then (for a file that got stacks) perf-prof's note on stdout.
+    pub fn finish(&mut self, engine: &Engine) -> anyhow::Result<()> {
+        self.write_section(engine)?;
+        let Some(path) = &self.path else {
+            return Ok(());
+        };
+        if !self.wrote_lines {
+            return Ok(());
+        }
+        let svg = path.with_extension("svg");
+        let mut out = std::io::stdout().lock();
+        write!(
+            out,
+            "To generate the flame graph, running THIS shell command:\n\n  flamegraph.pl {} > {}\n\n",
+            path.display(),
+            svg.display()
+        )?;
+        out.flush()?;
+        Ok(())
     }
 }
 
@@ -47,48 +139,22 @@ pub fn folded_stack(tables: &ProfileTables, stack: StackId) -> String {
     names.join(";")
 }
 
+/// trace's use: every event's stack, written at the end.
 impl Sink for FoldedStacks {
     fn updates(&mut self, updates: &[Update]) {
         for update in updates {
             if let Update::Samples(samples) = update {
                 for sample in samples {
-                    *self.counts.entry(sample.stack).or_default() += sample.weight;
+                    self.add(sample.stack, sample.weight);
                 }
             }
         }
     }
 
     fn applied(&mut self, engine: &Engine, finished: bool) -> anyhow::Result<()> {
-        if !finished {
-            return Ok(());
+        if finished {
+            self.finish(engine)?;
         }
-        // Two ids may fold to one text (the same names at other addresses): add them up.
-        let mut lines: BTreeMap<String, u64> = BTreeMap::new();
-        for (&stack, &count) in &self.counts {
-            *lines
-                .entry(folded_stack(&engine.state.tables, stack))
-                .or_default() += count;
-        }
-        if self.path.exists() {
-            let mut old = self.path.as_os_str().to_owned();
-            old.push(".old");
-            std::fs::rename(&self.path, &old)?;
-        }
-        let mut text = String::new();
-        for (stack, count) in &lines {
-            text.push_str(&format!("{stack} {count}\n"));
-        }
-        std::fs::write(&self.path, text)
-            .map_err(|e| anyhow::anyhow!("--flame-graph: cannot write {}: {e}", self.path.display()))?;
-        let svg = self.path.with_extension("svg");
-        let mut out = std::io::stdout().lock();
-        write!(
-            out,
-            "To generate the flame graph, running THIS shell command:\n\n  flamegraph.pl {} > {}\n\n",
-            self.path.display(),
-            svg.display()
-        )?;
-        out.flush()?;
         Ok(())
     }
 }

@@ -131,6 +131,9 @@ impl<W: Write> IntervalText<W> {
                 {
                     text.push_str(&stack_lines(&state.tables, stack, event.callchain));
                 }
+                if let Some(Some(exec)) = format.execs.get(usize::from(event.event.0)) {
+                    text.push_str(&exec_output(exec, &event));
+                }
                 if let Some((expr_text, expr)) = &self.evaluate {
                     let value = expr.eval(&event);
                     let value = value.map_or_else(
@@ -293,6 +296,20 @@ fn any_latency_over(rows: &AnalysisRows, than_ns: u64) -> bool {
             .values()
             .any(|s| s.histogram.max().is_some_and(|max| max > than_ns)),
         _ => true,
+    }
+}
+
+/// What an event's `exec=` prints: a string value (`printf(...)`) as it is, its control
+/// characters escaped line by line (the event's data is whatever the traced program put
+/// there); a number prints nothing (perf-prof runs it for its effect).
+fn exec_output(exec: &BoundExpr, event: &crate::trace::event::TraceEvent<'_>) -> String {
+    match exec.eval(event) {
+        Some(crate::trace::expr::Value::Str(text)) => text
+            .split('\n')
+            .map(|line| escape_controls(line).into_owned())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
     }
 }
 

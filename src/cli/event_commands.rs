@@ -33,9 +33,10 @@ pub struct TraceEventsArgs {
     /// Sample every event's callchain (kernel and user) and print it under the event.
     #[arg(short = 'g', long = "call-graph")]
     pub call_graph: bool,
-    /// With -g: write the events' stacks to FILE.folded instead of printing them.
+    /// With -g: write the events' stacks to FILE.folded instead of printing them (`''`:
+    /// to stdout).
     #[arg(long = "flame-graph", value_name = "FILE", requires = "call_graph")]
-    pub flame_graph: Option<std::path::PathBuf>,
+    pub flame_graph: Option<String>,
     #[command(flatten)]
     pub tui: TuiArgs,
 }
@@ -101,7 +102,7 @@ pub fn run_trace(args: TraceEventsArgs) -> anyhow::Result<Outcome> {
     options.event_lines = !args.host.text_output() && args.flame_graph.is_none();
     if let Some(name) = &args.flame_graph {
         // The folded file is written when the run ends: a text run.
-        let mut folded = FoldedStacks::new(name);
+        let mut folded = FoldedStacks::new(std::path::Path::new(name));
         return run_trace_text(&args.host, &options, None, Some(&mut folded));
     }
     run_trace_command(&args.host, &options, &args.tui)

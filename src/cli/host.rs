@@ -48,6 +48,10 @@ pub struct HostArgs {
     /// Stop after this many seconds.
     #[arg(long, value_name = "S")]
     pub duration: Option<f64>,
+    /// Exit after COUNT events (samples, or tracepoint events that pass their filters):
+    /// perf-prof's `-N`/`--exit-N`.
+    #[arg(short = 'N', long = "exit-N", value_name = "COUNT", value_parser = clap::value_parser!(u64).range(1..))]
+    pub exit_n: Option<u64>,
     /// Batch mode: no terminal UI, text output on stdout (the default when stdout is not a
     /// terminal, as perf-prof).
     #[arg(long)]
@@ -108,6 +112,7 @@ impl HostArgs {
             record: self.record.clone(),
             duration,
             out: self.out.clone(),
+            exit_after: self.exit_n,
         })
     }
 }
@@ -163,6 +168,7 @@ impl SamplingArgs {
                 RootArg::Pid => RootFrame::Pid,
                 RootArg::CommPid => RootFrame::CommPid,
             },
+            sample_lines: false,
         })
     }
 }

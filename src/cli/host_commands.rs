@@ -26,6 +26,7 @@ use crate::views::ViewKind;
 use super::event_commands::{self, ExprArgs, ListArgs, TraceEventsArgs};
 use super::exit::Outcome;
 use super::host::{HostArgs, ImplArg, MultiTraceArgs, SamplingArgs, TraceArgs};
+use super::profile_command::ProfileArgs;
 use super::tui::TuiArgs;
 
 #[derive(Subcommand)]
@@ -34,7 +35,9 @@ pub enum HostCommand {
     /// flamegraph, per-CPU/per-thread panes. With -e: perf-prof's `top`, a key/value table
     /// of tracepoint fields (`-e 'sched:sched_stat_runtime//top-by=runtime/'`).
     Top(TopArgs),
-    /// The same CPU sampling as `top` (perf-prof's name for it).
+    /// The same CPU sampling as `top` (perf-prof's name for it); as text (stdout not a
+    /// terminal), perf-prof's profile: a line per sample, `--than PERCENT`,
+    /// `-g --flame-graph FILE [-i MS]`.
     Profile(ProfileArgs),
     /// Syscall latency per syscall (and per thread with --perins) from raw_syscalls.
     Syscalls(TraceCommandArgs),
@@ -319,16 +322,6 @@ pub struct TopArgs {
 }
 
 #[derive(Args)]
-pub struct ProfileArgs {
-    #[command(flatten)]
-    pub host: HostArgs,
-    #[command(flatten)]
-    pub sampling: SamplingArgs,
-    #[command(flatten)]
-    pub tui: TuiArgs,
-}
-
-#[derive(Args)]
 pub struct TraceCommandArgs {
     #[command(flatten)]
     pub host: HostArgs,
@@ -389,7 +382,7 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
             run_trace_command(&a.host, &trace, &a.tui)
         }
         HostCommand::Top(a) => run_sampling(&a.host, &a.sampling, &a.tui),
-        HostCommand::Profile(a) => run_sampling(&a.host, &a.sampling, &a.tui),
+        HostCommand::Profile(a) => super::profile_command::run_profile(&a),
         HostCommand::Syscalls(a) => {
             run_trace_command(&a.host, &a.trace.options(AnalyzerKind::Syscalls), &a.tui)
         }
@@ -519,7 +512,7 @@ fn chosen_threads(pids: Option<String>, tids: Option<String>) -> anyhow::Result<
 
 /// `--record FILE.db`: the session file, created before anything starts (a bad path fails
 /// here, not after the run).
-fn recorder(run: &HostRunOptions, force: bool, kind: &str) -> anyhow::Result<Option<Recorder>> {
+pub(crate) fn recorder(run: &HostRunOptions, force: bool, kind: &str) -> anyhow::Result<Option<Recorder>> {
     match &run.record {
         Some(path) => {
             let mut meta = SessionMeta::now(kind, &run.target.describe());
@@ -541,7 +534,11 @@ fn export_request(run: &HostRunOptions) -> ExportRequest {
     }
 }
 
-fn run_sampling(host: &HostArgs, sampling: &SamplingArgs, tui: &TuiArgs) -> anyhow::Result<Outcome> {
+pub(crate) fn run_sampling(
+    host: &HostArgs,
+    sampling: &SamplingArgs,
+    tui: &TuiArgs,
+) -> anyhow::Result<Outcome> {
     let run = run_options(host)?;
     let options: SamplingOptions = sampling.options().map_err(anyhow::Error::msg)?;
     let recording = recorder(&run, host.force, "host")?;

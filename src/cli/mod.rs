@@ -17,6 +17,7 @@ pub mod host;
 pub mod host_commands;
 pub mod kmem;
 pub mod output_file;
+pub mod profile_command;
 pub mod qemu_command;
 pub mod recorded;
 pub mod recorded_commands;

@@ -92,6 +92,8 @@ impl Engine {
             }
             // Only the recording sink (above) has a use for these.
             Update::Record(_) => {}
+            // Only a text run's printer has a use for these.
+            Update::SampleLines(_) => {}
         }
     }
 }

@@ -208,6 +208,7 @@ impl Feed for ReplayFeed {
                             out.push(Update::EventFormat(Arc::new(EventFormat {
                                 layouts: analysis.layouts().to_vec(),
                                 printer: analysis.printer().clone(),
+                                execs: analysis.execs().to_vec(),
                             })));
                             Stage::Events {
                                 next: 0,

@@ -5,11 +5,14 @@ use std::sync::Arc;
 
 use crate::analyzers::latency::SlowPair;
 use crate::model::analysis::{AnalysisInfo, AnalysisRows};
+use crate::model::sample::InstanceId;
+use crate::model::stack::StackId;
 use crate::model::tables::TableDelta;
 use crate::model::{InputInfo, PhaseMarkers, Sample, SourceFacts, WindowInfo};
 use crate::sources::tracefs::EventPrinter;
 use crate::store::{RecordedEventType, SymbolRecord};
 use crate::trace::event::{EventLayout, OwnedTraceEvent};
+use crate::trace::expr::BoundExpr;
 
 /// What a session is, said once when it starts.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -55,6 +58,28 @@ pub struct Offenders {
 pub struct EventFormat {
     pub layouts: Vec<EventLayout>,
     pub printer: EventPrinter,
+    /// Each event's `exec=` (by event index): evaluated after `trace` prints the event.
+    pub execs: Vec<Option<BoundExpr>>,
+}
+
+/// One sample as perf-prof's `profile` prints it: who, where, when, how much, and the
+/// callchain its stack was made of.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SampleLine {
+    pub time_ns: u64,
+    pub pid: u32,
+    pub tid: u32,
+    pub cpu: u32,
+    /// The sample's period in the event's unit (ns for cpu-clock).
+    pub period: u64,
+    /// The thread's name when the sample was taken (empty: not known).
+    pub comm: String,
+    /// The instance the sample counts for (a CPU, or the thread when sampling threads).
+    pub instance: InstanceId,
+    pub stack: StackId,
+    /// The raw addresses, leaf first, kernel then user (the sampled address alone
+    /// without -g): `stack_lines` prints them beside the stack's frames.
+    pub callchain: Vec<u64>,
 }
 
 /// What only a recording needs (the engine shows none of it).
@@ -100,6 +125,10 @@ pub enum Update {
     /// New interned frames, locations, stacks, instances (before the samples using them).
     Tables(TableDelta),
     Samples(Vec<Sample>),
+    /// Each sample's own facts, after the `Samples` they belong to, when the session was
+    /// asked for them (perf-prof's `profile` prints one line per sample); the engine keeps
+    /// none of it.
+    SampleLines(Vec<SampleLine>),
     /// The session runs an analyzer: what its rows mean.
     Analysis(Arc<AnalysisInfo>),
     Rows(RowsUpdate),

@@ -29,6 +29,8 @@ fn raw_sample(event: &OwnedTraceEvent) -> Option<RawSample> {
         cpu: event.cpu,
         in_kernel: !kernel.is_empty(),
         ip: kernel.first().or(user.first()).copied(),
+        // A tracepoint record has no period.
+        period: 0,
         kernel,
         user,
     })

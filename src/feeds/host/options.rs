@@ -58,6 +58,11 @@ pub struct SamplingOptions {
     pub exclude_self: bool,
     /// The frame above each stack (perf top's `--sort comm,pid`).
     pub root: RootFrame,
+    /// Hand over each sample's thread, CPU, period and raw callchain too
+    /// ([`crate::feeds::Update::SampleLines`]): perf-prof's `profile` prints one line per
+    /// sample. Off for the TUI, which only aggregates.
+    #[serde(default)]
+    pub sample_lines: bool,
 }
 
 /// Everything common to a host session.
@@ -71,4 +76,7 @@ pub struct HostRunOptions {
     pub duration: Option<Duration>,
     /// Where the export key / the end of a batch run writes artifacts.
     pub out: PathBuf,
+    /// perf-prof's `-N`: end the session after this many events (tracepoint events past
+    /// their filters, or samples); `None` = no limit.
+    pub exit_after: Option<u64>,
 }

@@ -13,7 +13,9 @@ use anyhow::Context;
 
 use rustc_hash::FxHashMap;
 
+use crate::feeds::SampleLine;
 use crate::feeds::interned::FeedTables;
+use crate::model::threads::ThreadNames;
 use crate::model::{
     Callchain, FrameKind, FrameOrigin, Instance, Line, Location, LocationId, ProfileInfo, Sample, SampleMeta,
 };
@@ -26,6 +28,7 @@ use crate::symbols::host::{FileKey, HostFrame, HostSymbolizer, HostSymbolizerOpt
 
 use super::options::{HostRunOptions, SamplingOptions};
 use super::targets::{SessionTargets, open_targets};
+use crate::sources::perf_event::targets::{Target, online_cpus};
 
 /// 256 KiB per ring (perf-prof's profile default is 2 pages, doubled with -g): a sample
 /// with a deep kernel + user chain is ~1 KiB, so this holds a quarter second at 1 kHz —
@@ -64,6 +67,12 @@ pub enum RawItem {
         parent: u32,
         child: u32,
     },
+    /// A new thread of an existing process (`tid` created by `parent_tid`).
+    Thread {
+        pid: u32,
+        parent_tid: u32,
+        tid: u32,
+    },
     Exit {
         pid: u32,
     },
@@ -76,6 +85,8 @@ pub struct RawSample {
     pub pid: u32,
     pub tid: u32,
     pub cpu: u32,
+    /// The sample's period (ns for cpu-clock; 0 when the record had none).
+    pub period: u64,
     pub in_kernel: bool,
     pub ip: Option<u64>,
     pub kernel: Vec<u64>,
@@ -93,6 +104,11 @@ pub struct SampleSession {
     pub event_name: String,
     /// CLOCK_MONOTONIC when the events were enabled: where the views count seconds from.
     pub started_ns: u64,
+    /// `-N`: stop after this many samples.
+    exit_after: Option<u64>,
+    /// With sample lines: the threads already named at their first sample, and the names
+    /// /proc gave when the session started.
+    named: Option<(rustc_hash::FxHashSet<u32>, ThreadNames)>,
     finished: bool,
 }
 
@@ -113,10 +129,26 @@ impl SampleSession {
             attr = attr.with_wakeup(Wakeup::WatermarkPercent(u32::from(w)));
         }
         let pages = run.ring.pages.unwrap_or(DEFAULT_PAGES);
-        let events = PerfEvents::open(
-            std::slice::from_ref(&attr),
-            &targets.targets,
+        let mut attrs = vec![attr];
+        let mut ring_targets = targets.targets.clone();
+        let cpu_wide = targets.targets.iter().all(|t| matches!(t, Target::Cpu(_)));
+        if options.sample_lines && cpu_wide {
+            // Sample lines name their threads: with -C, a task forked or exec'd on a CPU
+            // outside it has its COMM and FORK records there; a carrier on every online
+            // CPU brings them (as a tracing session's), else it prints `<...>` once gone.
+            attrs.push(super::tracing::names_attr(run));
+            for cpu in online_cpus()? {
+                if !ring_targets.contains(&Target::Cpu(cpu)) {
+                    ring_targets.push(Target::Cpu(cpu));
+                }
+            }
+        }
+        let events = PerfEvents::open_where(
+            &attrs,
+            &ring_targets,
             RingOptions { data_pages: pages },
+            |event, target| event > 0 || targets.targets.contains(&target),
+            |event| event > 0,
         )?;
         let event_name = match events.event_kind(crate::trace::event::EventIndex(0)) {
             Some(EventKind::HardwareCycles) => "cycles",
@@ -133,6 +165,14 @@ impl SampleSession {
             counters: SampleCounters::default(),
             event_name,
             started_ns: monotonic_ns(),
+            exit_after: run.exit_after,
+            named: options.sample_lines.then(|| {
+                // A thread that was there before the session has no FORK or COMM record;
+                // if it exits before its first sample is read, only this scan named it.
+                let mut names = ThreadNames::default();
+                crate::symbols::host::comms::scan_proc_comms(&mut names);
+                (Default::default(), names)
+            }),
             finished: false,
         };
         session
@@ -157,11 +197,16 @@ impl SampleSession {
         let exited = self.targets.workload_exited();
         let outcome = self.events.poll(timeout)?;
         self.drain(false, out);
-        let over = outcome.all_hung_up || exited;
+        let over = outcome.all_hung_up || exited || self.reached_limit();
         if over {
             self.finish(out);
         }
         Ok(!over)
+    }
+
+    /// `-N COUNT` samples were handed over: the session is done.
+    fn reached_limit(&self) -> bool {
+        self.exit_after.is_some_and(|n| self.counters.samples >= n)
     }
 
     /// Stop sampling and hand over everything still in the rings or held for ordering.
@@ -181,8 +226,19 @@ impl SampleSession {
         let counters = &mut self.counters;
         let exclude_self = self.options.exclude_self;
         let own_pid = self.own_pid;
+        let limit = self.exit_after;
+        let named = &mut self.named;
         let mut take = |item: Ordered<'_>| {
             if let Ordered::Record(record) = item {
+                if let (Some((named, names)), Record::Sample(s)) = (named.as_mut(), &record.record) {
+                    name_at_first_sight(named, names, s.pid, s.tid, out);
+                }
+                // perf-prof's -N: the samples past the COUNTth are dropped unseen (the
+                // rings may hold more by the time the count is reached).
+                let over_limit = limit.is_some_and(|n| counters.samples >= n);
+                if over_limit && matches!(record.record, Record::Sample(_)) {
+                    return;
+                }
                 raw_item(record.record, counters, exclude_self, own_pid, out);
             }
         };
@@ -197,6 +253,39 @@ impl SampleSession {
         self.finished = true;
         let _ = self.events.disable();
         self.counters.lost = self.events.lost(self.finished);
+    }
+}
+
+/// Most threads a session names from /proc before it starts over.
+const MAX_NAMED: usize = 1 << 16;
+
+/// A sample line names its thread: one that ran before the session (no COMM record
+/// names it) is named from /proc at its first sample, here on the reader thread while it
+/// likely still runs — the resolver may come to it after it has exited.
+fn name_at_first_sight(
+    named: &mut rustc_hash::FxHashSet<u32>,
+    at_start: &ThreadNames,
+    pid: Option<u32>,
+    tid: Option<u32>,
+    out: &mut Vec<RawItem>,
+) {
+    let (Some(pid), Some(tid)) = (pid, tid) else {
+        return;
+    };
+    if named.len() >= MAX_NAMED {
+        named.clear();
+    }
+    if !named.insert(tid) {
+        return;
+    }
+    let comm = crate::symbols::host::comms::read_proc_comm(pid, tid).or_else(|| at_start.name(tid));
+    if let Some(comm) = comm {
+        out.push(RawItem::Comm {
+            pid,
+            tid,
+            comm,
+            exec: false,
+        });
     }
 }
 
@@ -223,6 +312,7 @@ pub(super) fn raw_item(
                 pid,
                 tid,
                 cpu: sample.cpu.unwrap_or(0),
+                period: sample.period.unwrap_or(0),
                 in_kernel: sample.in_kernel(),
                 ip: sample.ip,
                 kernel: sample.callchain.kernel_ips().collect(),
@@ -249,6 +339,11 @@ pub(super) fn raw_item(
         Record::Fork(t) if t.pid != t.ppid => out.push(RawItem::Fork {
             parent: t.ppid,
             child: t.pid,
+        }),
+        Record::Fork(t) if t.tid != t.ptid => out.push(RawItem::Thread {
+            pid: t.pid,
+            parent_tid: t.ptid,
+            tid: t.tid,
         }),
         Record::Exit(t) if t.pid == t.tid => out.push(RawItem::Exit { pid: t.pid }),
         _ => {}
@@ -279,6 +374,9 @@ pub struct SampleResolver {
     /// New symbol rows since the last [`SampleResolver::take_learnt`].
     new_symbols: Vec<SymbolRecord>,
     scratch: Vec<LocationId>,
+    /// `Some` when each sample's line is wanted (perf-prof's `profile` text): the lines
+    /// since the last [`SampleResolver::take_lines`].
+    lines: Option<Vec<SampleLine>>,
 }
 
 /// How a frame reads in the flamegraph: the function, or `[module]` when no symbol named it.
@@ -314,7 +412,13 @@ impl SampleResolver {
             learnt: record_symbols.then(Default::default),
             new_symbols: Vec::new(),
             scratch: Vec::new(),
+            lines: options.sample_lines.then(Vec::new),
         })
+    }
+
+    /// The samples' lines since the last call (empty unless asked for).
+    pub fn take_lines(&mut self) -> Vec<SampleLine> {
+        self.lines.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
     /// The symbol rows learnt since the last call.
@@ -352,7 +456,14 @@ impl SampleResolver {
     pub fn resolve(&mut self, items: Vec<RawItem>, out: &mut Vec<Sample>) {
         for item in items {
             match item {
-                RawItem::Sample(sample) => out.push(self.resolve_sample(&sample)),
+                RawItem::Sample(sample) => {
+                    let resolved = self.resolve_sample(&sample);
+                    if self.lines.is_some() {
+                        let line = self.sample_line(&sample, &resolved);
+                        self.lines.get_or_insert_default().push(line);
+                    }
+                    out.push(resolved);
+                }
                 RawItem::Comm { pid, tid, comm, exec } => {
                     self.symbols.on_comm(pid, tid, &comm, exec);
                     self.roots.retain(|(_, t), _| *t != tid);
@@ -368,7 +479,14 @@ impl SampleResolver {
                     path,
                     file,
                 } => self.symbols.on_mmap(pid, start, len, pgoff, &path, file),
-                RawItem::Fork { parent, child } => self.symbols.on_fork(parent, child),
+                RawItem::Fork { parent, child } => {
+                    self.symbols.on_fork(parent, child);
+                    // A child goes by its parent's name until it execs (a COMM record then
+                    // renames it): one that never execs and is gone by its first sample
+                    // is still named.
+                    self.name_after(parent, parent, child, child);
+                }
+                RawItem::Thread { pid, parent_tid, tid } => self.name_after(pid, parent_tid, pid, tid),
                 RawItem::Exit { pid } => {
                     self.symbols.on_exit(pid);
                     self.forget(pid);
@@ -448,6 +566,37 @@ impl SampleResolver {
         }
         self.roots.insert((pid, tid), loc);
         Some(loc)
+    }
+
+    /// A new task (`pid`, `tid`) takes the name of the one that created it.
+    fn name_after(&mut self, parent_pid: u32, parent_tid: u32, pid: u32, tid: u32) {
+        if let Some(name) = self.symbols.comm(parent_pid, parent_tid) {
+            self.symbols.on_comm(pid, tid, &name, false);
+        }
+    }
+
+    /// What perf-prof's profile prints of `sample` (resolved as `resolved`).
+    fn sample_line(&mut self, sample: &RawSample, resolved: &Sample) -> SampleLine {
+        let callchain = if sample.kernel.is_empty() && sample.user.is_empty() {
+            sample.ip.into_iter().collect()
+        } else {
+            sample.kernel.iter().chain(&sample.user).copied().collect()
+        };
+        SampleLine {
+            time_ns: sample.time_ns,
+            pid: sample.pid,
+            tid: sample.tid,
+            cpu: sample.cpu,
+            period: sample.period,
+            comm: self
+                .symbols
+                .comm(sample.pid, sample.tid)
+                .map(|c| c.to_string())
+                .unwrap_or_default(),
+            instance: resolved.instance,
+            stack: resolved.stack,
+            callchain,
+        }
     }
 
     fn resolve_sample(&mut self, sample: &RawSample) -> Sample {

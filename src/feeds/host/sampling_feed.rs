@@ -37,6 +37,8 @@ pub struct HostSampleFeed {
     /// still resolves has no reader once the feed is dropped. It ends at its next batch.
     resolver: Option<JoinHandle<()>>,
     start: Option<SessionStart>,
+    /// What was opened: "cpu-clock", "cycles".
+    event_name: String,
     records: u64,
     done: bool,
 }
@@ -46,6 +48,7 @@ impl HostSampleFeed {
     pub fn start(run: &HostRunOptions, sampling: &SamplingOptions) -> anyhow::Result<HostSampleFeed> {
         let mut session = SampleSession::open(run, sampling)?;
         let label = format!("host {}", session.event_name);
+        let event_name = session.event_name.clone();
         let started_ns = session.started_ns;
         let info = ProfileInfo {
             source: label.clone(),
@@ -102,6 +105,10 @@ impl HostSampleFeed {
                     let mut updates = Vec::new();
                     let last_time = samples.last().and_then(|s| s.time_ns);
                     resolver.tables.hand_over(samples, &mut updates);
+                    let lines = resolver.take_lines();
+                    if !lines.is_empty() {
+                        updates.push(Update::SampleLines(lines));
+                    }
                     let learnt = resolver.take_learnt();
                     if !learnt.is_empty() {
                         updates.push(Update::Record(RecordOnly::Symbols(learnt)));
@@ -134,9 +141,17 @@ impl HostSampleFeed {
             reader: Some(reader),
             resolver: Some(thread),
             start: Some(start),
+            event_name,
             records: 0,
             done: false,
         })
+    }
+}
+
+impl HostSampleFeed {
+    /// The event sampled: "cpu-clock", "task-clock" or "cycles".
+    pub fn event_name(&self) -> &str {
+        &self.event_name
     }
 }
 

@@ -159,6 +159,8 @@ pub struct TraceSession {
     targets: SessionTargets,
     pub counters: TraceCounters,
     finished: bool,
+    /// `-N`: end after this many events past their filters.
+    exit_after: Option<u64>,
     /// Records the last drain read (a big one means: do not sleep before the next).
     last_drain_records: u64,
     /// CLOCK_MONOTONIC when the events were enabled: where the views count seconds from.
@@ -431,6 +433,7 @@ impl TraceSession {
             Update::EventFormat(Arc::new(EventFormat {
                 layouts: analysis.layouts().to_vec(),
                 printer: analysis.printer().clone(),
+                execs: analysis.execs().to_vec(),
             })),
         ];
         if recording {
@@ -459,6 +462,7 @@ impl TraceSession {
             targets,
             counters: TraceCounters::default(),
             finished: false,
+            exit_after: run.exit_after,
             last_drain_records: 0,
             started_ns,
             cell: None,
@@ -478,6 +482,7 @@ impl TraceSession {
                         exclude_self: false,
                         // Folded stacks start with the comm, as perf-prof's.
                         root: RootFrame::Comm,
+                        sample_lines: false,
                     },
                     targets_threads,
                     false,
@@ -541,7 +546,8 @@ impl TraceSession {
         };
         let outcome = self.events.poll(timeout)?;
         self.drain(false);
-        let over = outcome.all_hung_up || exited;
+        let reached_limit = self.exit_after.is_some_and(|n| self.counters.events >= n);
+        let over = outcome.all_hung_up || exited || reached_limit;
         if over {
             self.finish();
         }
@@ -558,6 +564,7 @@ impl TraceSession {
             filters: &self.filters,
             idle_switches: self.idle_switches.as_mut(),
             counters: &mut self.counters,
+            exit_after: self.exit_after,
             cell: &mut self.cell,
             cell_events: &mut self.cell_events,
             recording: self.recording,
@@ -697,7 +704,7 @@ impl TraceSession {
 /// The session's name carrier on CPU rings: a software dummy event (it never samples) on
 /// every online CPU, in rings of its own, whose COMM and FORK records name the threads the
 /// traced events meet.
-fn names_attr(run: &HostRunOptions) -> EventAttr {
+pub(super) fn names_attr(run: &HostRunOptions) -> EventAttr {
     EventAttr::new(
         EventKind::Software {
             config: perf_event_open_sys::bindings::PERF_COUNT_SW_DUMMY,
@@ -750,6 +757,7 @@ struct EventSink<'a> {
     filters: &'a [Option<Filter>],
     idle_switches: Option<&'a mut IdleSwitches>,
     counters: &'a mut TraceCounters,
+    exit_after: Option<u64>,
     cell: &'a mut Option<u64>,
     cell_events: &'a mut u64,
     recording: bool,
@@ -766,9 +774,18 @@ struct EventSink<'a> {
 }
 
 impl EventSink<'_> {
+    /// `-N COUNT` events were delivered: the rest are dropped unseen, as perf-prof's
+    /// (the rings may hold more by the time the count is reached).
+    fn reached_limit(&self) -> bool {
+        self.exit_after.is_some_and(|n| self.counters.events >= n)
+    }
+
     fn item(&mut self, item: Ordered<'_>) {
         match item {
             Ordered::Record(record) => {
+                if self.reached_limit() && matches!(record.record, Record::Sample(_) | Record::Switch(_)) {
+                    return;
+                }
                 if let Record::Switch(switch) = record.record {
                     self.switched_in(&switch);
                     return;
@@ -868,6 +885,9 @@ impl EventSink<'_> {
             && !filter.matches(&event)
         {
             self.counters.filtered += 1;
+            return;
+        }
+        if self.reached_limit() {
             return;
         }
         let cell = event.time_ns - event.time_ns % ROW_CELL_NS;

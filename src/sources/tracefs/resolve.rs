@@ -29,6 +29,8 @@ pub struct BoundAttrs {
     pub size: Option<BoundExpr>,
     pub top_by: Vec<BoundExpr>,
     pub top_add: Vec<BoundExpr>,
+    /// `exec=`: a number or a string (what a `printf` prints).
+    pub exec: Option<BoundExpr>,
 }
 
 /// One concrete tracepoint to open: its spec (wildcards replaced by the matched name),
@@ -123,7 +125,7 @@ pub fn bind_event(spec: EventSpec, layout: EventLayout) -> Result<ResolvedEvent,
         // comm= names a row and printkey= prints a key: strings. The rest are summed,
         // compared or used as keys: numbers.
         let wants_string = matches!(key, "comm" | "printkey");
-        if bound.is_string() != wants_string {
+        if key != "exec" && bound.is_string() != wants_string {
             let wanted = if wants_string {
                 "a string (a field like comm, or printf(...))"
             } else {
@@ -146,6 +148,7 @@ pub fn bind_event(spec: EventSpec, layout: EventLayout) -> Result<ResolvedEvent,
         num: one(&spec.num, "num")?,
         ptr: one(&spec.ptr, "ptr")?,
         size: one(&spec.size, "size")?,
+        exec: one(&spec.exec, "exec")?,
         top_by: spec
             .top_by
             .iter()

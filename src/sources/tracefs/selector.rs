@@ -113,6 +113,8 @@ pub struct EventSpec {
     pub ptr: Option<AttrExpr>,
     /// kmemleak/kmemprof: the allocation's size in bytes (alloc events).
     pub size: Option<AttrExpr>,
+    /// `exec=EXPR`: evaluated after each event `trace` prints (a `printf(...)` prints).
+    pub exec: Option<AttrExpr>,
     /// A uprobe (or kprobe) to define before the event can be resolved.
     pub probe: Option<ProbeSpec>,
     /// The whole selector text this event came from, for errors found later.
@@ -155,7 +157,7 @@ impl EventSpec {
 
 const KNOWN_ATTRIBUTES: &str = "known attributes: stack, max-stack=N, alias=NAME, key=EXPR, \
      printkey=EXPR, role=EXPR, untraced, trigger, top-by=EXPR, top-add=EXPR, comm=EXPR, \
-     cpus=LIST, num=EXPR, ptr=EXPR, size=EXPR";
+     cpus=LIST, num=EXPR, ptr=EXPR, size=EXPR, exec=EXPR";
 
 /// Parse one `-e` text into its events, in order.
 pub fn parse_selectors(text: &str) -> Result<Vec<EventSpec>, SelectorError> {
@@ -282,6 +284,7 @@ impl Parser<'_> {
             top_by: Vec::new(),
             top_add: Vec::new(),
             comm: None,
+            exec: None,
             cpus: None,
             num: None,
             ptr: None,
@@ -413,7 +416,7 @@ impl Parser<'_> {
                 let (a, b) = needs_value()?;
                 spec.cpus = Some(self.cpu_list(a, b)?);
             }
-            "key" | "printkey" | "role" | "comm" | "num" | "ptr" | "size" | "top-by" | "top-add" => {
+            "key" | "printkey" | "role" | "comm" | "num" | "ptr" | "size" | "exec" | "top-by" | "top-add" => {
                 let (a, b) = needs_value()?;
                 let expr = self.expr(key, a, b)?;
                 let slot = match key {
@@ -424,6 +427,7 @@ impl Parser<'_> {
                     "num" => &mut spec.num,
                     "ptr" => &mut spec.ptr,
                     "size" => &mut spec.size,
+                    "exec" => &mut spec.exec,
                     "top-by" => {
                         spec.top_by.push(expr);
                         return Ok(());

@@ -246,3 +246,13 @@ fn probe_specs_name_their_defined_events_only() {
     assert!(tracepoint.names_event("sched", "sched_wakeup_new"));
     assert!(!tracepoint.names_event("sched", "sched_switch"));
 }
+
+#[test]
+fn exec_takes_an_expression_once() {
+    let spec = one(r#"sched:sched_switch//exec=printf("%d\n", next_pid)/"#);
+    assert_eq!(expr_text(&spec.exec), Some(r#"printf("%d\n", next_pid)"#));
+    let twice = parse_selectors("sched:sched_switch//exec=1/exec=2/").unwrap_err();
+    assert!(twice.to_string().contains("given twice"), "{twice}");
+    let bad = parse_selectors("sched:sched_switch//exec=1+/").unwrap_err();
+    assert!(bad.to_string().contains("exec"), "{bad}");
+}
