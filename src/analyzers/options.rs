@@ -212,6 +212,15 @@ pub struct TraceOptions {
 pub const COUNTER_INTERVAL_MS: u64 = 1000;
 
 impl TraceOptions {
+    /// `-k`: the key of events without their own `key=`, parsed (an error names `-k`).
+    pub fn default_key(&self) -> anyhow::Result<Option<crate::trace::expr::Expr>> {
+        self.key
+            .as_deref()
+            .map(crate::trace::expr::Expr::parse)
+            .transpose()
+            .map_err(|e| anyhow::anyhow!("-k: {e}"))
+    }
+
     /// `analyzer` over `events` with every option at its default (off, none, empty).
     pub fn new(analyzer: AnalyzerKind, events: Vec<String>) -> Self {
         TraceOptions {

@@ -468,12 +468,7 @@ fn mem_events(options: &TraceOptions, stages: &[Vec<ResolvedEvent>]) -> anyhow::
             stages.len()
         );
     }
-    let default_key = options
-        .key
-        .as_deref()
-        .map(Expr::parse)
-        .transpose()
-        .map_err(|e| anyhow::anyhow!("-k: {e}"))?;
+    let default_key = options.default_key()?;
     let field = |event: &ResolvedEvent, name: &str| -> Option<BoundExpr> {
         event.layout.field(name)?;
         Expr::parse(name).ok()?.bind(&event.layout).ok()
@@ -578,12 +573,7 @@ fn multi_trace(
     if stages.len() < 2 {
         bail!("multi-trace needs two stages at least: `-e EVENT1 -e EVENT2`");
     }
-    let default_key = options
-        .key
-        .as_deref()
-        .map(Expr::parse)
-        .transpose()
-        .map_err(|e| anyhow::anyhow!("-k: {e}"))?;
+    let default_key = options.default_key()?;
     let mut index = 0u16;
     let mut config_stages = Vec::new();
     let mut key_text = options.key.clone();
@@ -630,12 +620,7 @@ fn top_config(
     options: &TraceOptions,
     events: &[&ResolvedEvent],
 ) -> anyhow::Result<(TopConfig, Option<BoundExpr>)> {
-    let default_key = options
-        .key
-        .as_deref()
-        .map(Expr::parse)
-        .transpose()
-        .map_err(|e| anyhow::anyhow!("-k: {e}"))?;
+    let default_key = options.default_key()?;
     let mut top_events = Vec::new();
     let mut key_text = options.key.clone();
     let mut comm_text = None;

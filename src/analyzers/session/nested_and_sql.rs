@@ -10,7 +10,6 @@ use crate::analyzers::sql::{SqlAnalyzer, SqlEvent};
 use crate::model::analysis::CallReport;
 use crate::sources::tracefs::ResolvedEvent;
 use crate::trace::event::EventLayout;
-use crate::trace::expr::Expr;
 
 /// nested-trace: each `-e` is one function, its two traced events entry then exit
 /// (perf-prof refuses a stage with another number of them: "-e ... are unpaired").
@@ -21,12 +20,7 @@ pub fn nested_trace(
     threads: bool,
     slow_pair_capacity: usize,
 ) -> anyhow::Result<NestedTraceAnalyzer> {
-    let default_key = options
-        .key
-        .as_deref()
-        .map(Expr::parse)
-        .transpose()
-        .map_err(|e| anyhow::anyhow!("-k: {e}"))?;
+    let default_key = options.default_key()?;
     let mut functions = Vec::new();
     let mut index = 0usize;
     for stage in stages {
