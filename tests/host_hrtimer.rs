@@ -56,12 +56,17 @@ fn periods(stdout: &str) -> Vec<Period> {
     out
 }
 
-/// Run hrtimer on CPU 1 for 4 s while the fixture (started first, waiting 1.5 s for the
-/// tracer) spins `spin_ms`, calls getppid `calls` times, spins again. Only the child's
-/// calls count (`common_pid==PID`): a shell started anywhere calls getppid for its $PPID.
+/// Run hrtimer on CPU 1 for 4 s while the fixture (started first, at real-time priority,
+/// waiting 1.5 s for the tracer) spins `spin_ms`, calls getppid `calls` times, spins
+/// again. Only the child's calls count (`common_pid==PID`): a shell started anywhere
+/// calls getppid for its $PPID.
 fn run_with_child(dir: &Path, condition: &str, calls: u32, spin_ms: u32) -> (Vec<Period>, u32) {
     let exe = build_fixture(dir, "getppid_burst", &[]);
-    let mut child = Command::new(&exe)
+    // SCHED_FIFO: on a loaded machine another task may otherwise hold CPU 1 when a tick
+    // comes, and the tests ask which task the timer interrupted (chrt execs: same pid).
+    let mut child = Command::new("chrt")
+        .args(["-f", "1"])
+        .arg(&exe)
         .args(["1", &calls.to_string(), &spin_ms.to_string(), "1500"])
         .spawn()
         .unwrap();

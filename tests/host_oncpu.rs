@@ -123,6 +123,70 @@ fn oncpu_counts_the_spinning_childs_run_time() {
     assert!(kernel_ms > 500.0, "the child hardly ran: {kernel_ms} ms");
 }
 
+/// Thread mode (`-p PID`): perf-prof's `THREAD COMM SUM(ms) CPUS(ms)` table, the chosen
+/// spinner's row alone, its `cpu(Nms)` items adding up to its SUM and to what the kernel
+/// says it ran — though the events watch every CPU (a run starts at a switch recorded in
+/// another task's context).
+#[test]
+fn oncpu_p_prints_the_chosen_threads_cpus() {
+    let _serial = serial();
+    ensure_tracefs();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = spinner(dir.path());
+    let child = Background::start(&exe, &["30"]);
+    let other = Background::start(&exe, &["30"]);
+    let pid = child.pid();
+    std::thread::sleep(Duration::from_millis(100));
+    let before = ran_ns(pid);
+    let (stdout, stderr) = perfscope_ok(
+        dir.path(),
+        &["oncpu", "--no-tui", "--duration", "2", "-p", &pid.to_string()],
+    );
+    let kernel_ms = (ran_ns(pid) - before) as f64 / 1e6;
+    trace_summary(&stderr, "oncpu");
+    drop(other);
+    let lines: Vec<&str> = stdout.lines().collect();
+    let header = format!("THREAD {:<16} {:<7} CPUS(ms) ", "COMM", "SUM(ms)");
+    assert!(lines.contains(&header.as_str()), "no thread header:\n{stdout}");
+    let mut ran_ms = 0;
+    for (i, line) in lines.iter().enumerate() {
+        if lines[i.saturating_sub(1)] != header {
+            continue;
+        }
+        // `%-6d %-16s %-7lu ` then `cpu(Nms) ` items.
+        let words: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(words[..2], [pid.to_string().as_str(), SPINNER], "{line}");
+        let sum: u64 = words[2].parse().unwrap();
+        let items: Vec<u64> = words[3..]
+            .iter()
+            .map(|w| {
+                w.split_once('(')
+                    .unwrap()
+                    .1
+                    .trim_end_matches("ms)")
+                    .parse()
+                    .unwrap()
+            })
+            .collect();
+        let items_sum: u64 = items.iter().sum();
+        assert!(
+            sum >= items_sum && sum <= items_sum + items.len() as u64,
+            "{line}"
+        );
+        let next = lines.get(i + 1).copied().unwrap_or_default();
+        assert!(
+            next.is_empty() || starts_with_date(next),
+            "one row, the chosen thread's: {next}"
+        );
+        ran_ms += sum;
+    }
+    assert!(
+        ran_ms as f64 > 0.7 * kernel_ms - 2.0 && ran_ms as f64 <= kernel_ms + 2.0,
+        "oncpu -p says {ran_ms} ms, the kernel {kernel_ms} ms:\n{stdout}"
+    );
+    assert!(kernel_ms > 300.0, "the child hardly ran: {kernel_ms} ms");
+}
+
 /// `--only-comm --detail`: perf-prof's `CPU SUM(ms/sws) COMM(ms/sws/max_ms)` table; the
 /// spinning child's items (by name) add up to its run time, in runs no longer than the
 /// total, and each CPU's switch count is the sum of its items'.

@@ -142,7 +142,8 @@ fn task_state_s_keeps_the_sleep_states_only() {
 }
 
 /// `--than`: each of the sleeper's 500 ms sleeps is an offender, printed as perf-prof
-/// prints it — the switch-out in S, then the wakeup that ended it.
+/// prints it — its `task-state: PID COMM WAIT N ms` headline, the switch-out in S, then
+/// the wakeup that ended it.
 #[test]
 fn task_state_than_prints_the_events_around_each_long_sleep() {
     let _serial = serial();
@@ -174,6 +175,20 @@ fn task_state_than_prints_the_events_around_each_long_sleep() {
     for (i, line) in lines.iter().enumerate() {
         if line.contains("sched:sched_switch: ") && line.contains(&switch_out) {
             assert!(line.contains("prev_state=S"), "{line}");
+            // perf-prof's headline above the pair: who slept, and how long (500 ms).
+            let headline = lines[i - 1];
+            let words: Vec<&str> = headline.split_whitespace().collect();
+            assert_eq!(
+                words[2..5],
+                ["task-state:", &pid.to_string(), "sleeper"],
+                "{headline}"
+            );
+            assert_eq!(words[5], "WAIT", "{headline}");
+            assert!(
+                (490..700).contains(&words[6].parse::<u64>().unwrap()),
+                "{headline}"
+            );
+            assert_eq!(words[7], "ms", "{headline}");
             let next = lines.get(i + 1).copied().unwrap_or_default();
             // What ended the sleep: the wakeup, or — when the kernel did not deliver
             // it (a timer firing while the CPU idled) — the switch back onto the CPU.

@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 
 use rustc_hash::FxHashMap;
 
-use super::latency::{LatencyStats, SlowPair, SlowPairQueue, refill_owned};
+use super::latency::{LatencyStats, PairPrint, SlowPair, SlowPairQueue, refill_owned};
 use super::{Analyzer, AnalyzerError};
 use crate::model::analysis::{AnalysisRows, AnalysisSchema, BlktraceSchema, LatencyKey, LatencyRows};
 use crate::trace::event::{EventIndex, EventLayout, FieldLayout, OwnedTraceEvent, TraceEvent};
@@ -162,6 +162,7 @@ impl BlktraceAnalyzer {
                 latency_ns,
                 detail: Vec::new(),
                 stacks: Default::default(),
+                print: PairPrint::TepLines,
             });
         }
     }

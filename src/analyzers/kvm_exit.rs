@@ -12,7 +12,7 @@
 
 mod reasons;
 
-use super::latency::{SlowPair, SlowPairQueue};
+use super::latency::{PairPrint, SlowPair, SlowPairQueue};
 use super::{Analyzer, AnalyzerError};
 use crate::model::analysis::{
     AnalysisRows, AnalysisSchema, KvmExitSchema, LatencyKey, LatencyRows, LatencyStats,
@@ -190,6 +190,7 @@ impl KvmExitAnalyzer {
                 latency_ns: delta,
                 detail: Vec::new(),
                 stacks: Default::default(),
+                print: PairPrint::TepLines,
             });
         }
     }

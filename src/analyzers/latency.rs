@@ -37,6 +37,22 @@ pub struct SlowPair {
     /// The first and the second event's callchains as the feed interned them (`stack`
     /// attribute); `None` until a feed resolves them, or when the event has no stack.
     pub stacks: [Option<StackId>; 2],
+    /// How the analyzer's perf-prof twin prints the pair.
+    pub print: PairPrint,
+}
+
+/// How perf-prof prints an analyzer's over-threshold pairs: its two event printers differ
+/// in spacing, latency flags and time rounding, and task-state heads each pair.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum PairPrint {
+    /// `tp_print_event` lines (multi-trace, syscalls, nested-trace, rundelay).
+    #[default]
+    TraceLines,
+    /// libtraceevent's lines (`tep__print_event`: blktrace, kvm-exit).
+    TepLines,
+    /// task-state: libtraceevent's lines under `task-state: PID COMM WAIT|RUNDELAY N ms`
+    /// — task `pid` slept (`run_delay` false) or waited for a CPU that long.
+    TaskState { pid: u32, run_delay: bool },
 }
 
 /// A bounded FIFO of [`SlowPair`]s: when full, new pairs are counted as dropped (the
@@ -127,6 +143,7 @@ mod tests {
             latency_ns: 5,
             detail: Vec::new(),
             stacks: Default::default(),
+            print: PairPrint::TraceLines,
         };
         let mut queue = SlowPairQueue::new(2);
         for _ in 0..5 {

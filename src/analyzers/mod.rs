@@ -25,6 +25,7 @@
 //! [`FieldLayout`]: crate::trace::event::FieldLayout
 
 pub mod blktrace;
+pub mod chosen_tasks;
 pub mod hrtimer;
 pub mod key;
 pub mod kmemleak;

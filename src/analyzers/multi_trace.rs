@@ -30,7 +30,7 @@ use detail::Timeline;
 use rustc_hash::FxHashMap;
 
 use super::key::KeySource;
-use super::latency::{LatencyStats, SlowPair, SlowPairQueue, refill_owned};
+use super::latency::{LatencyStats, PairPrint, SlowPair, SlowPairQueue, refill_owned};
 use super::{Analyzer, AnalyzerError};
 use crate::model::analysis::{
     AnalysisRows, AnalysisSchema, DelaySchema, LatencyKey, LatencyRows, PairRows, PairSchema,
@@ -442,6 +442,7 @@ impl MultiTraceAnalyzer {
                                 latency_ns: latency,
                                 detail,
                                 stacks: Default::default(),
+                                print: PairPrint::TraceLines,
                             })
                         }
                         event => {

@@ -20,7 +20,7 @@ pub use table::{CallLine, CallTable, call_table, nested_delay_table};
 use rustc_hash::FxHashMap;
 
 use super::key::KeySource;
-use super::latency::{SlowPair, SlowPairQueue};
+use super::latency::{PairPrint, SlowPair, SlowPairQueue};
 use super::multi_trace::Instance;
 use super::{Analyzer, AnalyzerError};
 use crate::model::analysis::{AnalysisRows, AnalysisSchema, CallReport, CallSchema};
@@ -196,6 +196,7 @@ impl NestedTraceAnalyzer {
                     latency_ns: latency,
                     detail: Vec::new(),
                     stacks: Default::default(),
+                    print: PairPrint::TraceLines,
                 }),
                 _ => self.slow.note_dropped(),
             }

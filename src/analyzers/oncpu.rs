@@ -12,6 +12,7 @@
 //! distribution, so the total is the run time, the calls are perf-prof's `--detail`
 //! switch count and the max its longest run — all of which merge across time slices.
 
+use super::chosen_tasks::{ForkEvent, TaskFilter};
 use super::{Analyzer, AnalyzerError};
 use crate::model::analysis::{
     AnalysisRows, AnalysisSchema, LatencyKey, LatencyRows, LatencyStats, OnCpuSchema,
@@ -32,6 +33,9 @@ pub struct OnCpuAnalyzer {
     origin_ns: Option<u64>,
     latest_ns: u64,
     rows: LatencyRows,
+    /// Thread mode (`-p`/`-t`, a workload): only these tasks' runs count.
+    only: Option<TaskFilter>,
+    fork: Option<ForkEvent>,
 }
 
 impl OnCpuAnalyzer {
@@ -64,7 +68,15 @@ impl OnCpuAnalyzer {
             origin_ns: None,
             latest_ns: 0,
             rows: LatencyRows::default(),
+            only: None,
+            fork: ForkEvent::find(layouts)?,
         })
+    }
+
+    /// Thread mode: count only the runs of the tasks `only` chooses.
+    pub fn keeping(mut self, only: TaskFilter) -> Self {
+        self.only = Some(only);
+        self
     }
 
     /// The events were enabled at `at_ns`: every CPU was running its task by then.
@@ -83,7 +95,7 @@ impl OnCpuAnalyzer {
     }
 
     fn credit(&mut self, cpu: usize, tid: u32, from_ns: u64, to_ns: u64) {
-        if tid == 0 {
+        if tid == 0 || self.only.as_ref().is_some_and(|only| !only.chooses(tid, None)) {
             return;
         }
         let key = LatencyKey {
@@ -117,12 +129,24 @@ pub struct OnCpuRow {
     pub tasks: Vec<OnCpuTask>,
 }
 
+/// Thread mode's row: one chosen thread and its time on each CPU it ran on.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OnCpuThread {
+    pub tid: u32,
+    pub comm: String,
+    pub total_ns: u64,
+    /// (CPU, run time), by CPU.
+    pub cpus: Vec<(u32, u64)>,
+}
+
 /// The oncpu table in perf-prof's order: by CPU, then run time, longest first.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct OnCpuTable {
     pub only_comm: bool,
     pub detail: bool,
     pub rows: Vec<OnCpuRow>,
+    /// Thread mode (`-p`/`-t`): the same runs by thread, by thread id.
+    pub threads: Option<Vec<OnCpuThread>>,
 }
 
 /// The table of `rows`, the threads named by `name_of` (perf-prof's `<...>` when unknown).
@@ -131,6 +155,8 @@ pub fn oncpu_table(
     rows: &LatencyRows,
     name_of: &dyn Fn(u32) -> Option<String>,
 ) -> OnCpuTable {
+    // Thread mode has a row per thread: names are not added up there.
+    let only_comm = schema.only_comm && !schema.threads;
     let mut by_cpu: std::collections::BTreeMap<u32, Vec<OnCpuTask>> = Default::default();
     for (key, stats) in &rows.rows {
         let (Ok(cpu), Ok(tid)) = (u32::try_from(key.instance), u32::try_from(key.series)) else {
@@ -143,18 +169,36 @@ pub fn oncpu_table(
         // The kernel's TASK_COMM_LEN (16) less the NUL, as perf-prof prints it.
         let comm: String = comm.chars().take(15).collect();
         let tasks = by_cpu.entry(cpu).or_default();
-        match tasks.iter_mut().find(|t| schema.only_comm && t.comm == comm) {
+        match tasks.iter_mut().find(|t| only_comm && t.comm == comm) {
             Some(same_name) => same_name.stats.merge(stats),
             None => tasks.push(OnCpuTask {
-                tid: (!schema.only_comm).then_some(tid),
+                tid: (!only_comm).then_some(tid),
                 comm,
                 stats: stats.clone(),
             }),
         }
     }
+    let threads = schema.threads.then(|| {
+        let mut by_thread: std::collections::BTreeMap<u32, OnCpuThread> = Default::default();
+        for (cpu, tasks) in &by_cpu {
+            for task in tasks {
+                let Some(tid) = task.tid else { continue };
+                let thread = by_thread.entry(tid).or_insert_with(|| OnCpuThread {
+                    tid,
+                    comm: task.comm.clone(),
+                    total_ns: 0,
+                    cpus: Vec::new(),
+                });
+                thread.total_ns = thread.total_ns.saturating_add(task.stats.total_ns());
+                thread.cpus.push((*cpu, task.stats.total_ns()));
+            }
+        }
+        by_thread.into_values().collect()
+    });
     OnCpuTable {
-        only_comm: schema.only_comm,
+        only_comm,
         detail: schema.detail,
+        threads,
         rows: by_cpu
             .into_iter()
             .map(|(cpu, mut tasks)| {
@@ -183,6 +227,11 @@ impl Analyzer for OnCpuAnalyzer {
     type Table = OnCpuTable;
 
     fn feed(&mut self, event: &TraceEvent<'_>) {
+        if let (Some(fork), Some(only)) = (&self.fork, self.only.as_mut())
+            && fork.event == event.event
+        {
+            only.forked(fork, event);
+        }
         if event.event != self.switch {
             return;
         }

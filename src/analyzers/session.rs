@@ -12,6 +12,7 @@ use anyhow::{Context, bail};
 
 use super::Analyzer;
 use super::blktrace::BlktraceAnalyzer;
+use super::chosen_tasks::TaskFilter;
 use super::hrtimer::{HrtimerAnalyzer, HrtimerConfig, condition_vars};
 use super::key::KeySource;
 use super::kmemleak::KmemleakAnalyzer;
@@ -29,7 +30,7 @@ use super::rundelay::{RundelayOptions, rundelay};
 use super::sql::SqlAnalyzer;
 use super::stat::{StatAnalyzer, StatConfig};
 use super::syscalls::{SyscallsAnalyzer, SyscallsConfig};
-use super::task_state::{TaskFilter, TaskStateAnalyzer, TaskStateOptions};
+use super::task_state::{TaskStateAnalyzer, TaskStateOptions};
 use super::top::{TopAnalyzer, TopColumn, TopConfig, TopEvent};
 use super::watchdog::WatchdogAnalyzer;
 use crate::model::analysis::{AnalysisInfo, AnalysisRows, AnalysisSchema, KeyPrinter, OnCpuSchema};
@@ -170,13 +171,25 @@ impl Analysis {
                     }),
                 },
             )?),
-            AnalyzerKind::OnCpu => Kind::OnCpu(OnCpuAnalyzer::new(
-                &layouts,
-                OnCpuSchema {
-                    only_comm: options.only_comm,
-                    detail: options.detail,
-                },
-            )?),
+            AnalyzerKind::OnCpu => {
+                let threads = !options.only_tids.is_empty();
+                let analyzer = OnCpuAnalyzer::new(
+                    &layouts,
+                    OnCpuSchema {
+                        only_comm: options.only_comm,
+                        detail: options.detail,
+                        threads,
+                    },
+                )?;
+                Kind::OnCpu(match threads {
+                    true => analyzer.keeping(TaskFilter {
+                        tids: options.only_tids.iter().copied().collect(),
+                        comm_globs: Vec::new(),
+                        follow_forks: options.follow_forks,
+                    }),
+                    false => analyzer,
+                })
+            }
             AnalyzerKind::NumDist => Kind::NumDist(num_dist(options, &events, threads)?),
             AnalyzerKind::KvmExit => Kind::KvmExit(KvmExitAnalyzer::new(
                 &layouts,

@@ -10,7 +10,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::latency::{LatencyStats, SlowPair, SlowPairQueue, is_error_return, refill_owned};
+use super::latency::{LatencyStats, PairPrint, SlowPair, SlowPairQueue, is_error_return, refill_owned};
 use super::{Analyzer, AnalyzerError};
 use crate::model::analysis::{AnalysisRows, AnalysisSchema, LatencyKey, LatencyRows, SyscallsSchema};
 use crate::trace::event::{EventIndex, EventLayout, FieldLayout, OwnedTraceEvent, TraceEvent};
@@ -208,6 +208,7 @@ impl SyscallsAnalyzer {
                         latency_ns: latency,
                         detail: Vec::new(),
                         stacks: Default::default(),
+                        print: PairPrint::TraceLines,
                     });
                 }
             } else {
@@ -241,6 +242,7 @@ impl SyscallsAnalyzer {
                     latency_ns: latency,
                     detail: Vec::new(),
                     stacks: Default::default(),
+                    print: PairPrint::TraceLines,
                 });
             } else {
                 self.slow.note_dropped();

@@ -23,13 +23,13 @@
 //! here they are tracked and left out of the rows, the same table without the stray RD
 //! rows the filter lets through.
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
-use super::latency::{LatencyStats, SlowPair, SlowPairQueue, refill_owned};
+use super::chosen_tasks::{ForkEvent, TaskFilter};
+use super::latency::{LatencyStats, PairPrint, SlowPair, SlowPairQueue, refill_owned};
 use super::{Analyzer, AnalyzerError};
 use crate::model::analysis::{AnalysisRows, AnalysisSchema, LatencyKey, LatencyRows, TaskStateSchema};
 use crate::trace::event::{EventIndex, EventLayout, FieldLayout, OwnedTraceEvent, TraceEvent};
-use crate::trace::expr::glob_match;
 
 /// A task state, in perf-prof's print order; the index is [`LatencyKey::series`].
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -117,22 +117,6 @@ pub struct TaskStateOptions {
     pub only: Option<TaskFilter>,
 }
 
-/// The tasks `-p`/`-t` and `--filter` choose: a task is in when its id is listed or its
-/// name matches one of the globs.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct TaskFilter {
-    pub tids: FxHashSet<u32>,
-    pub comm_globs: Vec<String>,
-    /// A chosen task's children are chosen too (`sched_process_fork`).
-    pub follow_forks: bool,
-}
-
-impl TaskFilter {
-    fn chooses(&self, tid: u32, comm: Option<&str>) -> bool {
-        self.tids.contains(&tid) || comm.is_some_and(|c| self.comm_globs.iter().any(|g| glob_match(g, c)))
-    }
-}
-
 /// Where a task is and since when.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 struct Tracked {
@@ -149,13 +133,6 @@ struct Switch {
     next_comm: Option<FieldLayout>,
 }
 
-/// `sched_process_fork` and its pid fields.
-struct Fork {
-    event: EventIndex,
-    parent_pid: FieldLayout,
-    child_pid: FieldLayout,
-}
-
 /// A wakeup event and its `pid` and `comm` fields.
 struct Wakeup {
     event: EventIndex,
@@ -167,7 +144,7 @@ pub struct TaskStateAnalyzer {
     options: TaskStateOptions,
     switches: Vec<Switch>,
     wakeups: Vec<Wakeup>,
-    fork: Option<Fork>,
+    fork: Option<ForkEvent>,
     tasks: FxHashMap<u32, Tracked>,
     /// With `--than`: the event that put each task in its current state.
     started_by: FxHashMap<u32, OwnedTraceEvent>,
@@ -188,7 +165,6 @@ impl TaskStateAnalyzer {
     pub fn new(layouts: &[EventLayout], options: TaskStateOptions) -> Result<Self, AnalyzerError> {
         let mut switches = Vec::new();
         let mut wakeups = Vec::new();
-        let mut fork = None;
         for (i, layout) in layouts.iter().enumerate() {
             let index = EventIndex(i as u16);
             match (layout.system.as_str(), layout.name.as_str()) {
@@ -200,13 +176,6 @@ impl TaskStateAnalyzer {
                     prev_comm: layout.field("prev_comm").cloned(),
                     next_comm: layout.field("next_comm").cloned(),
                 }),
-                ("sched", "sched_process_fork") => {
-                    fork = Some(Fork {
-                        event: index,
-                        parent_pid: field(layout, "parent_pid")?,
-                        child_pid: field(layout, "child_pid")?,
-                    })
-                }
                 ("sched", "sched_wakeup" | "sched_wakeup_new") => wakeups.push(Wakeup {
                     event: index,
                     pid: field(layout, "pid")?,
@@ -228,7 +197,7 @@ impl TaskStateAnalyzer {
         Ok(Self {
             switches,
             wakeups,
-            fork,
+            fork: ForkEvent::find(layouts)?,
             tasks: FxHashMap::default(),
             started_by: FxHashMap::default(),
             slow: SlowPairQueue::new(options.slow_pair_capacity),
@@ -317,6 +286,10 @@ impl TaskStateAnalyzer {
             latency_ns,
             detail: Vec::new(),
             stacks: Default::default(),
+            print: PairPrint::TaskState {
+                pid,
+                run_delay: closed.state == TaskState::RunDelay,
+            },
         });
     }
 
@@ -432,16 +405,8 @@ impl Analyzer for TaskStateAnalyzer {
             return;
         }
         if let Some(fork) = self.fork.as_ref().filter(|f| f.event == event.event) {
-            let (parent, child) = (
-                fork.parent_pid.read_i64(event.raw),
-                fork.child_pid.read_i64(event.raw),
-            );
-            if let (Some(only), Some(parent), Some(child)) = (self.options.only.as_mut(), parent, child)
-                && only.follow_forks
-                && let (Ok(parent), Ok(child)) = (u32::try_from(parent), u32::try_from(child))
-                && only.tids.contains(&parent)
-            {
-                only.tids.insert(child);
+            if let Some(only) = self.options.only.as_mut() {
+                only.forked(fork, event);
             }
             return;
         }

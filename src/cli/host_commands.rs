@@ -429,7 +429,13 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
             let mut trace = a.trace.options(AnalyzerKind::OnCpu);
             trace.only_comm = a.only_comm;
             trace.detail = a.detail;
-            run_trace_command(&a.host, &trace, &a.tui)
+            let mut host = a.host.clone();
+            if host.workload.is_empty() && (host.pids.is_some() || host.tids.is_some()) {
+                // Thread mode: a run starts at a switch recorded in another task's
+                // context, so every CPU is watched for the chosen threads' runs.
+                trace.only_tids = chosen_threads(host.pids.take(), host.tids.take())?;
+            }
+            run_trace_command(&host, &trace, &a.tui)
         }
         HostCommand::NumDist(a) => {
             run_trace_command(&a.host, &a.trace.options(AnalyzerKind::NumDist), &a.tui)

@@ -4,6 +4,7 @@
 
 pub mod event_lines;
 pub mod event_plan;
+pub mod every_cpu_targets;
 pub mod heatmap;
 pub mod idle_switch;
 pub mod offender_stacks;
@@ -12,7 +13,6 @@ pub mod probes;
 pub mod sampling;
 pub mod sampling_feed;
 pub mod targets;
-pub mod task_state_targets;
 pub mod tracing;
 pub mod tracing_feed;
 pub mod workload;

@@ -350,6 +350,9 @@ pub struct OnCpuSchema {
     pub only_comm: bool,
     /// `--detail`: switches and the longest run next to each run time.
     pub detail: bool,
+    /// Thread mode (`-p`/`-t`, a workload): the chosen threads' rows, each with the CPUs
+    /// it ran on (perf-prof's `THREAD COMM SUM(ms) CPUS(ms)`).
+    pub threads: bool,
 }
 
 /// What a kvm-exit table's rows are: [`LatencyKey::series`] is perf-prof's key

@@ -74,3 +74,46 @@ fn runs_at_the_edges_of_the_window_count_from_its_start_and_to_its_end() {
         .collect();
     assert_eq!(summary, [(0, vec![(9, 950), (7, 50)]), (1, vec![(8, 900)])]);
 }
+
+/// Thread mode (`-p`): only the chosen threads' runs count, and the table has a row per
+/// thread with its time on each CPU, as perf-prof's `THREAD COMM SUM(ms) CPUS(ms)`.
+#[test]
+fn thread_mode_keeps_the_chosen_threads_and_lists_their_cpus() {
+    let schema = OnCpuSchema {
+        threads: true,
+        ..OnCpuSchema::default()
+    };
+    let mut a = OnCpuAnalyzer::new(&[sched_switch()], schema)
+        .unwrap()
+        .keeping(TaskFilter {
+            tids: [7, 9].into_iter().collect(),
+            ..TaskFilter::default()
+        });
+    switch(&mut a, 0, 1, 0, 7);
+    switch(&mut a, 30, 1, 7, 8); // 7 ran 30 ms on CPU 1
+    switch(&mut a, 35, 1, 8, 9); // 8 is not chosen
+    switch(&mut a, 47, 1, 9, 0); // 9 ran 12 ms on CPU 1
+    switch(&mut a, 0, 0, 0, 7);
+    switch(&mut a, 4, 0, 7, 0); // 7 ran 4 ms on CPU 0
+    let rows = a.take_rows();
+    let table = a.tabulate(&rows);
+    let threads: Vec<(u32, u64, Vec<(u32, u64)>)> = table
+        .threads
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t.tid,
+                t.total_ns / MS,
+                t.cpus.iter().map(|(c, ns)| (*c, ns / MS)).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(threads, [(7, 34, vec![(0, 4), (1, 30)]), (9, 12, vec![(1, 12)])]);
+    assert!(
+        table
+            .rows
+            .iter()
+            .all(|r| r.tasks.iter().all(|t| t.tid != Some(8)))
+    );
+}

@@ -133,8 +133,35 @@ fn than_keeps_the_events_around_a_long_sleep_not_short_run_delays() {
         .collect();
     assert_eq!(got, [(0, 10, 1, 510, 500)], "the switch-out, then the wakeup");
     assert_eq!(
+        pairs[0].print,
+        PairPrint::TaskState {
+            pid: 7,
+            run_delay: false
+        }
+    );
+    assert_eq!(
         rows(&mut a),
         [(None, "R", 2, 397), (None, "S", 1, 500), (None, "RD", 1, 3)]
+    );
+}
+
+#[test]
+fn than_names_a_long_run_delay_rundelay() {
+    let mut a = analyzer_than(false, false, Some(2 * MS));
+    switch(&mut a, 0, 0, 0, 7);
+    switch(&mut a, 10, 7, 0, 0); // preempted: waits for a CPU from here
+    switch(&mut a, 15, 0, 0, 7); // 5 ms later it runs
+    let (pairs, _) = a.take_slow_pairs();
+    let got: Vec<_> = pairs.iter().map(|p| (p.latency_ns / MS, p.print)).collect();
+    assert_eq!(
+        got,
+        [(
+            5,
+            PairPrint::TaskState {
+                pid: 7,
+                run_delay: true
+            }
+        )]
     );
 }
 

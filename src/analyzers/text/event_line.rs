@@ -1,8 +1,11 @@
 //! The raw event line of `--than` dumps (perf-prof's `tp_print_event`):
-//! `<prefix><marker> <comm %16s> <tid %6u> <lat-flags> [<cpu %03d>] <sec>.<usec %06>: <sys>:<name>: <fields>`.
+//! `<prefix><marker> <comm %16s> <tid %6u> <lat-flags> [<cpu %03d>] <sec>.<usec %06>: <sys>:<name>: <fields>`,
+//! and the line of perf-prof's other printer, libtraceevent's (`tep__print_event`, used by
+//! task-state, blktrace and kvm-exit): `<prefix><comm %16s> <tid %6u> <5 lat-flags> [...]`
+//! with the time rounded to the microsecond.
 
 use super::{UNKNOWN_COMM, WallClock};
-use crate::analyzers::latency::SlowPair;
+use crate::analyzers::latency::{PairPrint, SlowPair};
 use crate::model::stack::StackId;
 use crate::model::text::escape_controls;
 use crate::trace::event::{EventLayout, TraceEvent};
@@ -62,6 +65,34 @@ pub fn latency_flags(flags: u64, preempt_count: u64) -> String {
     out
 }
 
+/// libtraceevent's latency flags (`data_latency_format`): irqs-off (`d`), need-resched
+/// (`N`, lazy `L`), hard/soft irq (`H`, `h`, `s`), then the preempt count's low and high
+/// nibbles, each `.` at zero — always five characters (`d..3.`).
+pub fn tep_latency_flags(flags: u64, preempt_count: u64) -> String {
+    let (hardirq, softirq) = (flags & HARDIRQ != 0, flags & SOFTIRQ != 0);
+    let nibble = |n: u64| match n & 0xf {
+        0 => ".".to_string(),
+        n => format!("{n:x}"),
+    };
+    format!(
+        "{}{}{}{}{}",
+        if flags & IRQS_OFF != 0 { 'd' } else { '.' },
+        match (flags & NEED_RESCHED != 0, flags & NEED_RESCHED_LAZY != 0) {
+            (true, _) => 'N',
+            (false, true) => 'L',
+            _ => '.',
+        },
+        match (hardirq, softirq) {
+            (true, true) => 'H',
+            (true, false) => 'h',
+            (false, true) => 's',
+            _ => '.',
+        },
+        nibble(preempt_count),
+        nibble(preempt_count >> 4),
+    )
+}
+
 /// One raw event line (with its `\n`). `wall` is the event's time on the wall clock,
 /// `marker` is `' '` for host events (`'G'` for guest ones), `comm_of` names the event's
 /// thread, `fields_text` renders the fields (the print-fmt text).
@@ -107,6 +138,35 @@ pub fn prefixed_event_line(
     )
 }
 
+/// An event line as libtraceevent prints it after `prefix` (see the module's doc).
+pub fn tep_event_line(
+    prefix: &str,
+    event: &TraceEvent<'_>,
+    layout: &EventLayout,
+    comm_of: &dyn Fn(u32) -> Option<String>,
+    fields_text: &dyn Fn(&TraceEvent<'_>, &EventLayout) -> String,
+) -> String {
+    let read = |name: &str| {
+        layout
+            .field(name)
+            .and_then(|f| f.read_u64(event.raw))
+            .unwrap_or(0)
+    };
+    let comm = escape_controls(&comm_of(event.tid).unwrap_or_else(|| UNKNOWN_COMM.into())).into_owned();
+    let micros = event.time_ns.saturating_add(500) / 1_000;
+    format!(
+        "{prefix}{comm:>16} {:>6} {} [{:03}] {}.{:06}: {}:{}: {}\n",
+        event.tid,
+        tep_latency_flags(read("common_flags"), read("common_preempt_count")),
+        event.cpu,
+        micros / 1_000_000,
+        micros % 1_000_000,
+        layout.system,
+        layout.name,
+        escape_controls(&fields_text(event, layout))
+    )
+}
+
 /// How a pair's event stacks print under their lines (`stack` attribute): the stack's
 /// lines for an interned stack and the event's raw callchain; `None` prints no stacks.
 pub type StackText<'a> = Option<&'a dyn Fn(StackId, &[u64]) -> String>;
@@ -124,19 +184,35 @@ pub fn slow_pair_lines(
     stack_text: StackText<'_>,
 ) -> String {
     let mut out = String::new();
-    let line = |prefix: &str, owned: &crate::trace::event::OwnedTraceEvent| {
-        let event = owned.as_event();
-        layouts
-            .get(usize::from(event.event.0))
-            .map(|layout| prefixed_event_line(prefix, ' ', &event, layout, comm_of, fields_text))
-    };
     for pair in pairs {
+        let line = |prefix: &str, owned: &crate::trace::event::OwnedTraceEvent| {
+            let event = owned.as_event();
+            let layout = layouts.get(usize::from(event.event.0))?;
+            Some(match pair.print {
+                PairPrint::TraceLines => {
+                    prefixed_event_line(prefix, ' ', &event, layout, comm_of, fields_text)
+                }
+                PairPrint::TepLines | PairPrint::TaskState { .. } => {
+                    tep_event_line(prefix, &event, layout, comm_of, fields_text)
+                }
+            })
+        };
         let stack =
             |slot: usize, owned: &crate::trace::event::OwnedTraceEvent| match (stack_text, pair.stacks[slot])
             {
                 (Some(text), Some(id)) => text(id, &owned.callchain),
                 _ => String::new(),
             };
+        if let PairPrint::TaskState { pid, run_delay } = pair.print {
+            // perf-prof stamps it when it prints, just after the pair's second event.
+            out.push_str(&format!(
+                "{} task-state: {pid} {} {} {} ms\n",
+                wall_of(pair.second.time_ns).prefix(),
+                escape_controls(&comm_of(pid).unwrap_or_else(|| UNKNOWN_COMM.into())),
+                if run_delay { "RUNDELAY" } else { "WAIT" },
+                pair.latency_ns / 1_000_000
+            ));
+        }
         out.extend(line(&wall_of(pair.first.time_ns).prefix(), &pair.first));
         out.push_str(&stack(0, &pair.first));
         // `--detail`: the events between, in a gutter as perf-prof's — the first one
@@ -176,6 +252,14 @@ mod tests {
             "dNs5"
         );
         assert_eq!(latency_flags(0, 0), "....");
+        // libtraceevent's five: both nibbles, `.` at zero; no NMI or BH-off letters.
+        assert_eq!(tep_latency_flags(IRQS_OFF, 3), "d..3.");
+        assert_eq!(tep_latency_flags(0, 0), ".....");
+        assert_eq!(tep_latency_flags(NEED_RESCHED | HARDIRQ | SOFTIRQ, 0x21), ".NH12");
+        assert_eq!(
+            tep_latency_flags(NEED_RESCHED_LAZY | SOFTIRQ | NMI | BH_OFF, 0x10),
+            ".Ls.1"
+        );
         assert_eq!(latency_flags(IRQS_OFF | BH_OFF | NMI | HARDIRQ, 0x21), "D.Z12");
         assert_eq!(latency_flags(NEED_RESCHED_LAZY, 0x10), ".l.1");
         assert_eq!(latency_flags(NEED_RESCHED | NEED_RESCHED_LAZY, 0), ".L..");

@@ -36,6 +36,7 @@ use crate::trace::expr::Filter;
 
 use super::event_lines::EventLines;
 use super::event_plan::{EventPlan, event_cpus, plan_events};
+use super::every_cpu_targets;
 use super::heatmap::HeatmapFiles;
 use super::idle_switch::IdleSwitches;
 use super::offender_stacks::resolve_offender_stacks;
@@ -44,7 +45,6 @@ use super::options::SamplingOptions;
 use super::probes::define_probes;
 use super::sampling::{RawItem, SampleCounters, SampleResolver, raw_item};
 use super::targets::{SessionTargets, open_targets};
-use super::task_state_targets;
 
 /// The analyzer's rows are handed over per this much event time: the finest a live window
 /// or a reset cuts an analysis (a power of two of the engine's 1 ms slice grid).
@@ -239,7 +239,7 @@ impl TraceSession {
                 );
             }
         }
-        let texts = task_state_targets::events(trace, &run.target, texts);
+        let texts = every_cpu_targets::events(trace, &run.target, texts);
         // Declared before the events: every way out of here (an error, a panic) closes
         // them first, and only then can the probes be removed.
         let mut probes = None;
@@ -251,7 +251,7 @@ impl TraceSession {
             stages.extend(free);
         }
         let mut targets = open_targets(&run.target)?;
-        let trace = &task_state_targets::on_every_cpu(trace, &run.target, &mut targets)?;
+        let trace = &every_cpu_targets::on_every_cpu(trace, &run.target, &mut targets)?;
         let trace = &alloc_stacks_only(trace, &mut stages);
         let attr_of = |event: &ResolvedEvent| {
             let attr = match software_event_of(&event.layout) {

@@ -177,6 +177,10 @@ fn count(counters: &mut RingCounters, record: &Record<'_>) {
 /// How often [`PerfEvents::lost`] reads the kernel's exact per-event lost counters.
 const EXACT_LOST_EVERY: Duration = Duration::from_secs(1);
 
+/// How much of one ring an ordered drain reads before it releases what it can (see
+/// [`PerfEvents::drain_ordered`]).
+const ORDERED_PASS_BYTES: u64 = 32 * 1024;
+
 /// A ring found drained is complete up to the clock read before it, less this margin
 /// for an event stamped just before but committed just after (the kernel's output path
 /// takes microseconds).
@@ -469,30 +473,56 @@ impl PerfEvents {
 
     /// Read every ring and release, in time order across rings, what the ordering rule
     /// allows (held records wait for the next call). Losses come as [`Ordered::Lost`].
-    pub fn drain_ordered(&mut self, on_item: impl FnMut(Ordered<'_>)) -> u64 {
+    ///
+    /// The rings are read in passes of at most [`ORDERED_PASS_BYTES`] each, with a
+    /// release after every pass: what the merge holds (copies) stays a few passes' worth
+    /// however large and full the rings are, not all of their pages at once. A ring is
+    /// read at most its size per call, so a ring filling as fast as it is read does not
+    /// keep the call from returning.
+    pub fn drain_ordered(&mut self, mut on_item: impl FnMut(Ordered<'_>)) -> u64 {
         let decoding = &self.decoding;
         let merge = &mut self.merge;
         let mut total = 0;
-        for (index, slot) in self.rings.iter_mut().enumerate() {
-            let clock = monotonic_ns().saturating_sub(DRAIN_MARGIN_NS);
-            let counters = &mut slot.counters;
-            let mut last_ns = 0;
-            total += slot.ring.read(|bytes| match decoding.decode(bytes) {
-                Ok((_, record)) => {
-                    count(counters, &record);
-                    match record {
-                        Record::Lost { count, .. } => merge.push_lost(index, count),
-                        _ => {
-                            last_ns = record.time().unwrap_or(last_ns);
-                            merge.push(index, last_ns, bytes);
-                        }
-                    }
+        // Bytes each ring may still give this call; 0 once it is drained.
+        let mut left: Vec<u64> = self
+            .rings
+            .iter()
+            .map(|slot| (slot.ring.data_size() as u64).max(1))
+            .collect();
+        while left.iter().any(|l| *l > 0) {
+            for (index, slot) in self.rings.iter_mut().enumerate() {
+                if left[index] == 0 {
+                    continue;
                 }
-                Err(_) => counters.decode_errors += 1,
-            });
-            merge.mark_drained(index, clock);
+                let clock = monotonic_ns().saturating_sub(DRAIN_MARGIN_NS);
+                let counters = &mut slot.counters;
+                let mut last_ns = 0;
+                let pass = slot
+                    .ring
+                    .read_up_to(ORDERED_PASS_BYTES.min(left[index]), |bytes| {
+                        match decoding.decode(bytes) {
+                            Ok((_, record)) => {
+                                count(counters, &record);
+                                match record {
+                                    Record::Lost { count, .. } => merge.push_lost(index, count),
+                                    _ => {
+                                        last_ns = record.time().unwrap_or(last_ns);
+                                        merge.push(index, last_ns, bytes);
+                                    }
+                                }
+                            }
+                            Err(_) => counters.decode_errors += 1,
+                        }
+                    });
+                total += pass.records;
+                left[index] = left[index].saturating_sub(pass.bytes.max(1));
+                if pass.drained {
+                    merge.mark_drained(index, clock);
+                    left[index] = 0;
+                }
+            }
+            Self::release(&self.rings, decoding, merge, false, &mut on_item);
         }
-        Self::release(&self.rings, decoding, merge, false, on_item);
         total
     }
 

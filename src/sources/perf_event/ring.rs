@@ -44,8 +44,21 @@ pub struct ReadOutcome {
 /// assembled in `scratch` (kept u64-aligned, reused across calls).
 pub fn read_records(
     data: &[u8],
+    tail: u64,
+    head: u64,
+    scratch: &mut Vec<u64>,
+    on_record: impl FnMut(&[u8]),
+) -> ReadOutcome {
+    read_records_up_to(data, tail, head, u64::MAX, scratch, on_record)
+}
+
+/// [`read_records`], stopping at the first record boundary at or past `budget` bytes
+/// (the outcome's `tail` says where the next read starts).
+pub fn read_records_up_to(
+    data: &[u8],
     mut tail: u64,
     head: u64,
+    budget: u64,
     scratch: &mut Vec<u64>,
     mut on_record: impl FnMut(&[u8]),
 ) -> ReadOutcome {
@@ -63,7 +76,7 @@ pub fn read_records(
         outcome.tail = head;
         return outcome;
     }
-    while head.wrapping_sub(tail) >= HEADER_BYTES as u64 {
+    while head.wrapping_sub(tail) >= HEADER_BYTES as u64 && outcome.bytes < budget {
         let start = (tail & mask) as usize;
         // The header is 8 bytes and records are 8-aligned, so a header never wraps.
         let Some(header) = data.get(start..start + HEADER_BYTES) else {
@@ -94,6 +107,15 @@ pub fn read_records(
     }
     outcome.tail = if outcome.resynced { head } else { tail };
     outcome
+}
+
+/// What one [`RingBuffer::read_up_to`] read.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct ReadPass {
+    pub records: u64,
+    pub bytes: u64,
+    /// The ring was read to the head it showed (it was empty then).
+    pub drained: bool,
 }
 
 /// The mapping of one perf fd's ring.
@@ -191,21 +213,34 @@ impl RingBuffer {
     /// Hand every record written so far to `on_record`, then give the space back to the
     /// kernel. Returns how many records were read.
     pub fn read(&mut self, on_record: impl FnMut(&[u8])) -> u64 {
+        self.read_up_to(u64::MAX, on_record).records
+    }
+
+    /// Read records until `budget` bytes were read or the ring is empty.
+    pub fn read_up_to(&mut self, budget: u64, on_record: impl FnMut(&[u8])) -> ReadPass {
         let head = self.head();
         let tail = self.tail_atomic().load(Ordering::Relaxed);
         if head == tail {
-            return 0;
+            return ReadPass {
+                records: 0,
+                bytes: 0,
+                drained: true,
+            };
         }
         // SAFETY: the data area lies inside the mapping; the kernel only writes past
         // `head`, which this slice's reads never reach before `tail` is released.
         let data = unsafe { std::slice::from_raw_parts(self.base.add(self.data_offset), self.data_size) };
-        let outcome = read_records(data, tail, head, &mut self.scratch, on_record);
+        let outcome = read_records_up_to(data, tail, head, budget, &mut self.scratch, on_record);
         self.tail_atomic().store(outcome.tail, Ordering::Release);
         self.stats.bytes_read += outcome.bytes;
         self.stats.records_read += outcome.records;
         self.stats.wrapped_records += outcome.wrapped;
         self.stats.resyncs += u64::from(outcome.resynced);
-        outcome.records
+        ReadPass {
+            records: outcome.records,
+            bytes: outcome.bytes,
+            drained: outcome.tail == head,
+        }
     }
 }
 
@@ -246,6 +281,24 @@ mod tests {
     fn bytes_of(words: &[u64]) -> &[u8] {
         // SAFETY: a u64 slice viewed as bytes.
         unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u8>(), words.len() * 8) }
+    }
+
+    /// A budget stops the walk at the first record boundary at or past it; the next walk
+    /// from the returned tail reads the rest.
+    #[test]
+    fn a_budget_stops_at_a_record_boundary_and_the_rest_follows() {
+        let records = vec![record(9, 1, 24), record(9, 2, 32), record(3, 3, 40)];
+        let (words, head) = ring_image(128, 0, &records);
+        let mut seen = Vec::new();
+        let first = read_records_up_to(bytes_of(&words), 0, head, 30, &mut Vec::new(), |r| {
+            seen.push(r.to_vec())
+        });
+        assert_eq!((first.records, first.bytes, first.tail), (2, 56, 56));
+        let rest = read_records_up_to(bytes_of(&words), first.tail, head, 30, &mut Vec::new(), |r| {
+            seen.push(r.to_vec())
+        });
+        assert_eq!((rest.records, rest.tail), (1, head));
+        assert_eq!(seen, records);
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! Where `task-state` takes its events for a workload (`task-state -- CMD`): on every
-//! CPU, not on the workload's threads. A task's switch-out is recorded in its own
+//! Where `task-state` and `oncpu` take their events for a workload (`task-state -- CMD`):
+//! on every CPU, not on the workload's threads. A task's switch-out is recorded in its own
 //! context, but its switch-in and its wakeups are recorded in the context of another
 //! task (the one switched out, the waker), so per-thread events would see only half of
 //! each state. The analyzer keeps the workload's tasks instead: the workload's pid, and
@@ -17,7 +17,7 @@ pub const FORK_EVENT: &str = "sched:sched_process_fork";
 
 /// Does this session watch a workload's tasks from every CPU?
 fn applies(trace: &TraceOptions, target: &HostTarget) -> bool {
-    trace.analyzer == AnalyzerKind::TaskState && !target.workload.is_empty()
+    matches!(trace.analyzer, AnalyzerKind::TaskState | AnalyzerKind::OnCpu) && !target.workload.is_empty()
 }
 
 /// The selectors with the fork event added when the session follows a workload.
