@@ -13,7 +13,9 @@ use crate::feeds::host::options::{HostRunOptions, HostTarget, RingOptions, Sampl
 use super::units::parse_duration_ns;
 use crate::symbols::host::RootFrame;
 
-/// Where and how events are collected; shared by every host subcommand.
+// Where and how events are collected; shared by every host subcommand. (The argument
+// structs' own comments are plain ones: a doc comment would become the about text of
+// every subcommand that flattens the struct, its arguments being built deferred.)
 #[derive(Args, Clone, Debug)]
 pub struct HostArgs {
     /// CPUs to watch: `N`, `A-B`, `A-B,C` (default: all online).
@@ -125,7 +127,7 @@ pub enum RootArg {
     CommPid,
 }
 
-/// CPU sampling flags (`top` without `-e`, `profile`).
+// CPU sampling flags (`top` without `-e`, `profile`).
 #[derive(Args, Clone, Debug)]
 pub struct SamplingArgs {
     /// Samples per second per CPU.
@@ -173,7 +175,7 @@ impl SamplingArgs {
     }
 }
 
-/// Tracepoint analyzer flags.
+// Tracepoint analyzer flags.
 #[derive(Args, Clone, Debug)]
 pub struct TraceArgs {
     /// Event selectors `sys:name[/filter/attr/.../]`, comma-separated; repeat `-e` for
@@ -215,7 +217,7 @@ pub enum ImplArg {
     Pair,
 }
 
-/// `multi-trace` only.
+// `multi-trace` only.
 #[derive(Args, Clone, Debug)]
 pub struct MultiTraceArgs {
     /// How two events relate: the delay between them, or only whether they pair.

@@ -30,6 +30,7 @@ use super::profile_command::ProfileArgs;
 use super::tui::TuiArgs;
 
 #[derive(Subcommand)]
+#[command(defer = true)]
 pub enum HostCommand {
     /// Live CPU profile of this machine (perf_event cpu-clock with call stacks): hotspots,
     /// flamegraph, per-CPU/per-thread panes. With -e: perf-prof's `top`, a key/value table

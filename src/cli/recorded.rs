@@ -31,7 +31,7 @@ pub struct SymbolArgs {
     pub kernel_filter: bool,
 }
 
-/// Which samples count: a focus and the marker window.
+// Which samples count: a focus and the marker window.
 #[derive(Args)]
 pub struct WindowArgs {
     /// Focus on samples whose stack has a frame matching REGEX (report: extra *.focus.*
@@ -46,7 +46,7 @@ pub struct WindowArgs {
     pub stop_sec: Option<f64>,
 }
 
-/// Which artifacts to write and how: the same flags for every command that writes them.
+// Which artifacts to write and how: the same flags for every command that writes them.
 #[derive(Args)]
 pub struct ArtifactArgs {
     /// Stack formats to write (the reports are always written).

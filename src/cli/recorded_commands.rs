@@ -92,8 +92,8 @@ pub struct OpenArgs {
     pub tui: TuiArgs,
 }
 
-/// `perfscope sql FILE.db QUERY` (a recorded session), or with `-e`, perf-prof's live
-/// sql profiler: `perfscope sql -e EVENT,... -i MS --query 'SELECT ...'`.
+// `perfscope sql FILE.db QUERY` (a recorded session), or with `-e`, perf-prof's live
+// sql profiler: `perfscope sql -e EVENT,... -i MS --query 'SELECT ...'`.
 #[derive(Args)]
 pub struct SqlArgs {
     /// The session file (without -e).
