@@ -8,8 +8,10 @@
 #             under `dd bs=1 if=/dev/zero of=/dev/null`: CPU per event handled (events =
 #             2 × the calls the tables count), events lost (the kernel's count each prints),
 #             peak RSS;
-#   profile   `perf-prof profile -F 997 -g -i 1000` vs `perfscope top -F 997 -g -i 1000
-#             --no-tui`, all CPUs, under two busy shell loops: CPU and peak RSS.
+#   profile   `profile -F 997 -g -i 1000`, all CPUs, under two busy shell loops, both
+#             printing perf-prof's line per sample with its stack: CPU and peak RSS;
+#   top       perfscope's own aggregation (`top -F 997 -g -i 1000 --no-tui`: hotspots per
+#             interval) against the same perf-prof profile run: CPU and peak RSS.
 #
 #   scripts/bench-vs-perf-prof.sh PERF_PROF [SECONDS] [PAIRS] [PAGES]   defaults: 10 3 64
 #
@@ -40,6 +42,11 @@ COMMANDS = {
     },
     "profile": {
         "perf-prof": [perf_prof, "profile", "-F", "997", "-g", "-i", "1000"],
+        "perfscope": [perfscope, "profile", "-F", "997", "-g", "-i", "1000"],
+        "load": [["sh", "-c", "while :; do :; done"]] * 2,
+    },
+    "top": {
+        "perf-prof": [perf_prof, "profile", "-F", "997", "-g", "-i", "1000"],
         "perfscope": [perfscope, "top", "-F", "997", "-g", "-i", "1000", "--no-tui"],
         "load": [["sh", "-c", "while :; do :; done"]] * 2,
     },
@@ -69,9 +76,11 @@ def run(tool, scenario):
         f = line.split()
         if len(f) > 2 and re.fullmatch(r"[\w]+\(\d+\)", f[0]) and f[1].isdigit():
             events += 2 * int(f[1])
-    # perf-prof: "lost N events (total)" (cumulative); perfscope: "lost N events (T total)".
-    lost = max([int(n) for n in re.findall(r"lost (\d+) events \(total\)", stderr)]
-               + [int(n) for n in re.findall(r"\((\d+) total\)", stderr)] + [0])
+    # perf-prof: "lost N events (total)", the count since its previous such line (it resets
+    # the count when it prints: monitor.c print_lost_events) — summed; perfscope:
+    # "lost N events (T total)", T cumulative — the last.
+    lost = sum(int(n) for n in re.findall(r"lost (\d+) events \(total\)", stderr)) + max(
+        [int(n) for n in re.findall(r"\((\d+) total\)", stderr)] + [0])
     return float(user) + float(system), int(rss_kb) / 1024, events, lost
 
 

@@ -490,6 +490,7 @@ fn followed_children_on_two_cpus_drain_in_time_order() {
         user_only: false,
         kernel_only: false,
         exclude_self: false,
+        inline_frames: false,
         root: perfscope::symbols::host::RootFrame::Comm,
         sample_lines: false,
     };

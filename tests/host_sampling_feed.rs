@@ -37,6 +37,7 @@ fn host_samples_reach_the_engine_as_ids_and_names_travel_once() {
         user_only: false,
         kernel_only: false,
         exclude_self: false,
+        inline_frames: false,
         root: RootFrame::Comm,
         sample_lines: false,
     };

@@ -25,6 +25,14 @@ fn user_only() -> HostSymbolizerOptions {
     }
 }
 
+/// User space named from DWARF too (`--inline`): inline chains and source lines.
+fn user_dwarf() -> HostSymbolizerOptions {
+    HostSymbolizerOptions {
+        inline_frames: true,
+        ..user_only()
+    }
+}
+
 fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/host/spin.c")
 }
@@ -137,7 +145,7 @@ fn host_symbols_probe_target(x: u64) -> u64 {
 
 #[test]
 fn own_function_resolves_through_proc_self_maps() {
-    let mut s = HostSymbolizer::new(user_only()).unwrap();
+    let mut s = HostSymbolizer::new(user_dwarf()).unwrap();
     assert_eq!(host_symbols_probe_target(1), 0x9E37_79B9_7F4A_7C15);
     let address = host_symbols_probe_target as *const () as u64;
     let frames = s.resolve_user(std::process::id(), address + 1);
@@ -159,9 +167,31 @@ fn own_function_resolves_through_proc_self_maps() {
     assert_eq!(s.counters().resolved, 1);
 }
 
+/// By default (no `--inline`) names come from symbol tables alone, as perf-prof's: the
+/// function and the offset into it, no source line — even where DWARF is at hand (this
+/// test binary's own).
+#[test]
+fn without_inline_frames_names_come_from_symbol_tables() {
+    let mut s = HostSymbolizer::new(user_only()).unwrap();
+    let address = host_symbols_probe_target as *const () as u64;
+    let frames = s.resolve_user(std::process::id(), address + 1);
+    assert_eq!(
+        frames
+            .iter()
+            .map(|f| (&*f.name, f.offset, f.line))
+            .collect::<Vec<_>>(),
+        [("host_symbols::host_symbols_probe_target", Some(1), 0)]
+    );
+    let getpid = s.resolve_user(std::process::id(), libc::getpid as *const () as u64);
+    assert!(
+        getpid.len() == 1 && getpid[0].name.contains("getpid") && getpid[0].offset == Some(0),
+        "{getpid:?}"
+    );
+}
+
 #[test]
 fn libc_getpid_resolves_in_libc() {
-    let mut s = HostSymbolizer::new(user_only()).unwrap();
+    let mut s = HostSymbolizer::new(user_dwarf()).unwrap();
     let address = libc::getpid as *const () as u64;
     let frames = s.resolve_user(std::process::id(), address);
     assert_eq!(frames.len(), 1, "{frames:?}");
@@ -260,7 +290,7 @@ fn c_child_resolves_by_dwarf_with_its_inline_chain() {
     let exe = build_pie(dir.path(), "spin");
     let funcs = functions(&exe);
     let spin = Spin::start(&exe);
-    let mut s = HostSymbolizer::new(user_only()).unwrap();
+    let mut s = HostSymbolizer::new(user_dwarf()).unwrap();
 
     for name in [
         "perfscope_hot_leaf",
@@ -410,7 +440,7 @@ fn separate_debug_files_are_found_where_gdb_looks() {
         let spin = Spin::start(&exe);
         let options = HostSymbolizerOptions {
             debug_root: root.path().to_path_buf(),
-            ..user_only()
+            ..user_dwarf()
         };
         let mut s = HostSymbolizer::new(options).unwrap();
         let address = spin.runtime_address(&debug_file, funcs["perfscope_static_step"].0 + 1);

@@ -148,6 +148,11 @@ pub struct SamplingArgs {
     /// Leave perfscope's own samples out.
     #[arg(long)]
     pub exclude_self: bool,
+    /// Name user-space frames from DWARF too: inlined calls as frames of their own, source
+    /// lines. Off, names come from symbol tables (as perf-prof's): DWARF costs memory in
+    /// proportion to the debug info of every sampled binary (tens of MB for libc's).
+    #[arg(long)]
+    pub inline: bool,
     /// The frame above each stack: the command name, the pid, both, or none.
     #[arg(long, value_enum, default_value_t = RootArg::Comm, ignore_case = true)]
     pub root: RootArg,
@@ -164,6 +169,7 @@ impl SamplingArgs {
             user_only: self.user_only,
             kernel_only: self.kernel_only,
             exclude_self: self.exclude_self,
+            inline_frames: self.inline,
             root: match self.root {
                 RootArg::None => RootFrame::None,
                 RootArg::Comm => RootFrame::Comm,

@@ -48,7 +48,18 @@ pub struct ElfImage {
 }
 
 impl ElfImage {
+    /// The image with its DWARF (inline chains, source lines) when it has any.
     pub fn open(path: &Path) -> Result<Self, ElfError> {
+        Self::open_with(path, true)
+    }
+
+    /// The image named by its symbol tables alone: no DWARF is read, whose parsed form
+    /// costs tens of MB for a large binary or a distribution's debug file.
+    pub fn open_symbols_only(path: &Path) -> Result<Self, ElfError> {
+        Self::open_with(path, false)
+    }
+
+    fn open_with(path: &Path, dwarf: bool) -> Result<Self, ElfError> {
         let io = |source| ElfError::Io {
             path: path.to_path_buf(),
             cause: source,
@@ -79,7 +90,7 @@ impl ElfImage {
         drop(object);
         drop(map);
 
-        let loader = if has_dwarf {
+        let loader = if has_dwarf && dwarf {
             Some(addr2line::Loader::new(path).map_err(|e| parse(e.to_string()))?)
         } else {
             None

@@ -84,6 +84,11 @@ pub struct HostSymbolizerOptions {
     pub kallsyms_path: PathBuf,
     /// Root of separate debug files (`/usr/lib/debug`).
     pub debug_root: PathBuf,
+    /// User-space frames from DWARF too: inline chains and source lines. Off, names come
+    /// from symbol tables as perf's and perf-prof's do — DWARF's parsed form costs memory
+    /// in proportion to the debug info (~35 MB for libc's debug file, ~45 MB for a
+    /// debug build of perfscope itself, sampled like any process).
+    pub inline_frames: bool,
     pub root_frame: RootFrame,
     /// Exited processes kept resolvable (their samples may still be in the rings).
     pub exited_processes_kept: usize,
@@ -101,6 +106,7 @@ impl Default for HostSymbolizerOptions {
             kernel: true,
             kallsyms_path: PathBuf::from("/proc/kallsyms"),
             debug_root: PathBuf::from("/usr/lib/debug"),
+            inline_frames: false,
             root_frame: RootFrame::None,
             exited_processes_kept: 256,
             address_cache_entries: 1 << 18,
@@ -267,10 +273,10 @@ impl HostSymbolizer {
         let range = (mapping.start, mapping.end);
         let file = match &source {
             Some(path) => {
-                let debug_root = &self.options.debug_root;
-                let (file, loaded) = self
-                    .files
-                    .get_or_load(key, || open_mapped_file(path, key, pid, range, debug_root));
+                let (debug_root, inline) = (&self.options.debug_root, self.options.inline_frames);
+                let (file, loaded) = self.files.get_or_load(key, || {
+                    open_mapped_file(path, key, pid, range, debug_root, inline)
+                });
                 if loaded {
                     match file {
                         Some(_) => self.counters.files_loaded += 1,
@@ -434,10 +440,11 @@ fn open_mapped_file(
     pid: u32,
     range: (u64, u64),
     debug_root: &Path,
+    inline_frames: bool,
 ) -> Option<MappedFile> {
     let mapped = Path::new(path);
     if FileKey::of_path(path) == Some(key)
-        && let Ok(file) = MappedFile::open(mapped, mapped, debug_root)
+        && let Ok(file) = MappedFile::open(mapped, mapped, debug_root, inline_frames)
     {
         return Some(file);
     }
@@ -446,7 +453,7 @@ fn open_mapped_file(
     if handle_key != Some(key) {
         return None;
     }
-    MappedFile::open(&handle, mapped, debug_root).ok()
+    MappedFile::open(&handle, mapped, debug_root, inline_frames).ok()
 }
 
 #[cfg(test)]

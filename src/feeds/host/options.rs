@@ -56,6 +56,8 @@ pub struct SamplingOptions {
     pub kernel_only: bool,
     /// Drop perfscope's own samples.
     pub exclude_self: bool,
+    /// `--inline`: user frames from DWARF too (inline chains), not only symbol tables.
+    pub inline_frames: bool,
     /// The frame above each stack (perf top's `--sort comm,pid`).
     pub root: RootFrame,
     /// Hand over each sample's thread, CPU, period and raw callchain too

@@ -399,6 +399,7 @@ impl SampleResolver {
         let symbols = HostSymbolizer::new(HostSymbolizerOptions {
             kernel: !options.user_only,
             root_frame: options.root,
+            inline_frames: options.inline_frames,
             ..HostSymbolizerOptions::default()
         })
         .context("cannot read the kernel's symbols")?;

@@ -480,6 +480,8 @@ impl TraceSession {
                         user_only: false,
                         kernel_only: false,
                         exclude_self: false,
+                        // Symbol tables, as perf-prof names the events' stacks.
+                        inline_frames: false,
                         // Folded stacks start with the comm, as perf-prof's.
                         root: RootFrame::Comm,
                         sample_lines: false,

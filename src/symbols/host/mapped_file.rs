@@ -4,9 +4,10 @@
 //! A sampled address becomes a file offset (`address − start + pgoff`, from the mapping),
 //! and the file offset becomes the ELF's virtual address through the `PT_LOAD` segment that
 //! holds it — the same rule for PIE executables, shared libraries and fixed-address
-//! executables, whatever address ASLR chose. Names come from [`ElfImage`] (DWARF with
-//! inline chains, then `.symtab`/`.dynsym`), from the separate debug file first when the
-//! file itself has no DWARF.
+//! executables, whatever address ASLR chose. Names come from [`ElfImage`] (`.symtab`/
+//! `.dynsym`; with `inline_frames`, DWARF's inline chains first), from the separate debug
+//! file first when the file itself has no DWARF (a stripped library's full symbol table is
+//! there too).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -39,7 +40,16 @@ impl MappedFile {
     /// Load the ELF readable at `open_path` (the file itself, or `/proc/PID/map_files/…`
     /// when the path now names another file), searching debug files from the folder of
     /// `mapped_path` (the path the process mapped) and under `debug_root`.
-    pub fn open(open_path: &Path, mapped_path: &Path, debug_root: &Path) -> Result<Self, ElfError> {
+    pub fn open(
+        open_path: &Path,
+        mapped_path: &Path,
+        debug_root: &Path,
+        inline_frames: bool,
+    ) -> Result<Self, ElfError> {
+        let elf = |path: &Path| match inline_frames {
+            true => ElfImage::open(path),
+            false => ElfImage::open_symbols_only(path),
+        };
         let io = |source| ElfError::Io {
             path: open_path.to_path_buf(),
             cause: source,
@@ -58,11 +68,11 @@ impl MappedFile {
         drop(object);
         drop(map);
 
-        let image = ElfImage::open(open_path)?;
+        let image = elf(open_path)?;
         let debug = if has_dwarf {
             None
         } else {
-            find_debug_file(mapped_path, &link, debug_root).and_then(|p| ElfImage::open(&p).ok())
+            find_debug_file(mapped_path, &link, debug_root).and_then(|p| elf(&p).ok())
         };
         let module = mapped_path
             .file_name()

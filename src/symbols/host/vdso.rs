@@ -35,7 +35,7 @@ impl Vdso {
             .ok()?;
         let path = std::env::temp_dir().join(format!("perfscope-vdso-{}.so", std::process::id()));
         std::fs::write(&path, &image).ok()?;
-        let file = MappedFile::open(&path, Path::new("[vdso]"), Path::new("/nonexistent"));
+        let file = MappedFile::open(&path, Path::new("[vdso]"), Path::new("/nonexistent"), false);
         let _ = std::fs::remove_file(&path);
         Some(Self {
             file: file.ok()?,
