@@ -59,7 +59,10 @@ def run(tool, scenario):
     loads = [subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for c in spec["load"]]
     time.sleep(0.5)
     with tempfile.NamedTemporaryFile("r") as usage, tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        p = subprocess.Popen(["/usr/bin/time", "-o", usage.name, "-f", "%U %S %M"] + spec[tool], stdout=out, stderr=err)
+        # stdin /dev/null for both: perf-prof reads stdin (its tty mode) and, given this
+        # script's spent heredoc, spins on its end of file — a whole CPU of its own.
+        p = subprocess.Popen(["/usr/bin/time", "-o", usage.name, "-f", "%U %S %M"] + spec[tool],
+                             stdin=subprocess.DEVNULL, stdout=out, stderr=err)
         time.sleep(seconds)
         # SIGINT to the tool itself (time passes its child's status on).
         subprocess.run(["pkill", "-INT", "-P", str(p.pid)])

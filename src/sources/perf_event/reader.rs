@@ -124,14 +124,24 @@ struct Decoding {
 }
 
 impl Decoding {
-    fn decode<'a>(&self, bytes: &'a [u8]) -> Result<(Option<EventIndex>, Record<'a>), record::DecodeError> {
-        let format = match self.uniform {
+    /// The format of `bytes` (a ring shared by events of different formats tells by the
+    /// record's identifier; an unknown one decodes with the first format).
+    fn format_of(&self, bytes: &[u8]) -> SampleFormat {
+        match self.uniform {
             Some(format) => format,
             None => record::peek_identifier(bytes)
                 .and_then(|id| self.ids.get(&id))
                 .map_or(self.formats[0], |e| self.formats[usize::from(e.0)]),
-        };
-        let record = record::decode(bytes, &format)?;
+        }
+    }
+
+    /// A sample's time without decoding it (see [`record::sample_time`]).
+    fn sample_time(&self, bytes: &[u8]) -> Option<u64> {
+        record::sample_time(bytes, &self.format_of(bytes))
+    }
+
+    fn decode<'a>(&self, bytes: &'a [u8]) -> Result<(Option<EventIndex>, Record<'a>), record::DecodeError> {
+        let record = record::decode(bytes, &self.format_of(bytes))?;
         let identifier = match &record {
             Record::Sample(s) => s.identifier,
             Record::Lost { sample_id, .. }
@@ -500,6 +510,13 @@ impl PerfEvents {
                 let pass = slot
                     .ring
                     .read_up_to(ORDERED_PASS_BYTES.min(left[index]), |bytes| {
+                        // Samples, nearly every record, are held by their time alone:
+                        // decoded once, when released (a malformed one is counted there).
+                        if let Some(time) = decoding.sample_time(bytes) {
+                            last_ns = time;
+                            merge.push(index, time, bytes);
+                            return;
+                        }
                         match decoding.decode(bytes) {
                             Ok((_, record)) => {
                                 count(counters, &record);
@@ -521,18 +538,18 @@ impl PerfEvents {
                     left[index] = 0;
                 }
             }
-            Self::release(&self.rings, decoding, merge, false, &mut on_item);
+            Self::release(&mut self.rings, decoding, merge, false, &mut on_item);
         }
         total
     }
 
     /// Release everything the ordered drain still holds (at the end of a session).
     pub fn flush_ordered(&mut self, on_item: impl FnMut(Ordered<'_>)) {
-        Self::release(&self.rings, &self.decoding, &mut self.merge, true, on_item);
+        Self::release(&mut self.rings, &self.decoding, &mut self.merge, true, on_item);
     }
 
     fn release(
-        rings: &[RingSlot],
+        rings: &mut [RingSlot],
         decoding: &Decoding,
         merge: &mut OrderedMerge,
         everything: bool,
@@ -542,13 +559,14 @@ impl PerfEvents {
             Released::Lost(span) => on_item(Ordered::Lost(span)),
             Released::Record { ring, bytes, .. } => {
                 // These bytes decoded when they were pushed.
-                if let Ok((event, record)) = decoding.decode(bytes) {
-                    on_item(Ordered::Record(RecordRef {
+                match decoding.decode(bytes) {
+                    Ok((event, record)) => on_item(Ordered::Record(RecordRef {
                         ring,
                         target: rings[ring].target,
                         event,
                         record,
-                    }));
+                    })),
+                    Err(_) => rings[ring].counters.decode_errors += 1,
                 }
             }
         };
