@@ -169,28 +169,27 @@ impl SyscallsAnalyzer {
     }
 
     fn on_exit(&mut self, event: &TraceEvent<'_>) {
-        self.close_enter(event);
-        // Without `--than` an entry holds no buffer worth keeping: drop it, so threads
-        // that exit without a sched_process_free leave nothing behind.
         if self.config.than_ns.is_none() {
-            self.pending.remove(&event.tid);
+            // Without `--than` an entry holds no buffer worth keeping: take it out (one
+            // lookup, at a million calls a second), so threads that exit without a
+            // sched_process_free leave nothing behind.
+            if let Some(pending) = self.pending.remove(&event.tid) {
+                self.count_call(event, pending.time_ns, pending.id);
+            }
+            return;
         }
+        self.close_enter(event);
     }
 
-    fn close_enter(&mut self, event: &TraceEvent<'_>) {
-        let Some(pending) = self.pending.get_mut(&event.tid) else {
-            return;
-        };
-        if pending.time_ns == u64::MAX {
-            return; // already closed: this thread has no open enter
+    /// Count the call `event` exits, entered at `enter_ns` as syscall `enter_id`
+    /// (`u64::MAX`: the thread has no open enter); its latency, or `None`.
+    fn count_call(&mut self, event: &TraceEvent<'_>, enter_ns: u64, enter_id: u64) -> Option<u64> {
+        if enter_ns == u64::MAX {
+            return None; // already closed: this thread has no open enter
         }
-        let (enter_ns, enter_id) = (pending.time_ns, pending.id);
-        pending.time_ns = u64::MAX;
-        let Some(id) = self.exit_id.read_u64(event.raw) else {
-            return;
-        };
+        let id = self.exit_id.read_u64(event.raw)?;
         if id != enter_id || event.time_ns <= enter_ns {
-            return;
+            return None;
         }
         let latency = event.time_ns - enter_ns;
         let thread = if self.config.perins { event.tid } else { 0 };
@@ -199,21 +198,35 @@ impl SyscallsAnalyzer {
         if self.exit_ret.read_i64(event.raw).is_some_and(is_error_return) {
             stats.errors += 1;
         }
-        if self.config.than_ns.is_some_and(|than| latency > than) {
-            if self.slow.has_room() {
-                if let Some(first) = pending.event.clone() {
-                    self.slow.push(SlowPair {
-                        first,
-                        second: OwnedTraceEvent::from_event(event),
-                        latency_ns: latency,
-                        detail: Vec::new(),
-                        stacks: Default::default(),
-                        print: PairPrint::TraceLines,
-                    });
-                }
-            } else {
-                self.slow.note_dropped();
-            }
+        Some(latency)
+    }
+
+    fn close_enter(&mut self, event: &TraceEvent<'_>) {
+        let Some(pending) = self.pending.get_mut(&event.tid) else {
+            return;
+        };
+        let (enter_ns, enter_id) = (pending.time_ns, pending.id);
+        pending.time_ns = u64::MAX;
+        let Some(latency) = self.count_call(event, enter_ns, enter_id) else {
+            return;
+        };
+        if self.config.than_ns.is_none_or(|than| latency <= than) {
+            return;
+        }
+        if !self.slow.has_room() {
+            self.slow.note_dropped();
+            return;
+        }
+        // The entry again (counting borrowed the analyzer): it keeps the enter's event.
+        if let Some(first) = self.pending.get(&event.tid).and_then(|p| p.event.clone()) {
+            self.slow.push(SlowPair {
+                first,
+                second: OwnedTraceEvent::from_event(event),
+                latency_ns: latency,
+                detail: Vec::new(),
+                stacks: Default::default(),
+                print: PairPrint::TraceLines,
+            });
         }
     }
 

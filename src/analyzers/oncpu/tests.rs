@@ -6,6 +6,9 @@ const MS: u64 = 1_000_000;
 /// (CPU, total ms, its tasks as (tid, ms, runs)).
 type CpuSummary = (u32, u64, Vec<(u32, u64, u64)>);
 
+/// (tid, total ms, its CPUs as (cpu, ms)).
+type ThreadSummary = (u32, u64, Vec<(u32, u64)>);
+
 fn switch(a: &mut OnCpuAnalyzer, at_ms: u64, cpu: u32, prev: i64, next: i64) {
     let raw = record(
         &sched_switch(),
@@ -97,7 +100,7 @@ fn thread_mode_keeps_the_chosen_threads_and_lists_their_cpus() {
     switch(&mut a, 4, 0, 7, 0); // 7 ran 4 ms on CPU 0
     let rows = a.take_rows();
     let table = a.tabulate(&rows);
-    let threads: Vec<(u32, u64, Vec<(u32, u64)>)> = table
+    let threads: Vec<ThreadSummary> = table
         .threads
         .unwrap()
         .iter()

@@ -182,6 +182,8 @@ pub struct TraceSession {
     stack_items: Vec<RawItem>,
     /// Threads whose name was looked up in /proc at their first event.
     looked_up: FxHashSet<u32>,
+    /// The thread [`EventSink::name_at_first_sight`] last saw.
+    last_sighted: u32,
     /// Updates ready for the engine, in order.
     out: Vec<Update>,
     /// What the session says about itself, handed over first.
@@ -501,6 +503,7 @@ impl TraceSession {
             stack_items: Vec::new(),
             event_lines: None,
             looked_up: FxHashSet::default(),
+            last_sighted: 0,
             out: Vec::new(),
             start,
             _probes: probes,
@@ -576,6 +579,7 @@ impl TraceSession {
             offender_stacks_only,
             event_lines: self.event_lines.as_ref(),
             looked_up: &mut self.looked_up,
+            last_sighted: &mut self.last_sighted,
             out: &mut self.out,
         };
         self.last_drain_records = self.events.drain_ordered(|item| sink.item(item));
@@ -772,6 +776,7 @@ struct EventSink<'a> {
     offender_stacks_only: bool,
     event_lines: Option<&'a EventLines>,
     looked_up: &'a mut FxHashSet<u32>,
+    last_sighted: &'a mut u32,
     out: &'a mut Vec<Update>,
 }
 
@@ -922,6 +927,11 @@ impl EventSink<'_> {
     /// named from /proc at its first event, while it still runs: by the time its table
     /// prints it may have exited. Once per thread, bounded as the name table.
     fn name_at_first_sight(&mut self, pid: u32, tid: u32) {
+        // Events come in runs of one thread's: the last one asked about is known.
+        if tid == *self.last_sighted {
+            return;
+        }
+        *self.last_sighted = tid;
         if tid == 0 || self.names.contains(tid) || self.looked_up.contains(&tid) {
             return;
         }

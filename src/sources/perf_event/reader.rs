@@ -141,7 +141,14 @@ impl Decoding {
     }
 
     fn decode<'a>(&self, bytes: &'a [u8]) -> Result<(Option<EventIndex>, Record<'a>), record::DecodeError> {
-        let record = record::decode(bytes, &self.format_of(bytes))?;
+        // The identifier is looked up once: it picks the format and names the event.
+        let peeked = record::peek_identifier(bytes).and_then(|id| Some((id, *self.ids.get(&id)?)));
+        let format = match (self.uniform, peeked) {
+            (Some(format), _) => format,
+            (None, Some((_, event))) => self.formats[usize::from(event.0)],
+            (None, None) => self.formats[0],
+        };
+        let record = record::decode(bytes, &format)?;
         let identifier = match &record {
             Record::Sample(s) => s.identifier,
             Record::Lost { sample_id, .. }
@@ -155,7 +162,11 @@ impl Decoding {
             Record::Switch(s) => s.sample_id.identifier,
             Record::Other { .. } => None,
         };
-        Ok((identifier.and_then(|id| self.ids.get(&id).copied()), record))
+        let event = match (identifier, peeked) {
+            (Some(id), Some((peeked_id, event))) if id == peeked_id => Some(event),
+            (id, _) => id.and_then(|id| self.ids.get(&id).copied()),
+        };
+        Ok((event, record))
     }
 }
 
