@@ -124,30 +124,34 @@ struct Decoding {
 }
 
 impl Decoding {
-    /// The format of `bytes` (a ring shared by events of different formats tells by the
-    /// record's identifier; an unknown one decodes with the first format).
-    fn format_of(&self, bytes: &[u8]) -> SampleFormat {
-        match self.uniform {
-            Some(format) => format,
-            None => record::peek_identifier(bytes)
-                .and_then(|id| self.ids.get(&id))
-                .map_or(self.formats[0], |e| self.formats[usize::from(e.0)]),
+    /// The record's identifier and its event, when it names one of ours.
+    fn peek(&self, bytes: &[u8]) -> Option<(u64, EventIndex)> {
+        record::peek_identifier(bytes).and_then(|id| Some((id, *self.ids.get(&id)?)))
+    }
+
+    /// The format that decodes a record of `event` (a ring shared by events of different
+    /// formats tells by the identifier; an unknown one decodes with the first format).
+    fn format_of(&self, event: Option<EventIndex>) -> SampleFormat {
+        match (self.uniform, event) {
+            (Some(format), _) => format,
+            (None, Some(event)) => self.formats[usize::from(event.0)],
+            (None, None) => self.formats[0],
         }
     }
 
     /// A sample's time without decoding it (see [`record::sample_time`]).
     fn sample_time(&self, bytes: &[u8]) -> Option<u64> {
-        record::sample_time(bytes, &self.format_of(bytes))
+        let event = match self.uniform {
+            Some(_) => None,
+            None => self.peek(bytes).map(|(_, event)| event),
+        };
+        record::sample_time(bytes, &self.format_of(event))
     }
 
     fn decode<'a>(&self, bytes: &'a [u8]) -> Result<(Option<EventIndex>, Record<'a>), record::DecodeError> {
         // The identifier is looked up once: it picks the format and names the event.
-        let peeked = record::peek_identifier(bytes).and_then(|id| Some((id, *self.ids.get(&id)?)));
-        let format = match (self.uniform, peeked) {
-            (Some(format), _) => format,
-            (None, Some((_, event))) => self.formats[usize::from(event.0)],
-            (None, None) => self.formats[0],
-        };
+        let peeked = self.peek(bytes);
+        let format = self.format_of(peeked.map(|(_, event)| event));
         let record = record::decode(bytes, &format)?;
         let identifier = match &record {
             Record::Sample(s) => s.identifier,
@@ -569,7 +573,7 @@ impl PerfEvents {
         let mut emit = |item: Released<'_>| match item {
             Released::Lost(span) => on_item(Ordered::Lost(span)),
             Released::Record { ring, bytes, .. } => {
-                // These bytes decoded when they were pushed.
+                // Samples were held undecoded (by their time): a malformed one counts here.
                 match decoding.decode(bytes) {
                     Ok((event, record)) => on_item(Ordered::Record(RecordRef {
                         ring,
