@@ -166,3 +166,52 @@ fn a_thread_that_exited_before_the_table_is_named() {
     }
     assert!(!stdout.contains("<...>"), "{stdout}");
 }
+
+/// The scheduling policy of `pid`'s thread named `name` (`/proc/PID/task/TID/stat` field
+/// 41), once the thread exists.
+fn thread_policy(pid: u32, name: &str) -> Option<u32> {
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).ok()?.flatten() {
+        let path = task.path();
+        if std::fs::read_to_string(path.join("comm")).is_ok_and(|c| c.trim() == name) {
+            let stat = std::fs::read_to_string(path.join("stat")).ok()?;
+            // The fields after the `(comm)`: state is field 3, policy field 41.
+            let after = stat.rsplit_once(") ")?.1;
+            return after.split_whitespace().nth(41 - 3)?.parse().ok();
+        }
+    }
+    None
+}
+
+/// `--realtime`: the ring reader runs SCHED_FIFO (as root), the run's output is the usual
+/// one, and without the flag the reader keeps the normal policy.
+#[test]
+fn realtime_makes_the_ring_reader_fifo() {
+    ensure_tracefs();
+    let dir = tempfile::tempdir().unwrap();
+    for (flag, policy) in [
+        (Some("--realtime"), libc::SCHED_FIFO as u32),
+        (None, libc::SCHED_OTHER as u32),
+    ] {
+        let mut args = SYSCALLS.to_vec();
+        args.extend(["-i", "500", "--duration", "4"]);
+        args.extend(flag);
+        let child = perfscope(dir.path(), &args).spawn().unwrap();
+        let mut seen = None;
+        for _ in 0..100 {
+            std::thread::sleep(Duration::from_millis(50));
+            seen = thread_policy(child.id(), "perfscope-trace");
+            if seen.is_some() {
+                break;
+            }
+        }
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(matches!(out.status.code(), Some(0 | 3)), "{flag:?}: {stderr}");
+        assert_eq!(seen, Some(policy), "{flag:?}: the reader's policy");
+        assert!(stray_stderr(&stderr).is_empty(), "{flag:?}: {stderr}");
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("read("),
+            "{flag:?}: tables"
+        );
+    }
+}

@@ -1,7 +1,8 @@
 //! perf-prof's latency workflow in multi-trace, on real tracefs (as root): `--heatmap FILE`
 //! (one `<end time ns> <latency ns>` line per pair the table counts, in
 //! `FILE-<start>-<end>.lat`), `--lower` (the quick pairs listed beside the slow ones) and
-//! `--only-than` (an interval prints only when a pair passed the threshold).
+//! `--only-than` (an interval prints only when a pair passed the threshold); rundelay, a
+//! multi-trace, takes them too.
 
 mod common;
 
@@ -205,4 +206,50 @@ fn detail_needs_a_threshold_and_names_what_it_does_not_know() {
         assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
         assert!(stderr.contains(says), "{args:?}: {stderr}");
     }
+}
+
+/// rundelay is multi-trace underneath, and takes its workflow flags: with three busy
+/// loops on this machine's CPUs every loop waits for a CPU, so `--than 1ms` lists run
+/// delays, `--detail=samecpu` puts the CPU's events of each delay in the gutter, and
+/// `--heatmap` writes a line per counted delay (the table's calls) per `start => end` row.
+#[test]
+fn rundelay_takes_detail_and_heatmap() {
+    ensure_tracefs();
+    let dir = tempfile::tempdir().unwrap();
+    let cpus = std::thread::available_parallelism().unwrap().get();
+    let loops: Vec<common::host::Background> = (0..=cpus)
+        .map(|_| common::host::Background::start(std::path::Path::new("sh"), &["-c", "while :; do :; done"]))
+        .collect();
+    let prefix = dir.path().join("rd");
+    let (stdout, _) = perfscope_ok(
+        dir.path(),
+        &[
+            "rundelay",
+            "--than",
+            "1ms",
+            "--detail=samecpu",
+            "--heatmap",
+            prefix.to_str().unwrap(),
+            "--duration",
+            "1.5",
+        ],
+    );
+    drop(loops);
+    let lines: Vec<&str> = stdout.lines().collect();
+    let gutters = lines.iter().filter(|l| l.starts_with("|+ ")).count();
+    assert!(gutters > 0, "no --detail gutter:\n{stdout}");
+    let tables = text_tables(&stdout);
+    let table = tables.last().expect("a table");
+    let calls: u64 = table.rows.iter().map(|row| table.number(row, "calls")).sum();
+    let mut points = 0u64;
+    for entry in std::fs::read_dir(dir.path()).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with("rd-") && name.ends_with(".lat") {
+            let text = std::fs::read_to_string(entry.path()).unwrap();
+            assert!(text.lines().all(|l| l.split(' ').count() == 2), "{name}: {text}");
+            points += text.lines().count() as u64;
+        }
+    }
+    assert!(calls > 0, "{stdout}");
+    assert_eq!(points, calls, "a heatmap line per delay the table counts");
 }

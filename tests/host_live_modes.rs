@@ -40,6 +40,7 @@ fn start(dir: &Path) -> (App, Receiver<AppEvent>) {
         ring: RingOptions {
             pages: Some(1024),
             watermark_percent: None,
+            realtime: false,
         },
         record: None,
         duration: None,

@@ -35,6 +35,12 @@ pub fn switched_out_runnable(prev_state: u64) -> bool {
 pub struct RundelayOptions {
     pub perins: bool,
     pub than_ns: Option<u64>,
+    /// `--lower`: list the pairs closer than this too.
+    pub lower_ns: Option<u64>,
+    /// `--heatmap`: hand each pair's latency over for the heatmap file.
+    pub heatmap: bool,
+    /// `--detail`: the events between each listed pair's two.
+    pub detail: Option<crate::analyzers::multi_trace::DetailFilter>,
     pub slow_pair_capacity: usize,
     /// Skip wakeups of tasks already running (needs the stage-2 `sched_switch` to be
     /// unfiltered; turn off when it carries a pid/comm filter).
@@ -46,6 +52,9 @@ impl Default for RundelayOptions {
         Self {
             perins: false,
             than_ns: None,
+            lower_ns: None,
+            heatmap: false,
+            detail: None,
             slow_pair_capacity: 1024,
             skip_unnecessary_wakeups: true,
         }
@@ -121,6 +130,9 @@ pub fn rundelay_config(
     config.instance = Instance::Thread;
     config.perins = options.perins;
     config.than_ns = options.than_ns;
+    config.lower_ns = options.lower_ns;
+    config.heatmap = options.heatmap;
+    config.detail = options.detail;
     config.slow_pair_capacity = options.slow_pair_capacity;
     config.key_header = Some("THREAD".into());
     config.comm_column = true;

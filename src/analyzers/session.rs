@@ -109,6 +109,9 @@ impl Analysis {
                 &RundelayOptions {
                     perins: options.perins,
                     than_ns: options.than_ns,
+                    lower_ns: options.lower_ns,
+                    heatmap: options.heatmap.is_some(),
+                    detail: options.pair_detail,
                     slow_pair_capacity: SLOW_PAIRS,
                     skip_unnecessary_wakeups: true,
                 },

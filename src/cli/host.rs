@@ -41,6 +41,11 @@ pub struct HostArgs {
     /// Wake the reader when a ring is this full, percent (0 = every event).
     #[arg(long, value_name = "0-100", value_parser = clap::value_parser!(u8).range(0..=100))]
     pub watermark: Option<u8>,
+    /// Read the rings from a real-time (SCHED_FIFO) thread: woken by the kernel it runs at
+    /// once, ahead of the traced workload, and loses far fewer events under a flood — at
+    /// the cost of preempting the workload on its CPU while it drains (as perf record -r).
+    #[arg(long)]
+    pub realtime: bool,
     /// Record samples, events and symbols into this SQLite session as they arrive.
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
@@ -110,6 +115,7 @@ impl HostArgs {
             ring: RingOptions {
                 pages: self.mmap_pages,
                 watermark_percent: self.watermark,
+                realtime: self.realtime,
             },
             record: self.record.clone(),
             duration,
@@ -232,6 +238,13 @@ pub struct MultiTraceArgs {
     /// The last stage pairs back with the first.
     #[arg(long)]
     pub cycle: bool,
+    #[command(flatten)]
+    pub latency: LatencyWorkflowArgs,
+}
+
+// perf-prof's latency workflow on pairs (multi-trace and rundelay, which is one).
+#[derive(Args, Clone, Debug)]
+pub struct LatencyWorkflowArgs {
     /// List the pairs closer than TIME too (`--than` lists the slower ones): their two
     /// events, as the slow ones.
     #[arg(long, value_name = "TIME", value_parser = parse_duration_ns)]

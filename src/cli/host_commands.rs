@@ -25,7 +25,7 @@ use crate::views::ViewKind;
 
 use super::event_commands::{self, ExprArgs, ListArgs, TraceEventsArgs};
 use super::exit::Outcome;
-use super::host::{HostArgs, ImplArg, MultiTraceArgs, SamplingArgs, TraceArgs};
+use super::host::{HostArgs, ImplArg, LatencyWorkflowArgs, MultiTraceArgs, SamplingArgs, TraceArgs};
 use super::profile_command::ProfileArgs;
 use super::tui::TuiArgs;
 
@@ -43,7 +43,7 @@ pub enum HostCommand {
     /// Syscall latency per syscall (and per thread with --perins) from raw_syscalls.
     Syscalls(TraceCommandArgs),
     /// Scheduling delay: wakeup (or preemption) → running again, per task.
-    Rundelay(TraceCommandArgs),
+    Rundelay(RundelayCommandArgs),
     /// Delay (or pairing) between events of consecutive -e stages, matched by key.
     MultiTrace(MultiTraceCommandArgs),
     /// Print every event by its print fmt (perf-prof's trace); `trace -e EVENT help`
@@ -333,6 +333,18 @@ pub struct TraceCommandArgs {
 }
 
 #[derive(Args)]
+pub struct RundelayCommandArgs {
+    #[command(flatten)]
+    pub host: HostArgs,
+    #[command(flatten)]
+    pub trace: TraceArgs,
+    #[command(flatten)]
+    pub latency: LatencyWorkflowArgs,
+    #[command(flatten)]
+    pub tui: TuiArgs,
+}
+
+#[derive(Args)]
 pub struct MultiTraceCommandArgs {
     #[command(flatten)]
     pub host: HostArgs,
@@ -353,10 +365,8 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
     let host = match &command {
         HostCommand::Top(a) => Some(&a.host),
         HostCommand::Profile(a) => Some(&a.host),
-        HostCommand::Syscalls(a)
-        | HostCommand::Rundelay(a)
-        | HostCommand::NumDist(a)
-        | HostCommand::PageFaults(a) => Some(&a.host),
+        HostCommand::Syscalls(a) | HostCommand::NumDist(a) | HostCommand::PageFaults(a) => Some(&a.host),
+        HostCommand::Rundelay(a) => Some(&a.host),
         HostCommand::MultiTrace(a) => Some(&a.host),
         HostCommand::Stat(a) | HostCommand::Hrcount(a) | HostCommand::PercpuStat(a) => Some(&a.host),
         HostCommand::TaskState(a) => Some(&a.host),
@@ -388,7 +398,9 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
             run_trace_command(&a.host, &a.trace.options(AnalyzerKind::Syscalls), &a.tui)
         }
         HostCommand::Rundelay(a) => {
-            run_trace_command(&a.host, &a.trace.options(AnalyzerKind::Rundelay), &a.tui)
+            let mut trace = a.trace.options(AnalyzerKind::Rundelay);
+            latency_workflow(&mut trace, &a.latency)?;
+            run_trace_command(&a.host, &trace, &a.tui)
         }
         HostCommand::MultiTrace(a) => {
             let analyzer = match a.multi.implementation {
@@ -397,22 +409,7 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
             };
             let mut trace = a.trace.options(analyzer);
             trace.cycle = a.multi.cycle;
-            trace.lower_ns = a.multi.lower;
-            trace.heatmap = a.multi.heatmap.clone();
-            if let Some(than) = a.multi.only_than {
-                trace.than_ns = Some(than);
-                trace.only_than = true;
-            }
-            if let Some(list) = &a.multi.detail {
-                if trace.than_ns.is_none() && trace.lower_ns.is_none() {
-                    bail!(
-                        "--detail lists the events inside the pairs --than, --only-than or --lower lists: give one"
-                    );
-                }
-                trace.pair_detail = Some(
-                    crate::analyzers::multi_trace::DetailFilter::parse(list).map_err(anyhow::Error::msg)?,
-                );
-            }
+            latency_workflow(&mut trace, &a.multi.latency)?;
             run_trace_command(&a.host, &trace, &a.tui)
         }
         HostCommand::Stat(a) => run_trace_command(&a.host, &a.options(AnalyzerKind::Stat), &a.tui),
@@ -482,6 +479,27 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
             run_trace_command(&host, &trace, &a.tui)
         }
     }
+}
+
+/// perf-prof's latency workflow flags (`--lower`, `--heatmap`, `--only-than`, `--detail`)
+/// into the options of a pairing analyzer (multi-trace, rundelay).
+fn latency_workflow(trace: &mut TraceOptions, args: &LatencyWorkflowArgs) -> anyhow::Result<()> {
+    trace.lower_ns = args.lower;
+    trace.heatmap = args.heatmap.clone();
+    if let Some(than) = args.only_than {
+        trace.than_ns = Some(than);
+        trace.only_than = true;
+    }
+    if let Some(list) = &args.detail {
+        if trace.than_ns.is_none() && trace.lower_ns.is_none() {
+            bail!(
+                "--detail lists the events inside the pairs --than, --only-than or --lower lists: give one"
+            );
+        }
+        trace.pair_detail =
+            Some(crate::analyzers::multi_trace::DetailFilter::parse(list).map_err(anyhow::Error::msg)?);
+    }
+    Ok(())
 }
 
 /// `-o FILE`, and in text mode the signals perf-prof's scripts send.

@@ -2,7 +2,8 @@
 //! console reader stamps marker lines with the time its `read` returned, and every
 //! millisecond it waits for a CPU behind busy vCPU threads puts a sample on the wrong
 //! side of the workload window. A real-time (SCHED_FIFO) thread preempts them on wake-up;
-//! it only reads and forwards, so it cannot starve anyone.
+//! it only reads and forwards, so it cannot starve anyone. The host readers use it when
+//! asked (`--realtime`): a reader woken at once drains the rings before they overflow.
 
 /// Make the calling thread real-time at the lowest FIFO priority. False when the process
 /// may not (no CAP_SYS_NICE and no RLIMIT_RTPRIO); the thread then stays as it was.
@@ -10,6 +11,17 @@ pub fn prefer_prompt_wakeups() -> bool {
     let param = libc::sched_param { sched_priority: 1 };
     // SAFETY: pthread_self is always valid for the calling thread; param lives across the call.
     unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &param) == 0 }
+}
+
+/// [`prefer_prompt_wakeups`] for a host ring reader asked to (`--realtime`), saying on
+/// stderr when the process may not.
+pub fn realtime_reader(asked: bool) {
+    if asked && !prefer_prompt_wakeups() {
+        eprintln!(
+            "perfscope: --realtime: SCHED_FIFO refused (needs CAP_SYS_NICE or RLIMIT_RTPRIO); \
+             the rings are read at normal priority"
+        );
+    }
 }
 
 #[cfg(test)]

@@ -44,6 +44,8 @@ pub struct RingOptions {
     pub pages: Option<usize>,
     /// Wake the reader when the ring is this full (percent); `None` = the default.
     pub watermark_percent: Option<u8>,
+    /// `--realtime`: the thread that reads the rings runs SCHED_FIFO.
+    pub realtime: bool,
 }
 
 /// CPU sampling (`perfscope top` / `profile`), as typed data (a recording keeps it).

@@ -65,9 +65,11 @@ impl HostSampleFeed {
         let (tx, rx) = sync_channel(64);
         let deadline = run.duration.map(|d| Instant::now() + d);
         let stop_flag = stop.clone();
+        let realtime = run.ring.realtime;
         let reader = std::thread::Builder::new()
             .name("perfscope-sampler".into())
             .spawn(move || {
+                crate::sources::prompt_wakeup::realtime_reader(realtime);
                 let reason = loop {
                     if stop_flag.load(Ordering::Relaxed) || deadline.is_some_and(|d| Instant::now() >= d) {
                         // What the rings and the time-order merge still hold is part of the run.

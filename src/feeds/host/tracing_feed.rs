@@ -45,9 +45,11 @@ impl HostTraceFeed {
         // rather than queuing without end.
         let (tx, rx) = sync_channel(256);
         let stop_in = stop.clone();
+        let realtime = run.ring.realtime;
         let thread = std::thread::Builder::new()
             .name("perfscope-tracer".into())
             .spawn(move || {
+                crate::sources::prompt_wakeup::realtime_reader(realtime);
                 let error = loop {
                     if stop_in.load(Ordering::Relaxed) || deadline.is_some_and(|d| Instant::now() >= d) {
                         session.finish();
