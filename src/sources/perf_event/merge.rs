@@ -151,21 +151,21 @@ impl OrderedMerge {
 
     /// A record read from `ring` at `time_ns` (rings deliver in time order). Copied.
     pub fn push(&mut self, ring: usize, time_ns: u64, record: &[u8]) {
-        if let Some((count, start_ns)) = self.ring(ring).lost.take() {
-            self.hold(
-                ring,
-                Held::Lost(LostSpan {
-                    ring,
-                    count,
-                    start_ns,
-                    end_ns: Some(time_ns),
-                }),
-            );
-        }
         if time_ns < self.released_up_to {
             self.stats.late += 1;
         }
+        // The ring's queue once: this runs for every record (a million a second).
         let queue = self.ring(ring);
+        let mut held = 1;
+        if let Some((count, start_ns)) = queue.lost.take() {
+            queue.held.push_back(Held::Lost(LostSpan {
+                ring,
+                count,
+                start_ns,
+                end_ns: Some(time_ns),
+            }));
+            held += 1;
+        }
         let start = queue.arena.len();
         queue.arena.resize(start + record.len().div_ceil(8), 0);
         // SAFETY: the words just added, viewed as bytes, `record.len()` of them.
@@ -174,14 +174,13 @@ impl OrderedMerge {
         }
         .copy_from_slice(record);
         queue.last_ns = Some(queue.last_ns.map_or(time_ns, |t| t.max(time_ns)));
-        self.hold(
-            ring,
-            Held::Record {
-                time_ns,
-                start,
-                len: record.len(),
-            },
-        );
+        queue.held.push_back(Held::Record {
+            time_ns,
+            start,
+            len: record.len(),
+        });
+        self.held += held;
+        self.stats.max_held = self.stats.max_held.max(self.held);
     }
 
     /// `count` records were lost on `ring` (a LOST record was read there).
