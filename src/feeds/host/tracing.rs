@@ -11,6 +11,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use rustc_hash::FxHashSet;
 
+use crate::analyzers::latency::PairPrint;
 use crate::analyzers::options::{AnalyzerKind, TraceOptions};
 use crate::analyzers::session::Analysis;
 use crate::feeds::{EventFormat, Offenders, RecordOnly, RowsUpdate, SessionStart, Update};
@@ -657,11 +658,17 @@ impl TraceSession {
             .flatten()
             .collect();
         // The `--than` offenders' raw lines name the threads of both events (and of the
-        // `--detail` events between them).
+        // `--detail` events between them); task-state's headline names the task, which
+        // neither event's context may be (a wakeup runs in the waker's).
         tids.extend(pairs.iter().flat_map(|p| {
+            let headline = match p.print {
+                PairPrint::TaskState { pid, .. } => Some(pid),
+                _ => None,
+            };
             [p.first.tid, p.second.tid]
                 .into_iter()
                 .chain(p.detail.iter().map(|e| e.tid))
+                .chain(headline)
         }));
         self.name_threads(tids, &mut out);
         out.extend(ready);
