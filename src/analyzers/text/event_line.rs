@@ -117,18 +117,11 @@ pub fn prefixed_event_line(
     comm_of: &dyn Fn(u32) -> Option<String>,
     fields_text: &dyn Fn(&TraceEvent<'_>, &EventLayout) -> String,
 ) -> String {
-    let read = |name: &str| {
-        layout
-            .field(name)
-            .and_then(|f| f.read_u64(event.raw))
-            .unwrap_or(0)
-    };
-    // The thread's name and string fields are whatever the traced program put there.
-    let comm = escape_controls(&comm_of(event.tid).unwrap_or_else(|| UNKNOWN_COMM.into())).into_owned();
+    let (comm, flags, preempt_count) = common_fields(event, layout, comm_of);
     format!(
         "{prefix:<27}{marker} {comm:>16} {:>6} {} [{:03}] {}.{:06}: {}:{}: {}\n",
         event.tid,
-        latency_flags(read("common_flags"), read("common_preempt_count")),
+        latency_flags(flags, preempt_count),
         event.cpu,
         event.time_ns / 1_000_000_000,
         event.time_ns % 1_000_000_000 / 1_000,
@@ -136,6 +129,23 @@ pub fn prefixed_event_line(
         layout.name,
         escape_controls(&fields_text(event, layout))
     )
+}
+
+/// What both printers read of an event: its thread's name (as text: the name is whatever
+/// the traced program put there), `common_flags` and `common_preempt_count`.
+fn common_fields(
+    event: &TraceEvent<'_>,
+    layout: &EventLayout,
+    comm_of: &dyn Fn(u32) -> Option<String>,
+) -> (String, u64, u64) {
+    let read = |name: &str| {
+        layout
+            .field(name)
+            .and_then(|f| f.read_u64(event.raw))
+            .unwrap_or(0)
+    };
+    let comm = escape_controls(&comm_of(event.tid).unwrap_or_else(|| UNKNOWN_COMM.into())).into_owned();
+    (comm, read("common_flags"), read("common_preempt_count"))
 }
 
 /// An event line as libtraceevent prints it after `prefix` (see the module's doc).
@@ -146,18 +156,12 @@ pub fn tep_event_line(
     comm_of: &dyn Fn(u32) -> Option<String>,
     fields_text: &dyn Fn(&TraceEvent<'_>, &EventLayout) -> String,
 ) -> String {
-    let read = |name: &str| {
-        layout
-            .field(name)
-            .and_then(|f| f.read_u64(event.raw))
-            .unwrap_or(0)
-    };
-    let comm = escape_controls(&comm_of(event.tid).unwrap_or_else(|| UNKNOWN_COMM.into())).into_owned();
+    let (comm, flags, preempt_count) = common_fields(event, layout, comm_of);
     let micros = event.time_ns.saturating_add(500) / 1_000;
     format!(
         "{prefix}{comm:>16} {:>6} {} [{:03}] {}.{:06}: {}:{}: {}\n",
         event.tid,
-        tep_latency_flags(read("common_flags"), read("common_preempt_count")),
+        tep_latency_flags(flags, preempt_count),
         event.cpu,
         micros / 1_000_000,
         micros % 1_000_000,
