@@ -156,14 +156,12 @@ impl BlktraceAnalyzer {
             return;
         }
         if let Some(first) = &track.event {
-            self.slow.push(SlowPair {
-                first: first.clone(),
-                second: OwnedTraceEvent::from_event(event),
+            self.slow.push(SlowPair::new(
+                first.clone(),
+                event,
                 latency_ns,
-                detail: Vec::new(),
-                stacks: Default::default(),
-                print: PairPrint::TepLines,
-            });
+                PairPrint::TepLines,
+            ));
         }
     }
 

@@ -184,14 +184,8 @@ impl KvmExitAnalyzer {
             && !exit.hlt
             && let Some(first) = exit.event
         {
-            self.slow.push(SlowPair {
-                first,
-                second: OwnedTraceEvent::from_event(event),
-                latency_ns: delta,
-                detail: Vec::new(),
-                stacks: Default::default(),
-                print: PairPrint::TepLines,
-            });
+            self.slow
+                .push(SlowPair::new(first, event, delta, PairPrint::TepLines));
         }
     }
 

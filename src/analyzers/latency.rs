@@ -41,6 +41,21 @@ pub struct SlowPair {
     pub print: PairPrint,
 }
 
+impl SlowPair {
+    /// The pair of `first` (copied when it started) and `second` (the event ending it now),
+    /// `latency_ns` apart, printed as `print` says; no `--detail` events, no stacks yet.
+    pub fn new(first: OwnedTraceEvent, second: &TraceEvent<'_>, latency_ns: u64, print: PairPrint) -> Self {
+        SlowPair {
+            first,
+            second: OwnedTraceEvent::from_event(second),
+            latency_ns,
+            detail: Vec::new(),
+            stacks: Default::default(),
+            print,
+        }
+    }
+}
+
 /// How perf-prof prints an analyzer's over-threshold pairs: its two event printers differ
 /// in spacing, latency flags and time rounding, and task-state heads each pair.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]

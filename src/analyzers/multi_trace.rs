@@ -437,12 +437,8 @@ impl MultiTraceAnalyzer {
                                 .map(|t| t.between(&event, second))
                                 .unwrap_or_default();
                             self.slow.push(SlowPair {
-                                first: event,
-                                second: OwnedTraceEvent::from_event(second),
-                                latency_ns: latency,
                                 detail,
-                                stacks: Default::default(),
-                                print: PairPrint::TraceLines,
+                                ..SlowPair::new(event, second, latency, PairPrint::TraceLines)
                             })
                         }
                         event => {

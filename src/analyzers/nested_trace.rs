@@ -190,14 +190,10 @@ impl NestedTraceAnalyzer {
             .record(latency, self.than_ns);
         if self.than_ns.is_some_and(|than| latency > than) {
             match frame.event {
-                Some(first) if self.slow.has_room() => self.slow.push(SlowPair {
-                    first,
-                    second: OwnedTraceEvent::from_event(event),
-                    latency_ns: latency,
-                    detail: Vec::new(),
-                    stacks: Default::default(),
-                    print: PairPrint::TraceLines,
-                }),
+                Some(first) if self.slow.has_room() => {
+                    self.slow
+                        .push(SlowPair::new(first, event, latency, PairPrint::TraceLines))
+                }
                 _ => self.slow.note_dropped(),
             }
         }

@@ -219,14 +219,8 @@ impl SyscallsAnalyzer {
         }
         // The entry again (counting borrowed the analyzer): it keeps the enter's event.
         if let Some(first) = self.pending.get(&event.tid).and_then(|p| p.event.clone()) {
-            self.slow.push(SlowPair {
-                first,
-                second: OwnedTraceEvent::from_event(event),
-                latency_ns: latency,
-                detail: Vec::new(),
-                stacks: Default::default(),
-                print: PairPrint::TraceLines,
-            });
+            self.slow
+                .push(SlowPair::new(first, event, latency, PairPrint::TraceLines));
         }
     }
 
@@ -249,14 +243,8 @@ impl SyscallsAnalyzer {
             .record(latency, self.config.than_ns);
         if self.config.than_ns.is_some_and(|than| latency > than) {
             if let (true, Some(first)) = (self.slow.has_room(), pending.event) {
-                self.slow.push(SlowPair {
-                    first,
-                    second: OwnedTraceEvent::from_event(event),
-                    latency_ns: latency,
-                    detail: Vec::new(),
-                    stacks: Default::default(),
-                    print: PairPrint::TraceLines,
-                });
+                self.slow
+                    .push(SlowPair::new(first, event, latency, PairPrint::TraceLines));
             } else {
                 self.slow.note_dropped();
             }

@@ -280,17 +280,12 @@ impl TaskStateAnalyzer {
             self.slow.note_dropped();
             return;
         }
-        self.slow.push(SlowPair {
-            first: first.clone(),
-            second: OwnedTraceEvent::from_event(ended_by),
-            latency_ns,
-            detail: Vec::new(),
-            stacks: Default::default(),
-            print: PairPrint::TaskState {
-                pid,
-                run_delay: closed.state == TaskState::RunDelay,
-            },
-        });
+        let print = PairPrint::TaskState {
+            pid,
+            run_delay: closed.state == TaskState::RunDelay,
+        };
+        self.slow
+            .push(SlowPair::new(first.clone(), ended_by, latency_ns, print));
     }
 
     /// The `--than` offenders since the last call, and how many did not fit.
