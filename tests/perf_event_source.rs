@@ -478,6 +478,10 @@ fn the_ordered_drain_across_cpus_is_time_sorted_and_complete() {
                 cpus.insert(s.cpu.unwrap());
             }
         }
+        Ordered::Event(e) => {
+            times.push(e.time_ns);
+            cpus.insert(e.cpu);
+        }
         Ordered::Lost(_) => losses += 1,
     };
     let end = Instant::now() + Duration::from_millis(600);

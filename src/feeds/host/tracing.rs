@@ -343,7 +343,7 @@ impl TraceSession {
                 }
             }
         }
-        let events = PerfEvents::open_where(
+        let mut events = PerfEvents::open_where(
             &attrs,
             &ring_targets,
             RingOptions { data_pages: pages },
@@ -363,6 +363,10 @@ impl TraceSession {
             // wakeup's stack in 2 pages) would overflow a shared ring and lose them too.
             |event| event >= traced,
         )?;
+        if !stacks {
+            // No callchain to resolve: the analyzer wants only each sample's trace event.
+            events.deliver_samples_as_events();
+        }
         let mut filters = Vec::new();
         for (index, event) in stages.iter().flatten().enumerate() {
             let mut user_filter = None;
@@ -844,16 +848,26 @@ impl EventSink<'_> {
                     }
                     return;
                 };
-                if let Some(idle) = self.idle_switches.as_deref_mut() {
-                    idle.saw(&event);
+                self.event(event);
+            }
+            Ordered::Event(event) => {
+                if !self.reached_limit() {
+                    self.event(event);
                 }
-                self.deliver(event);
             }
             Ordered::Lost(range) => {
                 self.analysis
                     .lost(range.start_ns, range.end_ns.unwrap_or(u64::MAX));
             }
         }
+    }
+
+    /// A traced event as the rings delivered it.
+    fn event(&mut self, event: crate::trace::event::TraceEvent<'_>) {
+        if let Some(idle) = self.idle_switches.as_deref_mut() {
+            idle.saw(&event);
+        }
+        self.deliver(event);
     }
 
     /// A switch record: a task switched in from idle stands for the sched_switch the

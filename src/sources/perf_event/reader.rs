@@ -20,6 +20,7 @@ use super::fd::{PerfEventFd, own_pid};
 use super::merge::{OrderedMerge, Released};
 use super::record::{self, Record, SampleFormat};
 use super::ring::{RingBuffer, RingStats, page_size};
+use super::sample_layout::SampleLayout;
 use super::targets::Target;
 use crate::sources::clock::monotonic_ns;
 
@@ -77,6 +78,9 @@ impl<'a> RecordRef<'a> {
 #[derive(Copy, Clone, Debug)]
 pub enum Ordered<'a> {
     Record(RecordRef<'a>),
+    /// A sample of a known event, read in place (only after
+    /// [`PerfEvents::deliver_samples_as_events`]; the others stay records).
+    Event(TraceEvent<'a>),
     /// Records lost on a ring, with the time range the gap covers.
     Lost(LostRange),
 }
@@ -119,11 +123,27 @@ struct RingSlot {
 struct Decoding {
     ids: FxHashMap<u64, EventIndex>,
     formats: Vec<SampleFormat>,
+    /// Where each format's sample fields sit, by event.
+    layouts: Vec<SampleLayout>,
     /// All events share one format: no need to peek at identifiers.
     uniform: Option<SampleFormat>,
+    /// Samples of known events leave the ordered drain as [`Ordered::Event`]s, read by
+    /// their layout ([`PerfEvents::deliver_samples_as_events`]).
+    samples_as_events: bool,
 }
 
 impl Decoding {
+    fn new(ids: FxHashMap<u64, EventIndex>, formats: Vec<SampleFormat>) -> Decoding {
+        let uniform = formats.iter().all(|f| *f == formats[0]).then_some(formats[0]);
+        Decoding {
+            ids,
+            layouts: formats.iter().map(SampleLayout::new).collect(),
+            formats,
+            uniform,
+            samples_as_events: false,
+        }
+    }
+
     /// The record's identifier and its event, when it names one of ours.
     fn peek(&self, bytes: &[u8]) -> Option<(u64, EventIndex)> {
         record::peek_identifier(bytes).and_then(|id| Some((id, *self.ids.get(&id)?)))
@@ -139,13 +159,39 @@ impl Decoding {
         }
     }
 
-    /// A sample's time without decoding it (see [`record::sample_time`]).
+    /// A sample's time without decoding it, read at its format's offset.
     fn sample_time(&self, bytes: &[u8]) -> Option<u64> {
-        let event = match self.uniform {
-            Some(_) => None,
-            None => self.peek(bytes).map(|(_, event)| event),
+        let layout = match self.uniform {
+            Some(_) => &self.layouts[0],
+            None => &self.layouts[self.peek(bytes).map_or(0, |(_, event)| usize::from(event.0))],
         };
-        record::sample_time(bytes, &self.format_of(event))
+        layout.time(bytes)
+    }
+
+    /// A sample of one of our events as a [`TraceEvent`], read in place by its layout;
+    /// `None` when samples are not wanted that way, for other records, and for samples
+    /// the layout cannot read (the full decode then handles them, or counts them bad).
+    fn trace_event<'a>(&self, bytes: &'a [u8]) -> Option<TraceEvent<'a>> {
+        if !self.samples_as_events {
+            return None;
+        }
+        let (_, event) = self.peek(bytes)?;
+        let format = &self.formats[usize::from(event.0)];
+        // Without an identifier in its samples, the first word matched an id by chance.
+        if format.sample_type & u64::from(perf_event_open_sys::bindings::PERF_SAMPLE_IDENTIFIER) == 0 {
+            return None;
+        }
+        let fields = self.layouts[usize::from(event.0)].fields(bytes)?;
+        Some(TraceEvent {
+            time_ns: fields.time_ns,
+            cpu: fields.cpu,
+            pid: fields.pid,
+            tid: fields.tid,
+            event,
+            raw: fields.raw,
+            // Ring records are u64-aligned, so the slice view always exists for them.
+            callchain: fields.callchain.as_words().unwrap_or(&[]),
+        })
     }
 
     fn decode<'a>(&self, bytes: &'a [u8]) -> Result<(Option<EventIndex>, Record<'a>), record::DecodeError> {
@@ -330,17 +376,12 @@ impl PerfEvents {
             return Err(PerfEventError::NoTargets);
         }
         let formats: Vec<SampleFormat> = effective.iter().map(EventAttr::sample_format).collect();
-        let uniform = formats.iter().all(|f| *f == formats[0]).then_some(formats[0]);
         let merge = OrderedMerge::new(rings.len());
         Ok(PerfEvents {
             rings,
             fds,
             events: effective,
-            decoding: Decoding {
-                ids,
-                formats,
-                uniform,
-            },
+            decoding: Decoding::new(ids, formats),
             pollfds,
             merge,
             lost_counted: 0,
@@ -558,6 +599,14 @@ impl PerfEvents {
         total
     }
 
+    /// From now on the ordered drain hands samples of known events out as
+    /// [`Ordered::Event`]s, read in place by their format's layout, instead of whole
+    /// records: for a consumer that wants only their trace events (a tracing session
+    /// without stacks to resolve). Other records still come as [`Ordered::Record`].
+    pub fn deliver_samples_as_events(&mut self) {
+        self.decoding.samples_as_events = true;
+    }
+
     /// Release everything the ordered drain still holds (at the end of a session).
     pub fn flush_ordered(&mut self, on_item: impl FnMut(Ordered<'_>)) {
         Self::release(&mut self.rings, &self.decoding, &mut self.merge, true, on_item);
@@ -573,6 +622,9 @@ impl PerfEvents {
         let mut emit = |item: Released<'_>| match item {
             Released::Lost(span) => on_item(Ordered::Lost(span)),
             Released::Record { ring, bytes, .. } => {
+                if let Some(event) = decoding.trace_event(bytes) {
+                    return on_item(Ordered::Event(event));
+                }
                 // Samples were held undecoded (by their time): a malformed one counts here.
                 match decoding.decode(bytes) {
                     Ok((event, record)) => on_item(Ordered::Record(RecordRef {
@@ -626,11 +678,10 @@ mod tests {
         use perf_event_open_sys::bindings as b;
         let tracepoint = EventAttr::tracepoint(1).sample_format();
         let profile = EventAttr::cpu_profile(99).with_callchain().sample_format();
-        let decoding = Decoding {
-            ids: [(100, EventIndex(0)), (200, EventIndex(1))].into_iter().collect(),
-            formats: vec![tracepoint, profile],
-            uniform: None,
-        };
+        let decoding = Decoding::new(
+            [(100, EventIndex(0)), (200, EventIndex(1))].into_iter().collect(),
+            vec![tracepoint, profile],
+        );
         // Tracepoint: identifier, pid/tid, time, cpu, period, raw (size 4 + 4 bytes).
         let tp = record(
             b::PERF_RECORD_SAMPLE,
@@ -674,6 +725,46 @@ mod tests {
             decoding.decode(&bad).is_err(),
             "a short sample is an error, not a panic"
         );
+        // Read in place by their layouts, the samples are the trace events their whole
+        // records make; the rest are left to the full decode.
+        let mut decoding = decoding;
+        assert!(decoding.trace_event(&tp).is_none(), "only when asked for");
+        decoding.samples_as_events = true;
+        for bytes in [&tp, &cpu] {
+            let (event, sample) = decoding.decode(bytes).unwrap();
+            let whole = RecordRef {
+                ring: 0,
+                target: Target::Cpu(0),
+                event,
+                record: sample,
+            }
+            .trace_event()
+            .unwrap();
+            let lean = decoding.trace_event(bytes).unwrap();
+            assert_eq!(
+                (
+                    lean.time_ns,
+                    lean.cpu,
+                    lean.pid,
+                    lean.tid,
+                    lean.event,
+                    lean.raw,
+                    lean.callchain
+                ),
+                (
+                    whole.time_ns,
+                    whole.cpu,
+                    whole.pid,
+                    whole.tid,
+                    whole.event,
+                    whole.raw,
+                    whole.callchain
+                )
+            );
+        }
+        for other in [&lost, &bad] {
+            assert!(decoding.trace_event(other).is_none());
+        }
     }
 
     #[test]

@@ -241,22 +241,6 @@ pub fn record_type(record: &[u8]) -> Option<u32> {
         .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
 }
 
-/// A sample record's `PERF_SAMPLE_TIME` read in place, without decoding the rest: the
-/// ordered merge needs only the time of each record it holds. `None` for other records,
-/// formats without a time, or a record too short to hold it.
-pub fn sample_time(record: &[u8], format: &SampleFormat) -> Option<u64> {
-    if record_type(record)? != b::PERF_RECORD_SAMPLE || !format.has(b::PERF_SAMPLE_TIME) {
-        return None;
-    }
-    // The fields before the time, in the kernel's order.
-    let before = [b::PERF_SAMPLE_IDENTIFIER, b::PERF_SAMPLE_IP, b::PERF_SAMPLE_TID]
-        .into_iter()
-        .filter(|&bit| format.has(bit))
-        .count();
-    let at = HEADER_BYTES + 8 * before;
-    record.get(at..at + 8).map(le_u64)
-}
-
 /// The `PERF_SAMPLE_IDENTIFIER` of a record: first word of a sample's body, last word of
 /// any other record (with `sample_id_all`). Lets a ring shared by events with different
 /// formats find which format decodes a record before decoding it.

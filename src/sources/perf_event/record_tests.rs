@@ -1,4 +1,5 @@
 use super::*;
+use crate::sources::perf_event::sample_layout::SampleLayout;
 
 /// Builds a record as the kernel lays it out: header, then words/bytes, padded to 8.
 pub(super) struct Builder {
@@ -110,7 +111,7 @@ fn a_full_sample_decodes_every_field_and_splits_the_callchain() {
     assert_eq!(s.raw, &[1, 2, 3, 4]);
     assert_eq!(peek_identifier(&bytes), Some(42));
     // Read in place, the time is the decoded one.
-    assert_eq!(sample_time(&bytes, &format), Some(5_000));
+    assert_eq!(SampleLayout::new(&format).time(&bytes), Some(5_000));
     assert_eq!(Record::Sample(s).time(), Some(5_000));
     // Without IP (or TID) before it, the time sits earlier; without TIME there is none.
     let no_ip = SampleFormat {
@@ -122,15 +123,19 @@ fn a_full_sample_decodes_every_field_and_splits_the_callchain() {
         .u32s(100, 101)
         .u64(7_000)
         .finish();
-    assert_eq!(sample_time(&shorter, &no_ip), Some(7_000));
+    assert_eq!(SampleLayout::new(&no_ip).time(&shorter), Some(7_000));
     let timeless = SampleFormat {
         sample_type: (sample_type & !b::PERF_SAMPLE_TIME) as u64,
         ..format
     };
-    assert_eq!(sample_time(&bytes, &timeless), None);
+    assert_eq!(SampleLayout::new(&timeless).time(&bytes), None);
     let lost = trailer(Builder::new(b::PERF_RECORD_LOST, 0).u64(1).u64(2), 9).finish();
-    assert_eq!(sample_time(&lost, &format_with_trailer()), None, "not a sample");
-    assert_eq!(sample_time(&shorter[..16], &no_ip), None, "too short");
+    assert_eq!(
+        SampleLayout::new(&format_with_trailer()).time(&lost),
+        None,
+        "not a sample"
+    );
+    assert_eq!(SampleLayout::new(&no_ip).time(&shorter[..16]), None, "too short");
 }
 
 #[test]
