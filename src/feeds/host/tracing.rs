@@ -6,7 +6,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use rustc_hash::FxHashSet;
@@ -164,6 +164,8 @@ pub struct TraceSession {
     exit_after: Option<u64>,
     /// Records the last drain read (a big one means: do not sleep before the next).
     last_drain_records: u64,
+    /// When the current cell's rows were last handed over ([`HAND_OVER_EVERY`]).
+    handed_over_at: Instant,
     /// CLOCK_MONOTONIC when the events were enabled: where the views count seconds from.
     pub started_ns: u64,
     /// The cell of event time the analyzer's current rows belong to, and its events.
@@ -196,6 +198,12 @@ pub struct TraceSession {
 
 /// A drain this big means events arrive faster than poll(2) wake-ups can follow.
 const BUSY_DRAIN_RECORDS: u64 = 16;
+
+/// How often the rows of the cell under way are handed over: a busy session drains its
+/// rings thousands of times a second, and a rows update per drain cost the reader, the
+/// channel and the engine more than the events themselves (a finished cell's rows go at
+/// once).
+const HAND_OVER_EVERY: Duration = Duration::from_millis(10);
 
 /// What a session file keeps of a tracepoint session, so a replay rebuilds the same
 /// analysis: the options, the selectors as typed, how many events each stage resolved to,
@@ -471,6 +479,7 @@ impl TraceSession {
             finished: false,
             exit_after: run.exit_after,
             last_drain_records: 0,
+            handed_over_at: Instant::now(),
             started_ns,
             cell: None,
             cell_events: 0,
@@ -591,8 +600,11 @@ impl TraceSession {
         if release_held {
             self.events.flush_ordered(|item| sink.item(item));
         }
-        sink.flush_rows();
-        sink.flush_recorded();
+        if release_held || self.handed_over_at.elapsed() >= HAND_OVER_EVERY {
+            sink.flush_rows();
+            sink.flush_recorded();
+            self.handed_over_at = Instant::now();
+        }
         if let Some(files) = &mut self.heatmap {
             let points = self.analysis.take_heat();
             if let Err(e) = files.write(&points) {

@@ -82,7 +82,9 @@ impl Outbox {
     /// The last updates, then the end (waiting for the engine: nothing is read any more).
     fn close(mut self, updates: Vec<Update>, error: Option<String>, counters: TraceCounters) {
         self.unsent.extend(updates);
-        let _ = self.tx.send(Batch::Updates(std::mem::take(&mut self.unsent), counters));
+        let _ = self
+            .tx
+            .send(Batch::Updates(std::mem::take(&mut self.unsent), counters));
         let _ = self.tx.send(Batch::Done(error, counters));
     }
 }

@@ -77,6 +77,7 @@ impl SampleLayout {
         } else {
             None
         };
+        // Indices into FIXED_FIELDS.
         SampleLayout {
             time: offsets[3],
             tid: offsets[2],
