@@ -3,7 +3,7 @@
 //! - Packed relative relocations (`DT_RELR`, glibc ≥ 2.36): its ~22 000 relocations take
 //!   4 KiB instead of ~500 KiB, and the dynamic loader no longer reads (and keeps
 //!   resident) half a megabyte of them at every start.
-//! - The functions a run executes first in `.text`, hottest first
+//! - The functions a run executes first in `.text`, grouped by the run that executes them
 //!   (`build/text-order.txt`, written by `scripts/text-order.sh`): the kernel maps code 64 KiB
 //!   around each fault, so code spread over the whole text would pull megabytes of
 //!   untouched neighbours into the resident set. On x86_64 Linux, where rustc links with LLD,
