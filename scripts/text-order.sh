@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates build/text-order.txt: the functions a run of perfscope executes, hottest
-# first, which build.rs hands the linker (`--symbol-ordering-file`) so they sit together
+# Regenerates build/text-order.txt: the functions runs of perfscope execute, grouped by
+# run, which build.rs hands the linker (`--symbol-ordering-file`) so they sit together
 # at the start of .text.
 #
 # Why: the kernel maps an executable's code 64 KiB at a time around each page fault

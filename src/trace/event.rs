@@ -153,7 +153,7 @@ impl EventLayout {
 pub struct EventIndex(pub u16);
 
 /// One tracepoint sample, borrowed from wherever it was read (a ring buffer, a store row).
-#[derive(Copy, Clone, Debug)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct TraceEvent<'a> {
     /// perf clock (CLOCK_MONOTONIC when opened with `use_clockid`), ns.
     pub time_ns: u64,
