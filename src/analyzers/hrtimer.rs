@@ -10,8 +10,13 @@
 //! members never count on this kind of kernel, notes §7.2), and a period is closed by the
 //! timer's own record on that CPU, so the counts are the events between two ticks of
 //! that CPU's timer — exact, lost records aside (a loss voids the periods it touches).
+//!
+//! With `-g` the timer samples its kernel callchain, as perf-prof's: a kept period carries
+//! where the CPU was when it ended, named once per distinct stack, and the stacks of the
+//! kept periods alone become the session's profile ([`HrtimerAnalyzer::took_stack`]).
 
 use super::Analyzer;
+use super::mem_events::StackTable;
 use crate::model::analysis::{AnalysisRows, AnalysisSchema};
 use crate::model::timer_samples::{TimerSample, TimerSamples, TimerSchema};
 use crate::trace::event::{EventIndex, TraceEvent};
@@ -51,17 +56,30 @@ pub struct HrtimerAnalyzer {
     samples: TimerSamples,
     /// The condition's variables, reused per tick.
     vars: Vec<i64>,
+    /// Names the kept periods' stacks (`-g`).
+    stacks: StackTable,
+    /// The last event fed was a tick whose period was kept with its stack.
+    kept_stack: bool,
 }
 
 impl HrtimerAnalyzer {
-    pub fn new(config: HrtimerConfig) -> Self {
+    /// `stacks` names the timer's callchains (events without one carry no stack).
+    pub fn new(config: HrtimerConfig, stacks: StackTable) -> Self {
         Self {
             vars: vec![0; config.events.len() + 1],
             config,
             cpus: Vec::new(),
             origin_ns: None,
             samples: TimerSamples::default(),
+            stacks,
+            kept_stack: false,
         }
+    }
+
+    /// Whether the event just fed was a tick kept with its stack: its callchain then
+    /// belongs in the session's profile (the other ticks' do not).
+    pub fn took_stack(&mut self) -> bool {
+        std::mem::take(&mut self.kept_stack)
     }
 
     /// The events were enabled at `at_ns`: every CPU's first period starts there.
@@ -107,6 +125,10 @@ impl HrtimerAnalyzer {
             .and_then(|v| v.as_int())
             .is_some_and(|v| v != 0);
         if holds {
+            let stack = (!event.callchain.is_empty()).then(|| self.stacks.stack_of(event));
+            // A tick in user space has no kernel frames: the "no stack" one.
+            let stack = stack.filter(|s| s.id != 0);
+            self.kept_stack = stack.is_some();
             self.samples.push(TimerSample {
                 time_ns: event.time_ns,
                 cpu: event.cpu,
@@ -114,6 +136,7 @@ impl HrtimerAnalyzer {
                 tid: event.tid,
                 period_ns,
                 counts,
+                stack,
             });
         }
     }
@@ -131,6 +154,7 @@ impl Analyzer for HrtimerAnalyzer {
     type Table = TimerSamples;
 
     fn feed(&mut self, event: &TraceEvent<'_>) {
+        self.kept_stack = false;
         if event.event == self.config.clock {
             self.tick(event);
         } else if usize::from(event.event.0) < self.config.events.len() {

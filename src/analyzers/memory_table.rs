@@ -8,8 +8,9 @@ use crate::model::present::{AnalysisTable, Cell, TableRow};
 /// Frames shown on a line (the text output has them all).
 const FRAMES_SHOWN: usize = 8;
 
-/// A stack on one line: function names leaf first, ` <- ` between them.
-fn stack_line(stack: &NamedStack) -> String {
+/// A stack on one line: function names leaf first, ` <- ` between them (hrtimer's
+/// kept periods show theirs so too).
+pub fn stack_line(stack: &NamedStack) -> String {
     if stack.id == 0 {
         return "(no stack: add `stack` to the event, or -g)".into();
     }

@@ -6,6 +6,7 @@ use std::time::SystemTime;
 
 use super::blktrace::blktrace_table;
 use super::kvm_exit::kvm_exit_table;
+use super::memory_table::stack_line;
 use super::multi_trace::{delay_table, pair_table};
 use super::nested_trace::{call_table, nested_delay_table};
 use super::num_dist::num_dist_table;
@@ -222,10 +223,15 @@ fn period_column(periods_ago: usize, period_ns: u64) -> String {
     }
 }
 
-/// hrtimer's kept periods, one line each (the text prints a period on several lines).
+/// hrtimer's kept periods, one line each (the text prints a period on several lines),
+/// with `-g` the timer's kernel stack at the end of the line.
 fn timer_table(info: &AnalysisInfo, schema: &TimerSchema, samples: &TimerSamples) -> AnalysisTable {
     let mut columns = columns(&["time", "cpu", "pid", "tid", "period"]);
     columns.extend(schema.events.iter().cloned());
+    let stacks = samples.matched.iter().any(|s| s.stack.is_some());
+    if stacks {
+        columns.push("stack".into());
+    }
     let rows = samples
         .matched
         .iter()
@@ -250,6 +256,15 @@ fn timer_table(info: &AnalysisInfo, schema: &TimerSchema, samples: &TimerSamples
                 number(s.period_ns),
             ];
             cells.extend(s.counts.iter().map(|&n| number(n)));
+            if stacks {
+                // A tick in user space has no kernel stack.
+                let line = s
+                    .stack
+                    .as_deref()
+                    .map_or_else(|| "(user space)".into(), stack_line);
+                text.push_str(&format!("  {line}"));
+                cells.push(Cell::Text(line));
+            }
             TableRow { text, cells }
         })
         .collect();
@@ -277,16 +292,21 @@ fn lockup_table(info: &AnalysisInfo, rows: &LockupRows) -> AnalysisTable {
                 LockupKind::Soft => "soft",
                 LockupKind::Hard => "hard",
             };
+            let mut text = format!(
+                "{}.{:06} WILL: {kind} lockup - CPU#{} [{} - {} > {}]",
+                w.time_ns / 1_000_000_000,
+                w.time_ns % 1_000_000_000 / 1_000,
+                w.cpu,
+                w.now,
+                w.touch,
+                w.thresh
+            );
+            if let Some(stack) = &w.stack {
+                // `-g`: where the CPU was when the tick found it stuck.
+                text.push_str(&format!("  {}", stack_line(stack)));
+            }
             TableRow {
-                text: format!(
-                    "{}.{:06} WILL: {kind} lockup - CPU#{} [{} - {} > {}]",
-                    w.time_ns / 1_000_000_000,
-                    w.time_ns % 1_000_000_000 / 1_000,
-                    w.cpu,
-                    w.now,
-                    w.touch,
-                    w.thresh
-                ),
+                text,
                 cells: vec![
                     Cell::Number(w.time_ns as f64 / 1e9),
                     number(u64::from(w.cpu)),

@@ -64,6 +64,19 @@ enum Kind {
 }
 
 /// A running analyzer with the layouts of the events it was built over.
+/// Which events' stacks become the session's profile.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum StackChoice {
+    /// Every event's that carries one (`trace -g`, kmemleak's allocs).
+    Every,
+    /// The `--than`/`--lower` offenders' only (the multi-trace family): perf-prof prints
+    /// those under the offending pairs; the events' own are left out.
+    Offenders,
+    /// Those the analyzer kept, as it feeds them ([`Analysis::took_stack`]): hrtimer's
+    /// kept periods', watchdog's hard lockups'.
+    Kept,
+}
+
 pub struct Analysis {
     kind: Kind,
     layouts: Vec<EventLayout>,
@@ -203,12 +216,16 @@ impl Analysis {
                     slow_pair_capacity: SLOW_PAIRS,
                 },
             )?),
-            AnalyzerKind::Hrtimer => Kind::Hrtimer(hrtimer(options, &events)?),
+            AnalyzerKind::Hrtimer => Kind::Hrtimer(hrtimer(options, &events, stack_table(options, stages))?),
             AnalyzerKind::Watchdog => {
                 let Some(params) = options.watchdog.clone() else {
                     bail!("watchdog: the session has no watchdog parameters (threshold, timer)");
                 };
-                Kind::Watchdog(WatchdogAnalyzer::new(&layouts, params)?)
+                Kind::Watchdog(WatchdogAnalyzer::new(
+                    &layouts,
+                    params,
+                    stack_table(options, stages),
+                )?)
             }
             AnalyzerKind::Blktrace => {
                 Kind::Blktrace(BlktraceAnalyzer::new(&layouts, options.than_ns, SLOW_PAIRS)?)
@@ -333,13 +350,21 @@ impl Analysis {
         }
     }
 
-    /// The multi-trace family (multi-trace, rundelay, syscalls) lists offenders
-    /// (`--than`, `--lower`): then the events' stacks that matter are the offenders' —
-    /// perf-prof prints those under the offending pairs — and only they become samples.
-    pub fn stacks_of_offenders_only(&self) -> bool {
+    /// Which events' stacks become the session's profile (samples for the Flamegraph).
+    pub fn stack_choice(&self) -> StackChoice {
         match &self.kind {
-            Kind::MultiTrace(a) => a.lists_offenders(),
-            Kind::Syscalls(a) => a.lists_offenders(),
+            Kind::MultiTrace(a) if a.lists_offenders() => StackChoice::Offenders,
+            Kind::Syscalls(a) if a.lists_offenders() => StackChoice::Offenders,
+            Kind::Hrtimer(_) | Kind::Watchdog(_) => StackChoice::Kept,
+            _ => StackChoice::Every,
+        }
+    }
+
+    /// With [`StackChoice::Kept`]: whether the event just fed keeps its stack.
+    pub fn took_stack(&mut self) -> bool {
+        match &mut self.kind {
+            Kind::Hrtimer(a) => a.took_stack(),
+            Kind::Watchdog(a) => a.took_stack(),
             _ => false,
         }
     }
@@ -438,8 +463,12 @@ impl Analysis {
 }
 
 /// hrtimer: the counted events are all but the last, the session's `software:cpu-clock`
-/// timer (appended by the session after the `-e` events).
-fn hrtimer(options: &TraceOptions, events: &[&ResolvedEvent]) -> anyhow::Result<HrtimerAnalyzer> {
+/// timer (appended by the session after the `-e` events); `stacks` names its callchains.
+fn hrtimer(
+    options: &TraceOptions,
+    events: &[&ResolvedEvent],
+    stacks: StackTable,
+) -> anyhow::Result<HrtimerAnalyzer> {
     let Some((clock, counted)) = events.split_last() else {
         bail!("hrtimer: no timer event (software:cpu-clock) in the session");
     };
@@ -464,12 +493,15 @@ fn hrtimer(options: &TraceOptions, events: &[&ResolvedEvent]) -> anyhow::Result<
         None => None,
     };
     let (period_ns, _) = options.counter_periods();
-    Ok(HrtimerAnalyzer::new(HrtimerConfig {
-        clock: crate::trace::event::EventIndex(counted.len() as u16),
-        events: names,
-        condition,
-        period_ns: options.period_ns.unwrap_or(period_ns),
-    }))
+    Ok(HrtimerAnalyzer::new(
+        HrtimerConfig {
+            clock: crate::trace::event::EventIndex(counted.len() as u16),
+            events: names,
+            condition,
+            period_ns: options.period_ns.unwrap_or(period_ns),
+        },
+        stacks,
+    ))
 }
 
 /// kmemleak/kmemprof: the first stage allocates, the second frees. `ptr=` defaults to the

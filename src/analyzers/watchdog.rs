@@ -24,8 +24,13 @@
 //! here `hrtimer_expire_entry`/`hrtimer_start` are filtered on the function in the
 //! kernel and `hrtimer_cancel` (which has no function) is matched against the learnt
 //! pointer in user space.
+//!
+//! With `-g` the sampling event takes its kernel callchain, as perf-prof's: a hard
+//! lockup's warning carries the stack of the tick that predicted it, and those stacks
+//! alone become the session's profile ([`WatchdogAnalyzer::took_stack`]).
 
 use super::Analyzer;
+use super::mem_events::StackTable;
 use crate::model::analysis::{AnalysisRows, AnalysisSchema};
 use crate::model::lockup_warnings::{LockupKind, LockupRows, LockupWarning};
 use crate::trace::event::{EventIndex, EventLayout, FieldLayout, TraceEvent};
@@ -89,6 +94,10 @@ pub struct WatchdogAnalyzer {
     cpus: Vec<CpuWatch>,
     learnt: u32,
     rows: LockupRows,
+    /// Names the ticks' stacks (`-g`).
+    stacks: StackTable,
+    /// The last event fed was a tick that warned with its stack.
+    kept_stack: bool,
 }
 
 fn find(layouts: &[EventLayout], system: &str, name: &str) -> Result<EventIndex, super::AnalyzerError> {
@@ -115,7 +124,12 @@ fn field(
 }
 
 impl WatchdogAnalyzer {
-    pub fn new(layouts: &[EventLayout], params: WatchdogParams) -> Result<Self, super::AnalyzerError> {
+    /// `stacks` names the ticks' callchains (ticks without one carry no stack).
+    pub fn new(
+        layouts: &[EventLayout],
+        params: WatchdogParams,
+        stacks: StackTable,
+    ) -> Result<Self, super::AnalyzerError> {
         let events = Indexes {
             expire: find(layouts, "timer", "hrtimer_expire_entry")?,
             start: find(layouts, "timer", "hrtimer_start")?,
@@ -134,7 +148,15 @@ impl WatchdogAnalyzer {
             cpus: Vec::new(),
             learnt: 0,
             rows: LockupRows::default(),
+            stacks,
+            kept_stack: false,
         })
+    }
+
+    /// Whether the event just fed was a tick that warned with its stack: its callchain
+    /// then belongs in the session's profile (the other ticks' do not).
+    pub fn took_stack(&mut self) -> bool {
+        std::mem::take(&mut self.kept_stack)
     }
 
     fn cpu(&mut self, cpu: u32) -> &mut CpuWatch {
@@ -197,6 +219,7 @@ impl WatchdogAnalyzer {
                 now,
                 touch,
                 thresh,
+                stack: None,
             });
         }
     }
@@ -220,6 +243,10 @@ impl WatchdogAnalyzer {
         cpu.hrtimer_interrupts_saved = cpu.hrtimer_interrupts;
         if stalled {
             let touch = cpu.hrtimer_touch_ns;
+            let stack = (!event.callchain.is_empty())
+                .then(|| self.stacks.stack_of(event))
+                .filter(|s| s.id != 0);
+            self.kept_stack = stack.is_some();
             self.rows.push(LockupWarning {
                 time_ns: event.time_ns,
                 cpu: event.cpu,
@@ -227,6 +254,7 @@ impl WatchdogAnalyzer {
                 now: event.time_ns,
                 touch,
                 thresh,
+                stack,
             });
         }
     }
@@ -236,6 +264,7 @@ impl Analyzer for WatchdogAnalyzer {
     type Table = LockupRows;
 
     fn feed(&mut self, event: &TraceEvent<'_>) {
+        self.kept_stack = false;
         let e = event.event;
         if e == self.events.expire {
             self.expired(event);

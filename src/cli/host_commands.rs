@@ -163,6 +163,10 @@ pub struct HrtimerCommandArgs {
     /// The timer's frequency (a period of 1 s / HZ).
     #[arg(short = 'F', long = "freq", value_name = "HZ", conflicts_with = "period")]
     pub freq: Option<u64>,
+    /// Print where the kernel was when a kept period ended (the timer's kernel stack),
+    /// and make those stacks the Flamegraph.
+    #[arg(short = 'g', long = "call-graph")]
+    pub call_graph: bool,
     /// Which periods to list: a C expression over the -e events' names (their alias=),
     /// each the period's count, and `period`, its real length in ns.
     #[arg(value_name = "EXPRESSION")]
@@ -189,6 +193,7 @@ impl HrtimerCommandArgs {
         let mut trace = self.trace.options(AnalyzerKind::Hrtimer);
         trace.period_ns = Some(period_ns);
         trace.condition = self.expression.clone();
+        trace.call_graph = self.call_graph;
         trace.interval = trace
             .interval
             .or(Some(std::time::Duration::from_millis(HRTIMER_PRINT_MS)));

@@ -20,6 +20,10 @@ pub struct WatchdogCommandArgs {
     /// How often each CPU is checked for a hard lockup (perf-prof: the NMI's frequency).
     #[arg(short = 'F', long = "freq", value_name = "HZ", default_value_t = 1)]
     pub freq: u64,
+    /// Print the kernel stack of the tick that predicts a hard lockup (and make those
+    /// stacks the Flamegraph).
+    #[arg(short = 'g', long = "call-graph")]
+    pub call_graph: bool,
     #[command(flatten)]
     pub tui: TuiArgs,
 }
@@ -109,6 +113,7 @@ impl WatchdogCommandArgs {
             "software:cpu-clock".into(),
         ];
         trace.period_ns = Some(1_000_000_000 / self.freq);
+        trace.call_graph = self.call_graph;
         // perf-prof prints a warning as it happens; a tenth of a second is as close as a
         // per-interval printer gets without a print per event.
         trace.interval = trace.interval.or(Some(std::time::Duration::from_millis(100)));

@@ -399,12 +399,11 @@ mod tests {
     }
 
     /// A deterministic spread over nine decades (xorshift, log-uniform-ish).
-    fn random_values(n: usize, mut state: u64) -> Vec<u64> {
+    fn random_values(n: usize, seed: u64) -> Vec<u64> {
+        let mut rng = crate::model::test_rng::TestRng::new(seed);
         (0..n)
             .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
+                let state = rng.next_u64();
                 let decades = (state % 30) as u32; // 2^0 .. 2^29 scale
                 (state >> 20) % (1u64 << decades).max(2) + (state & 0xff)
             })

@@ -5,6 +5,7 @@
 //! warnings side by side in time order and adding the counts.
 
 use super::analysis::scale;
+use super::memory_stacks::StackRef;
 
 /// Which lockup a warning predicts.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -26,6 +27,8 @@ pub struct LockupWarning {
     pub now: u64,
     pub touch: u64,
     pub thresh: u64,
+    /// A hard lockup's tick's kernel stack (`-g`): where the CPU was when the check ran.
+    pub stack: Option<StackRef>,
 }
 
 /// Warnings beyond this many per span are counted, not kept.

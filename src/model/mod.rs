@@ -37,6 +37,8 @@ pub mod selection;
 pub mod sql_rows;
 pub mod stack;
 pub mod tables;
+#[cfg(test)]
+pub(crate) mod test_rng;
 pub mod text;
 pub mod threads;
 pub mod timeline;

@@ -8,6 +8,7 @@
 //! ([`MAX_SAMPLES`]): beyond it samples are counted, not kept, and the table says so.
 
 use super::analysis::scale;
+use super::memory_stacks::StackRef;
 
 /// Samples kept per span of rows; a condition that holds for every period of a long run
 /// would otherwise grow without bound.
@@ -26,6 +27,9 @@ pub struct TimerSample {
     pub period_ns: u64,
     /// Events of each `-e` event in the period, by event index.
     pub counts: Vec<u64>,
+    /// Where the CPU was in the kernel when the timer fired (`-g`; `None` without `-g`
+    /// or when it fired in user space, whose frames perf-prof's hrtimer leaves out).
+    pub stack: Option<StackRef>,
 }
 
 /// The samples of some span, in time order.
@@ -63,6 +67,8 @@ impl TimerSamples {
         self.periods = self.periods.saturating_add(scale(other.periods, factor));
     }
 
+    /// A stack is shared by the samples that name it: counted with the analyzer's stack
+    /// table, not here.
     pub fn heap_bytes(&self) -> usize {
         self.matched
             .iter()
@@ -94,6 +100,7 @@ mod tests {
             tid: 1,
             period_ns: 10,
             counts: vec![time_ns],
+            stack: None,
         }
     }
 

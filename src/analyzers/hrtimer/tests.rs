@@ -10,12 +10,15 @@ fn analyzer(condition: &str) -> HrtimerAnalyzer {
         .unwrap()
         .bind_vars(&condition_vars(&events))
         .unwrap();
-    HrtimerAnalyzer::new(HrtimerConfig {
-        events,
-        clock: EventIndex(2),
-        condition: Some((condition.to_string(), bound)),
-        period_ns: 10 * MS,
-    })
+    HrtimerAnalyzer::new(
+        HrtimerConfig {
+            events,
+            clock: EventIndex(2),
+            condition: Some((condition.to_string(), bound)),
+            period_ns: 10 * MS,
+        },
+        StackTable::new(None),
+    )
 }
 
 /// `n` events of index `index` on `cpu` at `at_ms`.
@@ -76,4 +79,48 @@ fn the_condition_sees_the_real_period_and_a_loss_voids_the_running_periods() {
     events(&mut a, 1, 45, 0, 1);
     tick(&mut a, 50, 0, 7); // 10 ms: too short
     assert_eq!(kept(&mut a), (vec![(0, 20, 20, vec![0, 1])], 2));
+}
+
+/// `PERF_CONTEXT_KERNEL`, then two kernel frames.
+const KERNEL_CHAIN: [u64; 3] = [(-128i64) as u64, 0xffff_ffff_8100_1000, 0xffff_ffff_8100_2000];
+
+#[test]
+fn a_kept_tick_carries_its_kernel_stack_and_only_kept_ticks_give_theirs_to_the_profile() {
+    let mut a = analyzer("wakeup > 0");
+    a.begin(0);
+    let tick_with_stack = |a: &mut HrtimerAnalyzer, at_ms: u64, chain: &'static [u64]| {
+        let mut e = event(2, at_ms * MS, 0, 7, &[]);
+        e.callchain = chain;
+        a.feed(&e);
+        a.took_stack()
+    };
+    assert!(!tick_with_stack(&mut a, 10, &KERNEL_CHAIN), "no wakeup: not kept");
+    events(&mut a, 1, 12, 0, 1);
+    assert!(tick_with_stack(&mut a, 20, &KERNEL_CHAIN), "kept with its stack");
+    events(&mut a, 1, 22, 0, 1);
+    // A tick in user space: kept, but no kernel frames to give.
+    assert!(!tick_with_stack(&mut a, 30, &[]));
+    events(&mut a, 1, 32, 0, 1);
+    assert!(tick_with_stack(&mut a, 40, &KERNEL_CHAIN));
+    assert!(!a.took_stack(), "asked once per event");
+    let AnalysisRows::Timer(s) = a.take_rows() else {
+        panic!()
+    };
+    let stacks: Vec<Option<Vec<u64>>> = s
+        .matched
+        .iter()
+        .map(|m| {
+            m.stack
+                .as_ref()
+                .map(|st| st.frames.iter().map(|f| f.address).collect())
+        })
+        .collect();
+    let kernel = Some(vec![0xffff_ffff_8100_1000, 0xffff_ffff_8100_2000]);
+    assert_eq!(stacks, [kernel.clone(), None, kernel]);
+    let (first, last) = (&s.matched[0].stack, &s.matched[2].stack);
+    assert_eq!(
+        first.as_ref().map(|s| s.id),
+        last.as_ref().map(|s| s.id),
+        "named once"
+    );
 }

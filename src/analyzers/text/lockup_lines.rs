@@ -2,12 +2,14 @@
 //! watched CPU's watchdog timer is known (perf-prof's `print_time` then a leading space),
 //! and per predicted lockup `<prefix>WILL: soft lockup - CPU#%u [%lu - %lu > %lu]` or
 //! `<prefix>WILL: hard lockup - CPU#%u [%llu - %llu > %lu]` — stamped with the event's
-//! wall clock. perf-prof follows a warning with the events around it (the stopper's
-//! switches, the sample's kernel stack); perfscope prints the warning alone.
+//! wall clock. With `-g` a hard lockup's line is followed by its tick's kernel stack, a
+//! frame per line (`    %016x name+0xoff (module)`), as perf-prof prints the NMI's;
+//! perf-prof's verbose lines around a warning (the stopper's switches) are left out.
 
 use std::fmt::Write;
 
 use super::WallClock;
+use super::kmem_report::stack_text;
 use crate::model::lockup_warnings::{LockupKind, LockupRows, MAX_WARNINGS};
 
 pub fn lockup_lines(rows: &LockupRows, wall_of: &dyn Fn(u64) -> WallClock) -> String {
@@ -20,17 +22,18 @@ pub fn lockup_lines(rows: &LockupRows, wall_of: &dyn Fn(u64) -> WallClock) -> St
                 LockupKind::Soft => "soft",
                 LockupKind::Hard => "hard",
             };
-            (
-                w.time_ns,
-                format!(
-                    "{}WILL: {kind} lockup - CPU#{} [{} - {} > {}]\n",
-                    wall_of(w.time_ns).prefix(),
-                    w.cpu,
-                    w.now,
-                    w.touch,
-                    w.thresh
-                ),
-            )
+            let mut line = format!(
+                "{}WILL: {kind} lockup - CPU#{} [{} - {} > {}]\n",
+                wall_of(w.time_ns).prefix(),
+                w.cpu,
+                w.now,
+                w.touch,
+                w.thresh
+            );
+            if let Some(stack) = &w.stack {
+                line.push_str(&stack_text(stack));
+            }
+            (w.time_ns, line)
         })
         .collect();
     if let Some((at, cpus)) = rows.collected {
@@ -60,18 +63,37 @@ pub fn lockup_lines(rows: &LockupRows, wall_of: &dyn Fn(u64) -> WallClock) -> St
 mod tests {
     use super::*;
     use crate::model::lockup_warnings::LockupWarning;
+    use crate::model::memory_stacks::{FrameText, NamedStack};
 
     #[test]
-    fn warnings_and_the_collect_line_print_in_time_order() {
+    fn warnings_and_the_collect_line_print_in_time_order_a_hard_one_with_its_stack() {
         let rows = LockupRows {
-            warnings: vec![LockupWarning {
-                time_ns: 9,
-                cpu: 1,
-                kind: LockupKind::Soft,
-                now: 75_000,
-                touch: 74_990,
-                thresh: 4,
-            }],
+            warnings: vec![
+                LockupWarning {
+                    time_ns: 9,
+                    cpu: 1,
+                    kind: LockupKind::Soft,
+                    now: 75_000,
+                    touch: 74_990,
+                    thresh: 4,
+                    stack: None,
+                },
+                LockupWarning {
+                    time_ns: 12,
+                    cpu: 0,
+                    kind: LockupKind::Hard,
+                    now: 12,
+                    touch: 1,
+                    thresh: 10,
+                    stack: Some(std::sync::Arc::new(NamedStack {
+                        id: 1,
+                        frames: vec![FrameText {
+                            address: 0xffffffff81000010,
+                            text: "spin_loop+0x10 ([kernel.kallsyms])".into(),
+                        }],
+                    })),
+                },
+            ],
             dropped: 0,
             collected: Some((5, 2)),
             watchdog_ticks: 3,
@@ -88,7 +110,9 @@ mod tests {
         assert_eq!(
             lockup_lines(&rows, &|_| wall),
             "2026-12-05 01:02:03.000004  == collect all 2 watchdog hrtimer\n\
-             2026-12-05 01:02:03.000004 WILL: soft lockup - CPU#1 [75000 - 74990 > 4]\n"
+             2026-12-05 01:02:03.000004 WILL: soft lockup - CPU#1 [75000 - 74990 > 4]\n\
+             2026-12-05 01:02:03.000004 WILL: hard lockup - CPU#0 [12 - 1 > 10]\n\
+             \x20   ffffffff81000010 spin_loop+0x10 ([kernel.kallsyms])\n"
         );
     }
 }

@@ -26,6 +26,7 @@ fn analyzer(cpus: Vec<u32>) -> WatchdogAnalyzer {
             timer_fn: FN as u64,
             cpus,
         },
+        crate::analyzers::mem_events::StackTable::new(None),
     )
     .unwrap()
 }
@@ -139,4 +140,42 @@ fn the_timer_is_learnt_from_its_start_too() {
     );
     a.feed(&event(1, 7, 0, 0, &raw));
     assert_eq!(warnings(&mut a).1, Some((7, 1)));
+}
+
+/// `PERF_CONTEXT_KERNEL`, then a kernel frame.
+const KERNEL_CHAIN: [u64; 2] = [(-128i64) as u64, 0xffff_ffff_8100_1000];
+
+#[test]
+fn a_hard_lockup_carries_its_ticks_kernel_stack_and_gives_it_to_the_profile() {
+    let mut a = analyzer(vec![0]);
+    let tick_with_stack = |a: &mut WatchdogAnalyzer, at: u64| {
+        let mut e = event(4, at, 0, 100, &[]);
+        e.callchain = &KERNEL_CHAIN;
+        a.feed(&e);
+        a.took_stack()
+    };
+    expire(&mut a, 1_000_000_000, 0, 0xa0, FN);
+    assert!(
+        !tick_with_stack(&mut a, 2_000_000_000),
+        "the timer fired: no warning"
+    );
+    assert!(
+        tick_with_stack(&mut a, 5_300_000_000),
+        "stalled 4.3 s: warned with its stack"
+    );
+    assert!(!a.took_stack(), "asked once per event");
+    let AnalysisRows::Lockups(rows) = a.take_rows() else {
+        panic!()
+    };
+    let frames: Vec<Vec<u64>> = rows
+        .warnings
+        .iter()
+        .map(|w| {
+            w.stack
+                .iter()
+                .flat_map(|s| s.frames.iter().map(|f| f.address))
+                .collect()
+        })
+        .collect();
+    assert_eq!(frames, [vec![0xffff_ffff_8100_1000]]);
 }

@@ -13,7 +13,7 @@ use rustc_hash::FxHashSet;
 
 use crate::analyzers::latency::PairPrint;
 use crate::analyzers::options::{AnalyzerKind, TraceOptions};
-use crate::analyzers::session::Analysis;
+use crate::analyzers::session::{Analysis, StackChoice};
 use crate::feeds::{EventFormat, Offenders, RecordOnly, RowsUpdate, SessionStart, Update};
 use crate::model::ProfileInfo;
 use crate::model::analysis::{AnalysisRows, AnalysisSchema};
@@ -90,13 +90,28 @@ fn default_events(analyzer: AnalyzerKind) -> Vec<String> {
     }
 }
 
-/// kmemleak `-g` samples the stacks of the alloc events only, as perf-prof's: a free's
-/// stack says nothing of a leak, and sampling it on every kfree overruns the rings.
-fn alloc_stacks_only(trace: &TraceOptions, stages: &mut [Vec<ResolvedEvent>]) -> TraceOptions {
+/// `-g` samples the stacks perf-prof's analyzer samples, not every event's: kmemleak's
+/// alloc events' (a free's stack says nothing of a leak, and sampling it on every kfree
+/// overruns the rings), the timer's of hrtimer (its `-e` events are only counted) and of
+/// watchdog (the tick that checks for a hard lockup), each the session's last software
+/// event.
+fn stacks_where_sampled(trace: &TraceOptions, stages: &mut [Vec<ResolvedEvent>]) -> TraceOptions {
     let mut trace = trace.clone();
-    if trace.analyzer == AnalyzerKind::Kmemleak && trace.call_graph {
+    if !trace.call_graph {
+        return trace;
+    }
+    let sampled: Option<&mut [ResolvedEvent]> = match trace.analyzer {
+        AnalyzerKind::Kmemleak => stages.first_mut().map(Vec::as_mut_slice),
+        AnalyzerKind::Hrtimer | AnalyzerKind::Watchdog => stages
+            .iter_mut()
+            .flatten()
+            .rfind(|e| software_event_of(&e.layout).is_some())
+            .map(std::slice::from_mut),
+        _ => None,
+    };
+    if let Some(events) = sampled {
         trace.call_graph = false;
-        for event in stages.first_mut().into_iter().flatten() {
+        for event in events {
             event.spec.stack = true;
         }
     }
@@ -263,7 +278,7 @@ impl TraceSession {
         }
         let mut targets = open_targets(&run.target)?;
         let trace = &every_cpu_targets::on_every_cpu(trace, &run.target, &mut targets)?;
-        let trace = &alloc_stacks_only(trace, &mut stages);
+        let trace = &stacks_where_sampled(trace, &mut stages);
         let attr_of = |event: &ResolvedEvent| {
             let attr = match software_event_of(&event.layout) {
                 // The same sample fields as a tracepoint's (an empty raw record), so every
@@ -286,6 +301,9 @@ impl TraceSession {
                 attr = attr
                     .with_callchain()
                     .with_max_stack(event.spec.max_stack.unwrap_or(127));
+                // The timers, as perf-prof's: where the kernel was when they fired.
+                attr.exclude_callchain_user =
+                    matches!(trace.analyzer, AnalyzerKind::Hrtimer | AnalyzerKind::Watchdog);
             }
             attr
         };
@@ -577,7 +595,7 @@ impl TraceSession {
     /// `release_held`, also the records still held for ordering. Then hand the rows of the
     /// current cell over (the engine adds the rest of the cell when it comes).
     fn drain(&mut self, release_held: bool) {
-        let offender_stacks_only = self.analysis.stacks_of_offenders_only();
+        let stack_choice = self.analysis.stack_choice();
         let mut sink = EventSink {
             analysis: &mut self.analysis,
             filters: &self.filters,
@@ -590,7 +608,7 @@ impl TraceSession {
             recorded: &mut self.recorded,
             names: &mut self.names,
             stack_items: self.stacks.as_ref().map(|_| &mut self.stack_items),
-            offender_stacks_only,
+            stack_choice,
             event_lines: self.event_lines.as_ref(),
             looked_up: &mut self.looked_up,
             last_sighted: &mut self.last_sighted,
@@ -653,7 +671,7 @@ impl TraceSession {
         let mut out = std::mem::take(&mut self.start);
         let (mut pairs, dropped) = self.analysis.take_slow_pairs();
         if let Some(resolver) = &mut self.stacks
-            && self.analysis.stacks_of_offenders_only()
+            && self.analysis.stack_choice() == StackChoice::Offenders
             && !pairs.is_empty()
         {
             // Side-band records first (a user frame's mapping), then the offenders' stacks;
@@ -794,9 +812,10 @@ struct EventSink<'a> {
     names: &'a mut ThreadNames,
     /// Where the callchains and side-band records go when events have stacks.
     stack_items: Option<&'a mut Vec<RawItem>>,
-    /// Only the offenders' stacks become samples (`take_updates` resolves them): the
-    /// events' own samples are left out, their side-band records kept.
-    offender_stacks_only: bool,
+    /// Which stacks become samples: with `Offenders` (`take_updates` resolves them) the
+    /// events' own samples are left out, with `Kept` they wait for the analyzer's word;
+    /// side-band records are kept.
+    stack_choice: StackChoice,
     event_lines: Option<&'a EventLines>,
     looked_up: &'a mut FxHashSet<u32>,
     last_sighted: &'a mut u32,
@@ -823,7 +842,7 @@ impl EventSink<'_> {
                 if let Some(items) = &mut self.stack_items {
                     let with_stack = match record.record {
                         Record::Sample(s) => {
-                            !self.offender_stacks_only
+                            self.stack_choice == StackChoice::Every
                                 && !s.callchain.as_words().unwrap_or(&[]).is_empty()
                                 && self
                                     .filters
@@ -861,6 +880,12 @@ impl EventSink<'_> {
                     return;
                 };
                 self.event(event);
+                if self.stack_choice == StackChoice::Kept
+                    && self.analysis.took_stack()
+                    && let Some(items) = &mut self.stack_items
+                {
+                    raw_item(record.record, &mut SampleCounters::default(), false, 0, items);
+                }
             }
             Ordered::Event(event) => {
                 if !self.reached_limit() {

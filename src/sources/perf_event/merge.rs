@@ -275,13 +275,7 @@ impl OrderedMerge {
 mod tests {
     use super::*;
 
-    /// A deterministic pseudo-random sequence (xorshift), so failures reproduce.
-    fn xorshift(state: &mut u64) -> u64 {
-        *state ^= *state << 13;
-        *state ^= *state >> 7;
-        *state ^= *state << 17;
-        *state
-    }
+    use crate::model::test_rng::TestRng;
 
     fn collect(out: &mut Vec<(usize, u64, u64)>) -> impl FnMut(Released<'_>) + '_ {
         move |item| match item {
@@ -295,13 +289,13 @@ mod tests {
     #[test]
     fn interleaved_rings_come_out_sorted_complete_and_once() {
         for seed in 1..20u64 {
-            let mut rng = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            let mut rng = TestRng::new(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
             // A global stream of events at increasing times, each landing on one of 4 rings.
             let mut time = 0;
             let events: Vec<(usize, u64, u64)> = (0..2_000u64)
                 .map(|serial| {
-                    time += xorshift(&mut rng) % 50;
-                    ((xorshift(&mut rng) % 4) as usize, time, serial)
+                    time += rng.next_u64() % 50;
+                    ((rng.next_u64() % 4) as usize, time, serial)
                 })
                 .collect();
             let mut merge = OrderedMerge::new(4);
@@ -310,7 +304,7 @@ mod tests {
             // ring holds up to the cut, then releases.
             let mut next = 0;
             while next < events.len() {
-                let cut = events[next].1 + xorshift(&mut rng) % 400;
+                let cut = events[next].1 + rng.next_u64() % 400;
                 let end = events[next..]
                     .iter()
                     .position(|e| e.1 > cut)
@@ -352,12 +346,12 @@ mod tests {
     #[test]
     fn rings_read_one_after_another_stay_sorted_when_drain_times_are_marked() {
         for seed in 1..20u64 {
-            let mut rng = seed.wrapping_mul(0x2545_f491_4f6c_dd1d) | 1;
+            let mut rng = TestRng::new(seed.wrapping_mul(0x2545_f491_4f6c_dd1d) | 1);
             let mut time = 0;
             let events: Vec<(usize, u64, u64)> = (0..3_000u64)
                 .map(|serial| {
-                    time += xorshift(&mut rng) % 40;
-                    ((xorshift(&mut rng) % 3) as usize, time, serial)
+                    time += rng.next_u64() % 40;
+                    ((rng.next_u64() % 3) as usize, time, serial)
                 })
                 .collect();
             let mut merge = OrderedMerge::new(3);
@@ -372,7 +366,7 @@ mod tests {
                 .any(|(&c, r)| events.iter().skip(c).any(|e| e.0 == r))
             {
                 for (ring, done) in consumed.iter_mut().enumerate() {
-                    clock += xorshift(&mut rng) % 150;
+                    clock += rng.next_u64() % 150;
                     let mut idx = *done;
                     while idx < events.len() && events[idx].1 <= clock {
                         if events[idx].0 == ring {

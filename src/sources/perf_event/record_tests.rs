@@ -467,13 +467,8 @@ fn short_and_corrupt_records_are_errors_not_panics() {
 
 #[test]
 fn random_bytes_never_panic_the_decoder_or_the_ring_walk() {
-    let mut state = 0x1234_5678_9abc_def1u64;
-    let mut next = || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut rng = crate::model::test_rng::TestRng::new(0x1234_5678_9abc_def1);
+    let mut next = || rng.next_u64();
     let types = [
         b::PERF_RECORD_SAMPLE,
         b::PERF_RECORD_LOST,

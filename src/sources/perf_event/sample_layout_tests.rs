@@ -134,13 +134,8 @@ fn formats_without_time_tid_or_cpu_have_no_fields() {
 /// what the decode reads, and it reads every sample the decode can (but group reads).
 #[test]
 fn random_records_read_as_the_full_decode_reads_them() {
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut rng = crate::model::test_rng::TestRng::new(0x9e37_79b9_7f4a_7c15);
+    let mut next = || rng.next_u64();
     let mut agreed = 0;
     for _ in 0..50_000 {
         let format = SampleFormat {

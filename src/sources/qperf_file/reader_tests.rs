@@ -406,17 +406,10 @@ fn read_file_reads_from_disk_and_a_missing_file_is_an_io_error() {
 
 #[test]
 fn no_prefix_of_junk_panics_or_misreports_lengths() {
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut rng = crate::model::test_rng::TestRng::new(0x9e37_79b9_7f4a_7c15);
     for round in 0..300 {
         let len = (round * 7) % 200;
-        let junk: Vec<u8> = (0..len)
-            .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                (state >> 24) as u8
-            })
-            .collect();
+        let junk: Vec<u8> = (0..len).map(|_| (rng.next_u64() >> 24) as u8).collect();
         let (_, report) = read_all(&junk[..]);
         assert_eq!(report.bytes_read, len as u64);
         assert!(report.bytes_lost() <= len as u64);

@@ -341,13 +341,8 @@ mod tests {
 
     #[test]
     fn largest_remainder_always_adds_up() {
-        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng
-        };
+        let mut rng = crate::model::test_rng::TestRng::new(0x9e37_79b9_7f4a_7c15u64);
+        let mut next = move || rng.next_u64();
         for round in 0..2000 {
             let n = 1 + (next() % 40) as usize;
             let width = (next() % 300) as u16;
@@ -395,13 +390,8 @@ mod tests {
 
     #[test]
     fn rounding_sums_to_the_parent_in_every_row() {
-        let mut rng = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng
-        };
+        let mut rng = crate::model::test_rng::TestRng::new(0x2545_f491_4f6c_dd1du64);
+        let mut next = move || rng.next_u64();
         let names = ["a", "b", "c", "d", "e", "f", "g"];
         let mut stacks: Vec<(Vec<&str>, u64)> = Vec::new();
         for _ in 0..300 {
