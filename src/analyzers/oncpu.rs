@@ -31,7 +31,6 @@ pub struct OnCpuAnalyzer {
     /// When the events were on: a CPU's first switch ends a run that began by then.
     /// `None` before [`OnCpuAnalyzer::begin`] and after a loss.
     origin_ns: Option<u64>,
-    latest_ns: u64,
     rows: LatencyRows,
     /// Thread mode (`-p`/`-t`, a workload): only these tasks' runs count.
     only: Option<TaskFilter>,
@@ -66,7 +65,6 @@ impl OnCpuAnalyzer {
             running: Vec::new(),
             next_pid,
             origin_ns: None,
-            latest_ns: 0,
             rows: LatencyRows::default(),
             only: None,
             fork: ForkEvent::find(layouts)?,
@@ -84,12 +82,18 @@ impl OnCpuAnalyzer {
         self.origin_ns = Some(at_ns);
     }
 
-    /// The end: each CPU's running task ran at least until the latest event.
-    pub fn finish(&mut self) {
+    /// The end, at `end_ns` — read before the events were disabled, so every switch
+    /// before it was seen: each CPU's running task ran until then. (Not until the latest
+    /// event: the events of one CPU may be disabled milliseconds after another's, and a
+    /// task that left the first CPU unseen and ran on the second would be credited on
+    /// both.)
+    pub fn finish(&mut self, end_ns: u64) {
         for cpu in 0..self.last_switch_ns.len() {
-            if let (Some(started), Some(tid)) = (self.last_switch_ns[cpu], self.running[cpu]) {
-                self.credit(cpu, tid, started, self.latest_ns);
-                self.last_switch_ns[cpu] = Some(self.latest_ns);
+            if let (Some(started), Some(tid)) = (self.last_switch_ns[cpu], self.running[cpu])
+                && started < end_ns
+            {
+                self.credit(cpu, tid, started, end_ns);
+                self.last_switch_ns[cpu] = Some(end_ns);
             }
         }
     }
@@ -241,7 +245,6 @@ impl Analyzer for OnCpuAnalyzer {
             self.last_switch_ns.resize(cpu + 1, self.origin_ns);
             self.running.resize(cpu + 1, None);
         }
-        self.latest_ns = self.latest_ns.max(event.time_ns);
         let started = self.last_switch_ns[cpu].replace(event.time_ns);
         let read_tid = |field: &FieldLayout| field.read_i64(event.raw).and_then(|p| u32::try_from(p).ok());
         let prev = read_tid(&self.prev_pid);

@@ -320,13 +320,14 @@ impl Analysis {
         }
     }
 
-    /// The end of the session: flush pending state (multi-trace's unpaired events,
-    /// oncpu's running tasks).
-    pub fn finish(&mut self) {
+    /// The end of the session at `end_ns` (event clock; every event before it was fed):
+    /// flush pending state (multi-trace's unpaired events, oncpu's running tasks,
+    /// kmemleak's allocations too young to be leaks).
+    pub fn finish(&mut self, end_ns: u64) {
         match &mut self.kind {
             Kind::MultiTrace(a) => a.finish(),
-            Kind::OnCpu(a) => a.finish(),
-            Kind::Kmemleak(a) => a.finish(crate::sources::clock::monotonic_ns()),
+            Kind::OnCpu(a) => a.finish(end_ns),
+            Kind::Kmemleak(a) => a.finish(end_ns),
             Kind::Kmemprof(a) => a.finish(),
             _ => {}
         }

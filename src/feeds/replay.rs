@@ -252,7 +252,8 @@ impl Feed for ReplayFeed {
                         cell_events,
                     }
                 } else {
-                    analysis.finish();
+                    // The recording ends with its last event, as far as it knows.
+                    analysis.finish(self.events.last().map_or(0, |e| e.time_ns));
                     flush(&mut analysis, cell, &mut cell_events, out);
                     Stage::Done
                 }

@@ -50,7 +50,7 @@ fn runs_between_switches_add_up_per_cpu_and_task_longest_first() {
 }
 
 /// The window's edges: the first switch on a CPU ends a run that began when the events
-/// were on, and at the end each CPU's running task is credited up to the latest event.
+/// were on, and at the end each CPU's running task is credited up to the session's end.
 #[test]
 fn runs_at_the_edges_of_the_window_count_from_its_start_and_to_its_end() {
     let mut a = OnCpuAnalyzer::new(&[sched_switch()], OnCpuSchema::default()).unwrap();
@@ -59,7 +59,7 @@ fn runs_at_the_edges_of_the_window_count_from_its_start_and_to_its_end() {
     switch(&mut a, 950, 0, 7, 9); // 7 ran 50 ms, 9 again until the end
     switch(&mut a, 100, 1, 0, 8); // CPU 1 idled (not a task), then 8 runs to the end
     switch(&mut a, 1000, 1, 8, 0); // 8 ran 900 ms; idle to the end is no task's
-    a.finish(); // latest event: 1000 ms; 9 ran 50 ms more
+    a.finish(1000 * MS); // 9 ran 50 ms more
     let rows = a.take_rows();
     let table = a.tabulate(&rows);
     let summary: Vec<(u32, Vec<(u32, u64)>)> = table
@@ -119,4 +119,30 @@ fn thread_mode_keeps_the_chosen_threads_and_lists_their_cpus() {
             .iter()
             .all(|r| r.tasks.iter().all(|t| t.tid != Some(8)))
     );
+}
+
+/// The session's end is when the events began to be disabled, not the latest event: a
+/// CPU disabled later delivers switches after it, and a task that left an earlier one
+/// unseen would run on both.
+#[test]
+fn the_end_credits_running_tasks_up_to_the_sessions_end_not_to_a_later_cpus_events() {
+    let mut a = OnCpuAnalyzer::new(&[sched_switch()], OnCpuSchema::default()).unwrap();
+    a.begin(0);
+    switch(&mut a, 990, 0, 8, 9); // 9 runs on CPU 0 from 990 ms; CPU 0 is disabled at 1000
+    switch(&mut a, 1040, 1, 7, 9); // CPU 1, disabled 50 ms later: 9 came over
+    a.finish(1000 * MS);
+    let rows = a.take_rows();
+    let table = a.tabulate(&rows);
+    let nine: Vec<(u32, u64)> = table
+        .rows
+        .iter()
+        .flat_map(|r| {
+            r.tasks
+                .iter()
+                .filter(|t| t.tid == Some(9))
+                .map(|t| (r.cpu, t.stats.total_ns() / MS))
+        })
+        .collect();
+    // 10 ms on CPU 0 (to the end), none on CPU 1 (it came after the end).
+    assert_eq!(nine, [(0, 10)]);
 }

@@ -649,9 +649,12 @@ impl TraceSession {
             return;
         }
         self.finished = true;
+        // Every event before this was delivered: the rings' CPUs are disabled one by one
+        // after it, some maybe milliseconds later.
+        let end_ns = monotonic_ns();
         let _ = self.events.disable();
         self.drain(true);
-        self.analysis.finish();
+        self.analysis.finish(end_ns);
         if let Some(mut files) = self.heatmap.take() {
             // The pairs finishing closed, then every file flushed.
             let points = self.analysis.take_heat();
