@@ -6,7 +6,7 @@ pub mod event_lines;
 pub mod event_plan;
 pub mod every_cpu_targets;
 pub mod heatmap;
-pub mod idle_switch;
+pub mod missed_switch;
 pub mod offender_stacks;
 pub mod options;
 pub mod probes;

@@ -39,7 +39,7 @@ use super::event_lines::EventLines;
 use super::event_plan::{EventPlan, event_cpus, plan_events};
 use super::every_cpu_targets;
 use super::heatmap::HeatmapFiles;
-use super::idle_switch::IdleSwitches;
+use super::missed_switch::MissedSwitches;
 use super::offender_stacks::resolve_offender_stacks;
 use super::options::HostRunOptions;
 use super::options::SamplingOptions;
@@ -165,8 +165,8 @@ pub struct TraceSession {
     analysis: Analysis,
     /// User-space filters by event index, for filters the kernel refused.
     filters: Vec<Option<Filter>>,
-    /// Switches away from idle the kernel does not deliver, rebuilt (CPU rings only).
-    idle_switches: Option<IdleSwitches>,
+    /// Switches the kernel does not deliver, rebuilt from switch records (CPU rings only).
+    missed_switches: Option<MissedSwitches>,
     /// multi-trace `--heatmap`: where each closed pair goes.
     heatmap: Option<HeatmapFiles>,
     /// What failed while reading (a heatmap file that cannot be written): the run ends
@@ -319,8 +319,9 @@ impl TraceSession {
             probes: _open_until_the_events_are,
             ..
         } = plan;
-        // One sched_switch event per CPU ring carries the switch records the switches
-        // away from idle are rebuilt from (idle_switch.rs); threads' rings have none.
+        // One sched_switch event per CPU ring carries the switch records the switches the
+        // kernel does not deliver are rebuilt from (missed_switch.rs); threads' rings
+        // have none.
         let cpu_rings = targets.targets.iter().all(|t| t.cpu().is_some());
         let switch_records = cpu_rings
             .then(|| {
@@ -416,8 +417,8 @@ impl TraceSession {
             }
             filters.push(user_filter);
         }
-        let idle_switches = match switch_records {
-            Some(_) => IdleSwitches::new(stages.iter().flatten().enumerate().map(|(index, event)| {
+        let missed_switches = match switch_records {
+            Some(_) => MissedSwitches::new(stages.iter().flatten().enumerate().map(|(index, event)| {
                 // A filter the kernel applies to the real events; one it refused is
                 // applied in user space to every event, rebuilt ones included.
                 let kernel_filter = event.spec.filter.as_deref().filter(|_| filters[index].is_none());
@@ -489,7 +490,7 @@ impl TraceSession {
             events,
             analysis,
             filters,
-            idle_switches,
+            missed_switches,
             heatmap,
             failure: None,
             targets,
@@ -599,7 +600,7 @@ impl TraceSession {
         let mut sink = EventSink {
             analysis: &mut self.analysis,
             filters: &self.filters,
-            idle_switches: self.idle_switches.as_mut(),
+            missed_switches: self.missed_switches.as_mut(),
             counters: &mut self.counters,
             exit_after: self.exit_after,
             cell: &mut self.cell,
@@ -805,7 +806,7 @@ fn tids_named_by(schema: &AnalysisSchema, rows: &AnalysisRows) -> Vec<u32> {
 struct EventSink<'a> {
     analysis: &'a mut Analysis,
     filters: &'a [Option<Filter>],
-    idle_switches: Option<&'a mut IdleSwitches>,
+    missed_switches: Option<&'a mut MissedSwitches>,
     counters: &'a mut TraceCounters,
     exit_after: Option<u64>,
     cell: &'a mut Option<u64>,
@@ -839,7 +840,7 @@ impl EventSink<'_> {
                     return;
                 }
                 if let Record::Switch(switch) = record.record {
-                    self.switched_in(&switch);
+                    self.switched(&switch);
                     return;
                 }
                 if let Some(items) = &mut self.stack_items {
@@ -904,33 +905,42 @@ impl EventSink<'_> {
 
     /// A traced event as the rings delivered it.
     fn event(&mut self, event: crate::trace::event::TraceEvent<'_>) {
-        if let Some(idle) = self.idle_switches.as_deref_mut() {
-            idle.saw(&event);
+        if let Some(missed) = self.missed_switches.as_deref_mut() {
+            missed.saw(&event);
         }
         self.deliver(event);
     }
 
-    /// A switch record: a task switched in from idle stands for the sched_switch the
-    /// kernel did not deliver.
-    fn switched_in(&mut self, switch: &ContextSwitch) {
+    /// A switch record: a switch-in stands for the sched_switch the kernel did not
+    /// deliver (missed_switch.rs); a switch-out says how the task left.
+    fn switched(&mut self, switch: &ContextSwitch) {
         let id = switch.sample_id;
-        let (false, 0, Some(time_ns), Some(cpu), Some(pid), Some(tid)) =
-            (switch.out, switch.other_pid, id.time, id.cpu, id.pid, id.tid)
-        else {
+        let (Some(time_ns), Some(cpu), Some(pid), Some(tid)) = (id.time, id.cpu, id.pid, id.tid) else {
             return;
         };
-        if self.idle_switches.is_none() {
+        let Some(missed) = self.missed_switches.as_deref_mut() else {
+            return;
+        };
+        if switch.out {
+            missed.switched_out(cpu, tid, switch.preempted);
             return;
         }
+        let prev = (switch.other_pid, switch.other_tid);
         self.name_at_first_sight(pid, tid);
-        let name = self.names.name(tid);
-        let Some(idle) = self.idle_switches.as_deref_mut() else {
+        let names = (self.names.name(prev.1), self.names.name(tid));
+        let Some(missed) = self.missed_switches.as_deref_mut() else {
             return;
         };
-        let Some(rebuilt) = idle.rebuild(time_ns, cpu, tid, name.as_deref()) else {
+        let Some(rebuilt) = missed.rebuild(
+            time_ns,
+            cpu,
+            prev,
+            (pid, tid),
+            (names.0.as_deref(), names.1.as_deref()),
+        ) else {
             return;
         };
-        let targets: Vec<EventIndex> = idle.targets(&rebuilt).collect();
+        let targets: Vec<EventIndex> = missed.targets(&rebuilt).collect();
         for index in targets {
             self.deliver(rebuilt.event(index));
         }

@@ -164,7 +164,7 @@ impl EventAttr {
 
     /// Switch records: this kernel delivers no tracepoint sample while a CPU's idle task is
     /// current, so `sched_switch` away from idle never arrives; the switch record of the
-    /// task coming in does (see `feeds/host/idle_switch.rs`).
+    /// task coming in does (see `feeds/host/missed_switch.rs`).
     pub fn with_context_switch(mut self) -> EventAttr {
         self.context_switch = true;
         self

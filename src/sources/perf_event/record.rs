@@ -182,6 +182,8 @@ pub struct Throttle {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct ContextSwitch {
     pub out: bool,
+    /// A switch-out of a task that was still runnable (preempted), not blocked.
+    pub preempted: bool,
     pub other_pid: u32,
     pub other_tid: u32,
     pub sample_id: SampleId,
@@ -409,6 +411,7 @@ pub fn decode<'a>(record: &'a [u8], format: &SampleFormat) -> Result<Record<'a>,
             let (other_pid, other_tid) = c.u32_pair("switch next_prev_pid/tid")?;
             Record::Switch(ContextSwitch {
                 out: u32::from(misc) & b::PERF_RECORD_MISC_SWITCH_OUT != 0,
+                preempted: u32::from(misc) & b::PERF_RECORD_MISC_SWITCH_OUT_PREEMPT != 0,
                 other_pid,
                 other_tid,
                 sample_id,
