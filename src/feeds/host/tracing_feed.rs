@@ -1,11 +1,11 @@
 //! A tracepoint analyzer (`syscalls`, `rundelay`, `multi-trace`, `top -e`) as a feed: the
 //! session runs on its own reader thread, feeding the analyzer as records arrive, and hands
 //! its typed rows (per cell of event time), thread names and lost counts to the engine
-//! after every drain.
+//! every few milliseconds.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, TryRecvError, sync_channel};
+use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, TrySendError, sync_channel};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -20,11 +20,73 @@ use super::tracing::{TraceCounters, TraceSession};
 
 const POLL: Duration = Duration::from_millis(100);
 
+/// How often the reader hands its updates over, at most. A busy session drains its rings
+/// thousands of times a second; a batch per drain filled the channel between two polls of
+/// the engine, and the reader then waited for it while the rings overflowed.
+const SEND_EVERY: Duration = Duration::from_millis(10);
+
+/// Updates the engine has not taken yet, before the reader waits for it: a stalled engine
+/// slows the reader (and the kernel counts what it loses) rather than queuing without end.
+const MAX_UNSENT: usize = 65_536;
+
 /// What the reader thread sends.
 enum Batch {
     Updates(Vec<Update>, TraceCounters),
     /// The session ended; `Some` with the error that ended it.
     Done(Option<String>, TraceCounters),
+}
+
+/// The reader's side of the channel: updates gathered and sent every [`SEND_EVERY`], never
+/// waiting for the engine unless [`MAX_UNSENT`] of them are pending.
+struct Outbox {
+    tx: SyncSender<Batch>,
+    unsent: Vec<Update>,
+    sent_at: Instant,
+}
+
+impl Outbox {
+    fn new(tx: SyncSender<Batch>) -> Outbox {
+        Outbox {
+            tx,
+            unsent: Vec::new(),
+            sent_at: Instant::now(),
+        }
+    }
+
+    /// Gather `updates`; send what is gathered when it is time. False once the engine
+    /// is gone.
+    fn offer(&mut self, updates: Vec<Update>, counters: TraceCounters) -> bool {
+        self.unsent.extend(updates);
+        if self.unsent.is_empty() || self.sent_at.elapsed() < SEND_EVERY {
+            return true;
+        }
+        let must_wait = self.unsent.len() >= MAX_UNSENT;
+        let batch = Batch::Updates(std::mem::take(&mut self.unsent), counters);
+        let delivered = if must_wait {
+            self.tx.send(batch).is_ok()
+        } else {
+            match self.tx.try_send(batch) {
+                Ok(()) => true,
+                // The engine is behind: keep them (the rings come first), try again soon.
+                Err(TrySendError::Full(Batch::Updates(updates, _))) => {
+                    self.unsent = updates;
+                    return true;
+                }
+                Err(_) => false,
+            }
+        };
+        self.sent_at = Instant::now();
+        delivered
+    }
+
+    /// The last updates, then the end (waiting for the engine: nothing is read any more).
+    fn close(mut self, updates: Vec<Update>, error: Option<String>, counters: TraceCounters) {
+        self.unsent.extend(updates);
+        let _ = self
+            .tx
+            .send(Batch::Updates(std::mem::take(&mut self.unsent), counters));
+        let _ = self.tx.send(Batch::Done(error, counters));
+    }
 }
 
 pub struct HostTraceFeed {
@@ -41,8 +103,7 @@ impl HostTraceFeed {
         let mut session = TraceSession::open(run, trace)?;
         let stop = Arc::new(AtomicBool::new(false));
         let deadline = run.duration.map(|d| Instant::now() + d);
-        // Bounded: a stalled engine slows the reader (and the kernel counts what it loses)
-        // rather than queuing without end.
+        // Bounded, as the reader's unsent updates are (see [`Outbox`]).
         let (tx, rx) = sync_channel(256);
         let stop_in = stop.clone();
         let realtime = run.ring.realtime;
@@ -50,6 +111,7 @@ impl HostTraceFeed {
             .name("perfscope-tracer".into())
             .spawn(move || {
                 crate::sources::prompt_wakeup::realtime_reader(realtime);
+                let mut outbox = Outbox::new(tx);
                 let error = loop {
                     if stop_in.load(Ordering::Relaxed) || deadline.is_some_and(|d| Instant::now() >= d) {
                         session.finish();
@@ -62,17 +124,14 @@ impl HostTraceFeed {
                     if let Some(e) = session.take_failure() {
                         break Some(format!("{e:#}"));
                     }
-                    let updates = session.take_updates();
-                    if !updates.is_empty() && tx.send(Batch::Updates(updates, session.counters)).is_err() {
+                    if !outbox.offer(session.take_updates(), session.counters) {
                         return;
                     }
                     if !running {
                         break None;
                     }
                 };
-                let updates = session.take_updates();
-                let _ = tx.send(Batch::Updates(updates, session.counters));
-                let _ = tx.send(Batch::Done(error, session.counters));
+                outbox.close(session.take_updates(), error, session.counters);
             })
             .context("cannot start the tracing thread")?;
         Ok(HostTraceFeed {
