@@ -63,7 +63,6 @@ enum Kind {
     Sql(SqlAnalyzer),
 }
 
-/// A running analyzer with the layouts of the events it was built over.
 /// Which events' stacks become the session's profile.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum StackChoice {
@@ -77,6 +76,7 @@ pub enum StackChoice {
     Kept,
 }
 
+/// A running analyzer with the layouts of the events it was built over.
 pub struct Analysis {
     kind: Kind,
     layouts: Vec<EventLayout>,

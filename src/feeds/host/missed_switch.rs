@@ -170,14 +170,15 @@ impl MissedSwitches {
     }
 
     /// The switch a switch-in record stands for — `prev` left `cpu` for `next` — if the
-    /// kernel did not deliver it; the threads named `names` (prev's, next's).
+    /// kernel did not deliver it; `names` names the threads (prev's, next's), asked only
+    /// then.
     pub fn rebuild(
         &mut self,
         time_ns: u64,
         cpu: u32,
         prev: SwitchTask,
         next: SwitchTask,
-        names: (Option<&str>, Option<&str>),
+        names: impl FnOnce() -> (Option<String>, Option<String>),
     ) -> Option<Rebuilt> {
         let delivered = slot(&mut self.delivered, cpu).take();
         let left = slot(&mut self.left, cpu).take();
@@ -191,18 +192,19 @@ impl MissedSwitches {
         };
         let prev_prio = self.prio_of(prev.1);
         let next_prio = self.prio_of(next.1);
-        let name = |tid: u32, name: Option<&str>| match tid {
+        let names = names();
+        let name = |tid: u32, name: &Option<String>| match tid {
             0 => format!("swapper/{cpu}"),
-            _ => name.unwrap_or("<...>").to_string(),
+            _ => name.as_deref().unwrap_or("<...>").to_string(),
         };
         let mut raw = vec![0u8; self.size];
         let f = &self.fields;
         write_int(&mut raw, &f.common_type, self.id as i64);
-        write_str(&mut raw, &f.prev_comm, &name(prev.1, names.0));
+        write_str(&mut raw, &f.prev_comm, &name(prev.1, &names.0));
         write_int(&mut raw, &f.prev_pid, i64::from(prev.1));
         write_int(&mut raw, &f.prev_prio, prev_prio);
         write_int(&mut raw, &f.prev_state, prev_state);
-        write_str(&mut raw, &f.next_comm, &name(next.1, names.1));
+        write_str(&mut raw, &f.next_comm, &name(next.1, &names.1));
         write_int(&mut raw, &f.next_pid, i64::from(next.1));
         write_int(&mut raw, &f.next_prio, next_prio);
         Some(Rebuilt {
@@ -331,13 +333,9 @@ mod tests {
             .unwrap();
         let tid = std::process::id();
         let rebuilt = missed
-            .rebuild(
-                1_000,
-                1,
-                (0, 0),
-                (tid, tid),
-                (None, Some("a-very-long-thread-name")),
-            )
+            .rebuild(1_000, 1, (0, 0), (tid, tid), || {
+                (None, Some("a-very-long-thread-name".into()))
+            })
             .unwrap();
         let event = rebuilt.event(EventIndex(2));
         let read = |name: &str| layout.field(name).unwrap().read_i64(event.raw).unwrap();
@@ -363,7 +361,9 @@ mod tests {
         assert_eq!((event.time_ns, event.cpu, event.tid), (1_000, 1, 0));
         assert_eq!(missed.targets(&rebuilt).collect::<Vec<_>>(), [EventIndex(2)]);
         assert!(
-            missed.rebuild(1_000, 1, (0, 0), (0, 0), (None, None)).is_none(),
+            missed
+                .rebuild(1_000, 1, (0, 0), (0, 0), || (None, None))
+                .is_none(),
             "idle to idle is no switch"
         );
     }
@@ -381,13 +381,9 @@ mod tests {
                 missed.switched_out(0, 103, preempted);
             }
             let rebuilt = missed
-                .rebuild(
-                    5,
-                    0,
-                    (100, 103),
-                    (7, 42),
-                    (Some("tokio-rt-worker"), Some("sleeper")),
-                )
+                .rebuild(5, 0, (100, 103), (7, 42), || {
+                    (Some("tokio-rt-worker".into()), Some("sleeper".into()))
+                })
                 .unwrap();
             let event = rebuilt.event(EventIndex(0));
             let read = |name: &str| layout.field(name).unwrap().read_i64(event.raw).unwrap();
@@ -423,12 +419,12 @@ mod tests {
         ])
         .unwrap()
         .unwrap();
-        let rebuilt = missed.rebuild(5, 0, (0, 0), (42, 42), (None, None)).unwrap();
+        let rebuilt = missed.rebuild(5, 0, (0, 0), (42, 42), || (None, None)).unwrap();
         assert_eq!(
             missed.targets(&rebuilt).collect::<Vec<_>>(),
             [EventIndex(1), EventIndex(3)]
         );
-        let other = missed.rebuild(6, 0, (9, 9), (43, 43), (None, None)).unwrap();
+        let other = missed.rebuild(6, 0, (9, 9), (43, 43), || (None, None)).unwrap();
         assert_eq!(
             missed.targets(&other).collect::<Vec<_>>(),
             [EventIndex(0), EventIndex(3)]
@@ -443,24 +439,24 @@ mod tests {
             .unwrap();
         let (idle, task) = ((0, 0), (42, 42));
         // A delivered sample of the same shape on CPU 0: idle to 42.
-        let delivered = missed.rebuild(7, 0, idle, task, (None, None)).unwrap();
+        let delivered = missed.rebuild(7, 0, idle, task, || (None, None)).unwrap();
         missed.saw(&delivered.event(EventIndex(0)));
         assert!(
-            missed.rebuild(8, 1, idle, task, (None, None)).is_some(),
+            missed.rebuild(8, 1, idle, task, || (None, None)).is_some(),
             "another CPU's switch"
         );
         assert!(
-            missed.rebuild(8, 0, idle, task, (None, None)).is_none(),
+            missed.rebuild(8, 0, idle, task, || (None, None)).is_none(),
             "its own record"
         );
         assert!(
-            missed.rebuild(9, 0, idle, task, (None, None)).is_some(),
+            missed.rebuild(9, 0, idle, task, || (None, None)).is_some(),
             "the next switch was not delivered"
         );
         // 42 to 43 delivered; the record of 42 to 44 is another switch.
-        let delivered = missed.rebuild(10, 0, task, (43, 43), (None, None)).unwrap();
+        let delivered = missed.rebuild(10, 0, task, (43, 43), || (None, None)).unwrap();
         missed.saw(&delivered.event(EventIndex(0)));
-        assert!(missed.rebuild(11, 0, task, (44, 44), (None, None)).is_some());
+        assert!(missed.rebuild(11, 0, task, (44, 44), || (None, None)).is_some());
     }
 
     #[test]

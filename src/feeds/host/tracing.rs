@@ -927,17 +927,13 @@ impl EventSink<'_> {
         }
         let prev = (switch.other_pid, switch.other_tid);
         self.name_at_first_sight(pid, tid);
-        let names = (self.names.name(prev.1), self.names.name(tid));
+        let names = &*self.names;
         let Some(missed) = self.missed_switches.as_deref_mut() else {
             return;
         };
-        let Some(rebuilt) = missed.rebuild(
-            time_ns,
-            cpu,
-            prev,
-            (pid, tid),
-            (names.0.as_deref(), names.1.as_deref()),
-        ) else {
+        let Some(rebuilt) = missed.rebuild(time_ns, cpu, prev, (pid, tid), || {
+            (names.name(prev.1), names.name(tid))
+        }) else {
             return;
         };
         let targets: Vec<EventIndex> = missed.targets(&rebuilt).collect();
