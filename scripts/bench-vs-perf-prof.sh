@@ -15,6 +15,8 @@
 #
 #   scripts/bench-vs-perf-prof.sh PERF_PROF [SECONDS] [PAIRS] [PAGES]   defaults: 10 3 64
 #
+# SCENARIOS="syscalls top" runs only those (default: all three).
+#
 # PERF_PROF is a perf-prof binary built by you (OpenCloudOS/perf-prof; this project does
 # not build or ship it). Needs root (perf_event + tracefs), GNU time and python3.
 set -euo pipefail
@@ -28,10 +30,11 @@ PAGES=${4:-64}
 cargo build --release -q
 mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing
 
-exec python3 - "$PERF_PROF" target/release/perfscope "$SECONDS_" "$PAIRS" "$PAGES" <<'PY'
+exec python3 - "$PERF_PROF" target/release/perfscope "$SECONDS_" "$PAIRS" "$PAGES" "${SCENARIOS:-}" <<'PY'
 import re, statistics, subprocess, sys, tempfile, time
 
 perf_prof, perfscope, seconds, pairs, pages = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+only = sys.argv[6].split()
 
 SYSCALLS = ["syscalls", "-e", "raw_syscalls:sys_enter", "-e", "raw_syscalls:sys_exit", "-i", "1000", "-m", pages]
 COMMANDS = {
@@ -91,7 +94,10 @@ def ratio(a, b):
     return a / b if b else float("inf") if a else 1.0
 
 
-for scenario in COMMANDS:
+unknown = [s for s in only if s not in COMMANDS]
+if unknown:
+    sys.exit(f"SCENARIOS: unknown {' '.join(unknown)} (known: {' '.join(COMMANDS)})")
+for scenario in only or COMMANDS:
     print(f"\n## {scenario}, {seconds:g} s a run, {pairs} alternating pairs, {pages} pages")
     print("| pair | tool | CPU s | peak RSS MiB | events | lost | CPU µs/event |")
     print("|---|---|---|---|---|---|---|")

@@ -636,11 +636,16 @@ impl TraceSession {
             resolver.resolve(std::mem::take(&mut self.stack_items), &mut samples);
             resolver.tables.hand_over(samples, &mut self.out);
         }
-        self.counters.lost = self.events.lost(self.finished);
-        self.out.push(Update::Lost {
-            total: self.counters.lost,
-            time_ns: self.cell,
-        });
+        // Only a grown total is news (a drain a millisecond would otherwise queue
+        // thousands of equal ones a second for the engine to ignore).
+        let lost = self.events.lost(self.finished);
+        if lost > self.counters.lost {
+            self.counters.lost = lost;
+            self.out.push(Update::Lost {
+                total: lost,
+                time_ns: self.cell,
+            });
+        }
     }
 
     /// Read the rings a last time, release the records still held for ordering and

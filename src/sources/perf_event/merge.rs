@@ -43,10 +43,14 @@ pub enum Released<'a> {
 }
 
 /// A held item: a record (its bytes at `start` words into the ring's arena) or a loss.
+/// Kept to 16 bytes — a busy ring holds thousands of them (a record is 64 KiB at most and
+/// an arena far less than 32 GiB; losses are rare, so theirs is boxed).
 enum Held {
-    Record { time_ns: u64, start: usize, len: usize },
-    Lost(LostSpan),
+    Record { time_ns: u64, start: u32, len: u16 },
+    Lost(Box<LostSpan>),
 }
+
+const _: () = assert!(std::mem::size_of::<Held>() == 16);
 
 impl Held {
     /// The time it is ordered at: a loss goes just before the record after it.
@@ -93,7 +97,7 @@ impl RingQueue {
             self.arena_head = 0;
             for item in &mut self.held {
                 if let Held::Record { start, .. } = item {
-                    *start -= shift;
+                    *start -= shift as u32;
                 }
             }
         }
@@ -150,7 +154,9 @@ impl OrderedMerge {
     }
 
     /// A record read from `ring` at `time_ns` (rings deliver in time order). Copied.
+    /// A perf record: its size fits its header's u16.
     pub fn push(&mut self, ring: usize, time_ns: u64, record: &[u8]) {
+        debug_assert!(record.len() <= usize::from(u16::MAX));
         if time_ns < self.released_up_to {
             self.stats.late += 1;
         }
@@ -158,12 +164,12 @@ impl OrderedMerge {
         let queue = self.ring(ring);
         let mut held = 1;
         if let Some((count, start_ns)) = queue.lost.take() {
-            queue.held.push_back(Held::Lost(LostSpan {
+            queue.held.push_back(Held::Lost(Box::new(LostSpan {
                 ring,
                 count,
                 start_ns,
                 end_ns: Some(time_ns),
-            }));
+            })));
             held += 1;
         }
         let start = queue.arena.len();
@@ -176,8 +182,8 @@ impl OrderedMerge {
         queue.last_ns = Some(queue.last_ns.map_or(time_ns, |t| t.max(time_ns)));
         queue.held.push_back(Held::Record {
             time_ns,
-            start,
-            len: record.len(),
+            start: start as u32,
+            len: record.len() as u16,
         });
         self.held += held;
         self.stats.max_held = self.stats.max_held.max(self.held);
@@ -219,12 +225,12 @@ impl OrderedMerge {
             if let Some((count, start_ns)) = self.rings[ring].lost.take() {
                 self.hold(
                     ring,
-                    Held::Lost(LostSpan {
+                    Held::Lost(Box::new(LostSpan {
                         ring,
                         count,
                         start_ns,
                         end_ns: None,
-                    }),
+                    })),
                 );
             }
         }
@@ -251,8 +257,9 @@ impl OrderedMerge {
             self.released_up_to = self.released_up_to.max(time);
             self.stats.released += 1;
             match item {
-                Held::Lost(span) => on_record(Released::Lost(span)),
+                Held::Lost(span) => on_record(Released::Lost(*span)),
                 Held::Record { time_ns, start, len } => {
+                    let (start, len) = (start as usize, usize::from(len));
                     queue.arena_head = start + len.div_ceil(8);
                     // SAFETY: the arena holds `len` bytes at `start` words, written by `push`.
                     let bytes = unsafe {
