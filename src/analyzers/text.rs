@@ -50,11 +50,11 @@ pub use num_dist_table::num_dist_table;
 pub use oncpu_table::oncpu_table;
 pub use pair_lines::pair_lines;
 pub use sql_tables::{SqlWidths, sql_text};
-pub use stack_lines::stack_lines;
+pub use stack_lines::{push_stack_lines, stack_lines};
 pub use stat_lines::stat_lines;
 pub use task_state_table::task_state_table;
 pub use top_table::{TopText, top_table};
-pub use wall_clock::WallClock;
+pub use wall_clock::{LocalClock, WallClock};
 
 use crate::model::analysis::{AnalysisInfo, AnalysisRows, AnalysisSchema};
 use crate::model::threads::ThreadNames;

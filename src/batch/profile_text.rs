@@ -5,10 +5,11 @@
 //! PERCENT` keeps only the samples of instances that busy ([`BusyFilter`]). A lost-events
 //! note goes to stderr when records were lost.
 
+use std::fmt::Write as _;
 use std::io::Write;
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::analyzers::text::{UNKNOWN_COMM, WallClock};
+use crate::analyzers::text::{LocalClock, UNKNOWN_COMM, WallClock, push_stack_lines};
 use crate::engine::Engine;
 use crate::feeds::{SampleLine, Update};
 use crate::model::text::escape_controls;
@@ -17,7 +18,7 @@ use crate::sources::clock::monotonic_ns;
 use super::busy_filter::BusyFilter;
 use super::folded_stacks::FoldedStacks;
 use super::headless::Sink;
-use super::trace_text::{stack_lines, wall_of};
+use super::trace_text::real_time;
 
 /// What the profile text prints.
 pub struct ProfileTextOptions {
@@ -45,6 +46,9 @@ pub struct ProfileText<W: Write> {
     reported_lost: u64,
     /// CLOCK_REALTIME − CLOCK_MONOTONIC, to print sample times as wall time.
     realtime_offset_ns: i128,
+    clock: LocalClock,
+    /// The text of one apply, reused.
+    text: String,
 }
 
 impl<W: Write> ProfileText<W> {
@@ -70,29 +74,29 @@ impl<W: Write> ProfileText<W> {
             next_section,
             reported_lost: 0,
             realtime_offset_ns: real - i128::from(monotonic_ns()),
+            clock: LocalClock::default(),
+            text: String::new(),
         }
     }
 
     fn print_pending(&mut self, engine: &Engine) -> anyhow::Result<()> {
         let tables = &engine.state.tables;
-        let mut text = String::new();
-        for line in std::mem::take(&mut self.pending) {
+        let text = &mut self.text;
+        text.clear();
+        for line in self.pending.drain(..) {
             if let Some(busy) = &mut self.options.busy
                 && !busy.admit(line.instance, line.time_ns)
             {
                 continue;
             }
             if !self.options.only_flame_graph {
-                text.push_str(&sample_line(
-                    &wall_of(self.realtime_offset_ns, line.time_ns),
-                    &line,
-                    &self.options.event_name,
-                ));
+                let wall = self.clock.at(real_time(self.realtime_offset_ns, line.time_ns));
+                push_sample_line(text, &wall, &line, &self.options.event_name);
             }
             match &mut self.options.folded {
                 Some(folded) => folded.add(line.stack, 1),
                 None if self.options.print_stacks => {
-                    text.push_str(&stack_lines(tables, line.stack, &line.callchain))
+                    push_stack_lines(text, tables, line.stack, &line.callchain)
                 }
                 None => {}
             }
@@ -118,8 +122,8 @@ impl<W: Write> ProfileText<W> {
 /// The name printed for a sample of a task the kernel calls -1 (already reaped).
 const EXITED_TASK: &str = "[exited]";
 
-/// One sample's line (with its `\n`).
-pub fn sample_line(wall: &WallClock, line: &SampleLine, event_name: &str) -> String {
+/// One sample's line (with its `\n`), appended to `out`.
+fn push_sample_line(out: &mut String, wall: &WallClock, line: &SampleLine, event_name: &str) {
     let comm = if line.tid == u32::MAX {
         // The kernel reports pid/tid -1 for a task already reaped (its last samples
         // while it exits): it has no name left to find, but it is known to have exited.
@@ -129,15 +133,15 @@ pub fn sample_line(wall: &WallClock, line: &SampleLine, event_name: &str) -> Str
     } else {
         escape_controls(&line.comm)
     };
-    format!(
-        "{:<27}{comm:>16} {:>6} [{:03}] {}.{:06}: profile: {} {event_name}\n",
-        wall.prefix(),
+    let _ = writeln!(
+        out,
+        "{wall}{comm:>16} {:>6} [{:03}] {}.{:06}: profile: {} {event_name}",
         line.tid,
         line.cpu,
         line.time_ns / 1_000_000_000,
         line.time_ns % 1_000_000_000 / 1_000,
         line.period
-    )
+    );
 }
 
 impl<W: Write> Sink for ProfileText<W> {
@@ -200,8 +204,10 @@ mod tests {
             callchain: Vec::new(),
         };
         // perf-prof's profile-than.txt, but for the event's name.
+        let mut text = String::new();
+        push_sample_line(&mut text, &wall, &line, "cpu-clock");
         assert_eq!(
-            sample_line(&wall, &line, "cpu-clock"),
+            text,
             "2026-12-02 15:44:46.885899               sh  17128 [000] 2393.706283: profile: 1002646 cpu-clock\n"
         );
     }

@@ -51,6 +51,7 @@ pub struct IntervalText<W: Write> {
     said_no_vm: bool,
     /// CLOCK_REALTIME − CLOCK_MONOTONIC, to print event times as wall time.
     realtime_offset_ns: i128,
+    clock: text::LocalClock,
     /// sql: the widths each statement's columns reached so far.
     sql_widths: text::SqlWidths,
 }
@@ -77,6 +78,7 @@ impl<W: Write> IntervalText<W> {
             said_no_vm: false,
             only_than_ns: None,
             realtime_offset_ns: real - i128::from(monotonic_ns()),
+            clock: text::LocalClock::default(),
             sql_widths: text::SqlWidths::default(),
         }
     }
@@ -118,7 +120,7 @@ impl<W: Write> IntervalText<W> {
             let event = owned.as_event();
             if let Some(layout) = format.layouts.get(usize::from(event.event.0)) {
                 text.push_str(&text::event_line(
-                    &wall_of(self.realtime_offset_ns, event.time_ns),
+                    &self.clock.at(real_time(self.realtime_offset_ns, event.time_ns)),
                     ' ',
                     &event,
                     layout,
@@ -129,7 +131,7 @@ impl<W: Write> IntervalText<W> {
                     && let Some(stack) = self.stacks.pop_front()
                     && self.print_stacks
                 {
-                    text.push_str(&stack_lines(&state.tables, stack, event.callchain));
+                    text::push_stack_lines(&mut text, &state.tables, stack, event.callchain);
                 }
                 if let Some(Some(exec)) = format.execs.get(usize::from(event.event.0)) {
                     text.push_str(&exec_output(exec, &event));
@@ -350,8 +352,13 @@ fn hold_running_period(
 
 /// `time_ns` (CLOCK_MONOTONIC) on the local wall clock, given realtime − monotonic.
 pub fn wall_of(offset_ns: i128, time_ns: u64) -> WallClock {
+    WallClock::local(real_time(offset_ns, time_ns))
+}
+
+/// `time_ns` (CLOCK_MONOTONIC) as a CLOCK_REALTIME time, given realtime − monotonic.
+pub fn real_time(offset_ns: i128, time_ns: u64) -> SystemTime {
     let real = (i128::from(time_ns) + offset_ns).max(0) as u128;
-    WallClock::local(SystemTime::UNIX_EPOCH + Duration::from_nanos(real as u64))
+    SystemTime::UNIX_EPOCH + Duration::from_nanos(real as u64)
 }
 
 #[cfg(test)]

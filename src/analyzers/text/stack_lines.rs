@@ -1,7 +1,10 @@
 //! An event's stack printed under its raw line, as perf-prof prints a callchain (the
 //! `trace` events' and the `--than` offenders' stacks alike).
 
+use std::fmt::Write;
+
 use crate::model::frames::FrameKind;
+use crate::model::location::LocationId;
 use crate::model::stack::StackId;
 use crate::model::tables::ProfileTables;
 
@@ -16,41 +19,42 @@ const CONTEXT_MARKERS: u64 = (-4095i64) as u64;
 /// are the stack's locations leaf first, one each; when they do not line up (a chain the
 /// resolver could not read), the frames print without addresses.
 pub fn stack_lines(tables: &ProfileTables, stack: StackId, callchain: &[u64]) -> String {
-    let locations: Vec<_> = tables
-        .stacks
-        .locations(stack)
-        .iter()
-        .rev()
-        .filter(|&&l| {
-            let lines = &tables.locations.get(l).lines;
-            !lines
-                .iter()
-                .all(|line| tables.frames.origin(line.frame).kind == FrameKind::Pseudo)
-        })
-        .collect();
-    let addresses: Vec<u64> = callchain
-        .iter()
-        .copied()
-        .filter(|&ip| ip < CONTEXT_MARKERS)
-        .collect();
-    let aligned = addresses.len() == locations.len();
     let mut out = String::new();
-    for (i, &&location) in locations.iter().enumerate() {
-        for line in tables.locations.get(location).lines.iter() {
+    push_stack_lines(&mut out, tables, stack, callchain);
+    out
+}
+
+/// [`stack_lines`] appended to `out`: a profile prints one per sample, thousands a
+/// second, so nothing is built on the way.
+pub fn push_stack_lines(out: &mut String, tables: &ProfileTables, stack: StackId, callchain: &[u64]) {
+    let printed = |location: &&LocationId| {
+        !tables
+            .locations
+            .get(**location)
+            .lines
+            .iter()
+            .all(|line| tables.frames.origin(line.frame).kind == FrameKind::Pseudo)
+    };
+    let locations = tables.stacks.locations(stack);
+    let addresses = || callchain.iter().copied().filter(|&ip| ip < CONTEXT_MARKERS);
+    let aligned = addresses().count() == locations.iter().filter(printed).count();
+    let mut addresses = addresses();
+    for location in locations.iter().rev().filter(printed) {
+        let address = addresses.next();
+        for line in tables.locations.get(*location).lines.iter() {
             let origin = tables.frames.origin(line.frame);
             if origin.kind == FrameKind::Pseudo {
                 continue;
             }
             out.push_str("    ");
-            if aligned {
-                out.push_str(&format!("{:016x} ", addresses[i]));
+            if let (true, Some(address)) = (aligned, address) {
+                let _ = write!(out, "{address:016x} ");
             }
             out.push_str(&escape_controls(tables.frames.name(line.frame)));
             if let Some(module) = &origin.module {
-                out.push_str(&format!(" ({module})"));
+                let _ = write!(out, " ({module})");
             }
             out.push('\n');
         }
     }
-    out
 }

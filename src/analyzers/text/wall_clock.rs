@@ -1,6 +1,7 @@
 //! The wall-clock prefix of every perf-prof line: `YYYY-MM-DD HH:MM:SS.uuuuuu ` (local
 //! time, trailing space included).
 
+use std::fmt;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// A local date and time to the microsecond.
@@ -52,15 +53,48 @@ impl WallClock {
 
     /// `2026-12-02 15:45:12.185600 ` — with the trailing space.
     pub fn prefix(&self) -> String {
-        format!(
-            "{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{:06} ",
-            self.year, self.month, self.day, self.hour, self.minute, self.second, self.microsecond
-        )
+        self.to_string()
     }
 
     /// `15:46:20`, as top's title line shows it.
     pub fn time_of_day(&self) -> String {
         format!("{:02}:{:02}:{:02}", self.hour, self.minute, self.second)
+    }
+}
+
+/// The prefix, as [`WallClock::prefix`] (written in place by the per-line printers).
+impl fmt::Display for WallClock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{:06} ",
+            self.year, self.month, self.day, self.hour, self.minute, self.second, self.microsecond
+        )
+    }
+}
+
+/// [`WallClock::local`] for a stream of times: the time zone is consulted once per
+/// second, not per line (a profile prints a line per sample, thousands a second). Zone
+/// rules change only at whole seconds, so the date and time of a second are reused as is.
+#[derive(Default)]
+pub struct LocalClock {
+    last: Option<(u64, WallClock)>,
+}
+
+impl LocalClock {
+    pub fn at(&mut self, time: SystemTime) -> WallClock {
+        let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
+        match self.last {
+            Some((second, clock)) if second == since.as_secs() => WallClock {
+                microsecond: since.subsec_micros(),
+                ..clock
+            },
+            _ => {
+                let clock = WallClock::local(time);
+                self.last = Some((since.as_secs(), clock));
+                clock
+            }
+        }
     }
 }
 
@@ -93,5 +127,16 @@ mod tests {
         // Local offsets are whole or half hours (plus 45-minute zones): minutes and
         // seconds of this instant (…:45:12 UTC) keep their seconds.
         assert_eq!(wall.second, 12);
+    }
+
+    #[test]
+    fn the_stream_clock_agrees_with_the_zone_at_every_instant() {
+        // Across second (and minute, hour, day) boundaries, forwards and back.
+        let start = UNIX_EPOCH + Duration::from_micros(1_767_225_599_000_000);
+        let mut clock = LocalClock::default();
+        for step in [0u64, 1, 999_999, 1_000_000, 1_000_001, 400_000, 2_500_000, 17, 0] {
+            let t = start + Duration::from_micros(step * 3);
+            assert_eq!(clock.at(t), WallClock::local(t), "at +{} µs", step * 3);
+        }
     }
 }
