@@ -9,7 +9,8 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use common::profile::{
-    MARKER_LATENCY_SAMPLES, folded_leaves, read_json, samples_before_the_start_marker, samples_outside,
+    MARKER_LATENCY_SAMPLES, folded_leaves, folded_lines, read_json, samples_before_the_start_marker,
+    samples_outside,
 };
 use perfscope::sources::qperf_file::{FormatVersion, ReadEnd, read_file};
 
@@ -131,6 +132,31 @@ fn fp_run_gives_the_workload_window_the_hot_path_and_every_artifact() {
     assert!(!warnings.contains("live stream delivered"), "{warnings}");
     assert!(!warnings.contains("did not connect"), "{warnings}");
     assert_eq!(report["input"]["records"].as_u64().unwrap(), records.len() as u64);
+    // Firmware (QEMU's reset ROM, OpenSBI below the kernel's load address) is one
+    // `[firmware]` frame, never a kernel name, and nothing is stacked under it.
+    let firmware_pc = |pc: u64| (0x1000..0x1_0000).contains(&pc) || (0x8000_0000..0x8020_0000).contains(&pc);
+    let in_firmware = records.iter().filter(|r| firmware_pc(r.pc)).count() as u64;
+    assert!(in_firmware > 0, "the boot runs OpenSBI");
+    let stats = read_json(&q.join("resolve.stats.json"));
+    assert_eq!(
+        stats["outside_kernel"]["firmware_frames"], in_firmware,
+        "{stats:#}"
+    );
+    assert_eq!(stats["kernel_alias"]["source"], "program headers", "{stats:#}");
+    let mut named_firmware = 0;
+    for variant in ["boot", "workload", "post"] {
+        let folded = q.join(format!("stack.{variant}.folded"));
+        if variant == "post" && !folded.exists() {
+            continue; // no sample after the stop marker
+        }
+        for (stack, n) in folded_lines(&folded) {
+            if stack.contains("[firmware]") {
+                assert_eq!(stack, "[firmware]", "firmware alone, in {variant}");
+                named_firmware += n;
+            }
+        }
+    }
+    assert_eq!(named_firmware, in_firmware);
     let summary = std::fs::read_to_string(q.join("qperf.summary.txt")).unwrap();
     assert!(summary.contains("executed_instructions = "), "{summary}");
     let time = std::fs::read_to_string(q.join("qemu.time.txt")).unwrap();

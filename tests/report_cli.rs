@@ -324,6 +324,12 @@ fn report_symbolizes_the_built_kernel_with_inline_frames_windows_and_filters() {
     assert_eq!(stats["selected_records"], 900);
     assert_eq!(stats["samples_excluded_before"], 100);
     assert_eq!(stats["samples_excluded_after"], 50);
+    // OpenSBI's samples (below the kernel's load address) are firmware, by region.
+    let boot = std::fs::read_to_string(q.join("stack.boot.folded")).unwrap();
+    assert_eq!(boot, "[firmware] 100\n");
+    assert_eq!(stats["outside_kernel"]["firmware_frames"], 100);
+    assert_eq!(stats["kernel_alias"]["source"], "program headers");
+    assert_eq!(stats["kernel_alias"]["phys_start"], "0x80200000");
 
     // Post: the early-boot physical alias maps through the program headers onto hash_block,
     // where fold_index is inlined.

@@ -173,7 +173,10 @@ pub fn unwind(
 ) -> Vec<u64> {
     let mut trace = Vec::with_capacity(max_depth.min(32));
     trace.push(pc);
-    if max_depth <= 1 {
+    // A leaf outside the kernel (firmware, user space) runs on a stack that is not the
+    // kernel's: its frame pointers lead to values the kernel's physical alias would give
+    // kernel names. Such a sample is its leaf alone (the host names it by region).
+    if max_depth <= 1 || (filter.text.is_some() && !filter.is_kernel_code(pc)) {
         return trace;
     }
     let mut fp = regs.fp;
@@ -329,6 +332,55 @@ mod tests {
         record(STACK + 0x80, STACK + 0x100, TEXT + 0x400); // hash_workload → run_bench
         record(STACK + 0x100, 0, TEXT + 0x500); // run_bench → kmain
         FakeStack(m)
+    }
+
+    #[test]
+    fn a_leaf_outside_the_kernel_is_not_walked() {
+        // OpenSBI's frame: its fp chain holds values inside the kernel's alias.
+        let filter = AddressFilter {
+            alias: Some(crate::filter::AliasRange {
+                start: 0x8020_0000,
+                end: 0x8020_1000,
+                offset: TEXT - 0x8020_0000,
+            }),
+            kernel_only: false,
+            ..kernel_filter()
+        };
+        let mut m = HashMap::new();
+        m.insert(0x8004_0000 - 16, 0x8004_0100);
+        m.insert(0x8004_0000 - 8, 0x8020_0300);
+        let regs = SampleRegisters {
+            sp: 0x8003_ff00,
+            fp: 0x8004_0000,
+            link: Some(0x8020_0210),
+        };
+        for state in [
+            FrameState::Established,
+            FrameState::BeforeFrame,
+            FrameState::FpPushed,
+        ] {
+            let trace = unwind(
+                Arch::Riscv64,
+                0x8000_1234,
+                regs,
+                state,
+                &FakeStack(m.clone()),
+                &filter,
+                128,
+            );
+            assert_eq!(trace, vec![0x8000_1234], "{state:?}");
+        }
+        // The same frame in the kernel's alias is walked (early boot, MMU off).
+        let trace = unwind(
+            Arch::Riscv64,
+            0x8020_0100,
+            regs,
+            FrameState::BeforeFrame,
+            &FakeStack(m),
+            &filter,
+            128,
+        );
+        assert_eq!(trace[..2], [0x8020_0100, TEXT + 0x210]);
     }
 
     #[test]

@@ -34,8 +34,12 @@ pub const DIFFERENCES: &[&str] = &[
     "The short and module symbol styles split paths only outside generic arguments.",
     "Samples removed by --focus are not counted as selected, so avg_depth is frames per kept sample.",
     "The focus variant applies within the main window (the reference ignores the window there).",
-    "Physical aliases of the kernel are mapped through the ELF program headers, not by masking \
-     the low 32 bits.",
+    "Only the kernel image's own physical range is an alias of it (its load address from the ELF \
+     program headers, else from the arch's boot protocol: riscv64 0x80200000, loongarch64 the low \
+     48 bits; resolve.stats.json `kernel_alias` says which), not every address whose low 32 bits \
+     match. Addresses outside the image are named by region, never by kernel symbols: \
+     `[firmware]`, `[user]`, or `0x…` under `[unknown]`; a sample whose leaf is outside the \
+     kernel keeps only that leaf.",
     "flamegraph.html embeds the SVG, so it works on its own.",
 ];
 
@@ -352,6 +356,17 @@ impl<'a> Report<'a> {
             "- addresses: {} from physical aliases, {} not covered by any symbol\n",
             i.facts.aliased_frames, i.facts.unknown_frames
         ));
+        let outside = &i.facts.outside_kernel;
+        md.push_str(&format!(
+            "- outside the kernel: {} firmware, {} user, {} unknown frames; {} return addresses of such samples dropped\n",
+            outside.firmware_frames, outside.user_frames, outside.unknown_frames, outside.return_addresses_dropped
+        ));
+        if let Some(a) = &i.facts.kernel_alias {
+            md.push_str(&format!(
+                "- kernel physical alias: 0x{:x}-0x{:x} (from the {})\n",
+                a.phys_start, a.phys_end, a.source
+            ));
+        }
 
         let mut warnings = i.window.warnings.clone();
         warnings.extend(i.warnings.iter().cloned());

@@ -196,6 +196,28 @@ impl ResolveStats {
         );
         m.insert("aliased_frames".into(), json!(facts.aliased_frames));
         m.insert("unknown_frames".into(), json!(facts.unknown_frames));
+        let outside = &facts.outside_kernel;
+        m.insert(
+            "outside_kernel".into(),
+            json!({
+                "firmware_frames": outside.firmware_frames,
+                "user_frames": outside.user_frames,
+                "unknown_frames": outside.unknown_frames,
+                "return_addresses_dropped": outside.return_addresses_dropped,
+            }),
+        );
+        m.insert(
+            "kernel_alias".into(),
+            match &facts.kernel_alias {
+                Some(a) => json!({
+                    "phys_start": format!("0x{:x}", a.phys_start),
+                    "phys_end": format!("0x{:x}", a.phys_end),
+                    "offset": format!("0x{:x}", a.offset),
+                    "source": a.source,
+                }),
+                None => Value::Null,
+            },
+        );
         m.insert("unique_stacks".into(), json!(leaf_paths(view)));
         m.insert("counting".into(), json!("per_sample"));
         Value::Object(m)

@@ -38,9 +38,37 @@ pub struct SourceFacts {
     pub kernel_filter: Option<KernelFilterFacts>,
     pub aliased_frames: u64,
     pub unknown_frames: u64,
+    /// Trace entries outside the kernel image, by region.
+    pub outside_kernel: OutsideKernel,
+    /// The kernel image's physical alias, when it has one.
+    pub kernel_alias: Option<KernelAliasFacts>,
     /// The symbols do not match the samples (another ELF, another architecture): why.
     /// The reports then say `result: incomplete`.
     pub symbols_mismatch: Option<String>,
+}
+
+/// Samples whose leaf lies outside the kernel image, by region, and the return addresses
+/// not used because they lie outside it.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct OutsideKernel {
+    pub firmware_frames: u64,
+    pub user_frames: u64,
+    /// Neither kernel, firmware nor user (named `0x…` under `[unknown]`).
+    pub unknown_frames: u64,
+    /// Return addresses after such a leaf, and a kernel stack's from its first one
+    /// outside the kernel on.
+    pub return_addresses_dropped: u64,
+}
+
+/// The physical range the kernel image runs at before the MMU is on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelAliasFacts {
+    pub phys_start: u64,
+    pub phys_end: u64,
+    /// Added to an alias address to get its linked one.
+    pub offset: u64,
+    /// "program headers" or "boot protocol".
+    pub source: &'static str,
 }
 
 /// What `--kernel-filter` did.

@@ -1,11 +1,6 @@
 //! An ELF image as a symbolizer: DWARF (addr2line, inline chains) first, then the bounded
-//! symbol table, plus what the image says about its address space — the kernel text range
-//! and the physical aliases of its load segments.
-//!
-//! Aliases come from the program headers (`p_paddr` ≠ `p_vaddr` of an executable
-//! `PT_LOAD`): code that runs before the MMU is on executes at the load (physical)
-//! address, and is mapped back exactly. The reference tools guess the alias by masking
-//! the low 32 bits, which gives plausible but wrong names to firmware addresses.
+//! symbol table, plus what the image says about its address space as a guest kernel — the
+//! kernel text range and the [`GuestSpace`] (its physical alias, firmware, user space).
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -13,6 +8,7 @@ use std::path::{Path, PathBuf};
 use object::{Object, ObjectSection, ObjectSymbol, SectionKind, SymbolKind};
 
 use super::demangle::{demangle, strip_rust_hash};
+use super::guest_space::{GuestSpace, KernelAlias, Region};
 use super::symtab::{Symbol, SymbolTable};
 use super::{AddressRange, Canonical, SymbolFrame, Symbolizer};
 
@@ -27,13 +23,6 @@ pub enum ElfError {
     Parse { path: PathBuf, reason: String },
 }
 
-/// A physical range that executes as `virt_start + (address − phys_start)`.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Alias {
-    pub phys: AddressRange,
-    pub virt_start: u64,
-}
-
 /// A loaded ELF.
 pub struct ElfImage {
     path: PathBuf,
@@ -42,7 +31,7 @@ pub struct ElfImage {
     loader: Option<addr2line::Loader>,
     symbols: SymbolTable,
     kernel_text: Option<AddressRange>,
-    aliases: Vec<Alias>,
+    space: Option<GuestSpace>,
     arch: Option<&'static str>,
     has_dwarf: bool,
 }
@@ -84,7 +73,7 @@ impl ElfImage {
             .collect();
         let kernel_text = kernel_text_range(&object);
         let symbols = read_symbols(&object, &exec_sections);
-        let aliases = read_aliases(&object);
+        let space = GuestSpace::of(&object);
         let arch = arch_name(object.architecture());
         let has_dwarf = object.section_by_name(".debug_info").is_some();
         drop(object);
@@ -100,7 +89,7 @@ impl ElfImage {
             loader,
             symbols,
             kernel_text,
-            aliases,
+            space,
             arch,
             has_dwarf,
         })
@@ -119,8 +108,9 @@ impl ElfImage {
         self.has_dwarf
     }
 
-    pub fn aliases(&self) -> &[Alias] {
-        &self.aliases
+    /// The image as a guest kernel's address space.
+    pub fn guest_space(&self) -> Option<&GuestSpace> {
+        self.space.as_ref()
     }
 
     pub fn symbol_count(&self) -> usize {
@@ -168,22 +158,21 @@ impl Symbolizer for ElfImage {
     }
 
     fn canonicalize(&self, address: u64) -> Canonical {
-        let linked =
-            self.symbols.lookup(address).is_some() || self.kernel_text.is_some_and(|t| t.contains(address));
-        if !linked {
-            for alias in &self.aliases {
-                if alias.phys.contains(address) {
-                    return Canonical {
-                        address: alias.virt_start + (address - alias.phys.start),
-                        aliased: true,
-                    };
-                }
-            }
+        match &self.space {
+            Some(space) => space.canonicalize(address),
+            None => Canonical {
+                address,
+                aliased: false,
+            },
         }
-        Canonical {
-            address,
-            aliased: false,
-        }
+    }
+
+    fn kernel_alias(&self) -> Option<KernelAlias> {
+        self.space.as_ref().and_then(GuestSpace::alias)
+    }
+
+    fn region(&self, address: u64) -> Region {
+        self.space.as_ref().map_or(Region::Kernel, |s| s.region(address))
     }
 
     fn kernel_text(&self) -> Option<AddressRange> {
@@ -245,31 +234,6 @@ fn read_symbols(object: &object::File<'_>, exec_sections: &[AddressRange]) -> Sy
     SymbolTable::new(symbols, move |addr| {
         sections.iter().find(|r| r.contains(addr)).map(|r| r.end)
     })
-}
-
-fn read_aliases(object: &object::File<'_>) -> Vec<Alias> {
-    let object::File::Elf64(elf) = object else {
-        return Vec::new();
-    };
-    use object::read::elf::ProgramHeader;
-    let endian = elf.endian();
-    elf.elf_program_headers()
-        .iter()
-        .filter(|ph| ph.p_type(endian) == object::elf::PT_LOAD)
-        .filter(|ph| ph.p_flags(endian).contains(object::elf::PF_X))
-        .filter_map(|ph| {
-            let phys = ph.p_paddr(endian);
-            let virt = ph.p_vaddr(endian);
-            let size = ph.p_memsz(endian);
-            (phys != virt && size > 0).then_some(Alias {
-                phys: AddressRange {
-                    start: phys,
-                    end: phys.saturating_add(size),
-                },
-                virt_start: virt,
-            })
-        })
-        .collect()
 }
 
 fn arch_name(arch: object::Architecture) -> Option<&'static str> {

@@ -4,11 +4,14 @@
 //! - [`kallsyms`]: a Linux kallsyms file.
 //! - [`symtab`]: the bounded address → symbol table both fall back on.
 //! - [`demangle`] and [`style`]: how names are cleaned and shortened.
+//! - [`guest_space`]: which region of a guest a sampled address lies in (kernel image,
+//!   its physical alias, firmware, user space), decided before it is named.
 //! - [`resolver`]: the per-address cache in front of a symbolizer, with the `ip − 1` rule
 //!   for return addresses and the kernel-text filter.
 
 pub mod demangle;
 pub mod elf;
+pub mod guest_space;
 pub mod host;
 pub mod kallsyms;
 pub mod resolver;
@@ -68,6 +71,17 @@ pub trait Symbolizer: Send {
 
     /// The kernel's text range, for `--kernel-filter`.
     fn kernel_text(&self) -> Option<AddressRange> {
+        None
+    }
+
+    /// The region of a canonical address: only [`Region::Kernel`] is looked up among the
+    /// symbols. Without a known address space, everything is.
+    fn region(&self, _address: u64) -> guest_space::Region {
+        guest_space::Region::Kernel
+    }
+
+    /// The kernel image's physical alias, when it has one.
+    fn kernel_alias(&self) -> Option<guest_space::KernelAlias> {
         None
     }
 }

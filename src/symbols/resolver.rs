@@ -4,14 +4,17 @@
 //! 1. `0` and `u64::MAX` are not addresses (unwinders use them as terminators): skipped.
 //! 2. A physical alias of the image is mapped onto its linked address.
 //! 3. With the kernel filter, an address outside the kernel text is dropped (counted).
-//! 4. A return address (any frame but the leaf) is looked up at `ip − 1`, so it lands on
+//! 4. An address outside the kernel image is named by its region, not looked up: one
+//!    `[firmware]` or `[user]` frame, or `0x<ip>` under `[unknown]`.
+//! 5. A return address (any frame but the leaf) is looked up at `ip − 1`, so it lands on
 //!    the call instruction: the return address may already be the next function or line.
-//! 5. Names are styled; symbol-table names get `+0x<offset>`; nothing found gives `0x<ip>`.
+//! 6. Names are styled; symbol-table names get `+0x<offset>`; nothing found gives `0x<ip>`.
 
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
+use super::guest_space::Region;
 use super::style::SymbolStyle;
 use super::{AddressRange, SymbolFrame, Symbolizer};
 
@@ -31,6 +34,8 @@ pub struct ResolvedAddress {
     pub frames: Arc<[ResolvedFrame]>,
     /// No symbol covered the address; the single frame is `0x…`.
     pub unknown: bool,
+    /// Where the address lies; outside [`Region::Kernel`] the frames name the region.
+    pub region: Region,
 }
 
 /// Options of a resolver.
@@ -95,6 +100,11 @@ impl Resolver {
         self.options
     }
 
+    /// The kernel image's physical alias, when the symbols give one.
+    pub fn kernel_alias(&self) -> Option<super::guest_space::KernelAlias> {
+        self.symbolizer.kernel_alias()
+    }
+
     /// The range the kernel filter keeps.
     pub fn kernel_text(&self) -> Option<AddressRange> {
         self.kernel_text
@@ -118,6 +128,32 @@ impl Resolver {
             self.counters.filtered_addresses += 1;
             return Err(Skipped::Filtered);
         }
+        let region = self.symbolizer.region(address);
+        if let Some(name) = region.frame_name() {
+            let region_frame = ResolvedFrame {
+                name: name.to_string(),
+                file: None,
+                line: 0,
+            };
+            let frames: Arc<[ResolvedFrame]> = match region {
+                // By address, under the region's frame (innermost first).
+                Region::Unknown => Arc::new([
+                    ResolvedFrame {
+                        name: format!("0x{address:x}"),
+                        file: None,
+                        line: 0,
+                    },
+                    region_frame,
+                ]),
+                _ => Arc::new([region_frame]),
+            };
+            return Ok(ResolvedAddress {
+                address,
+                frames,
+                unknown: false,
+                region,
+            });
+        }
         let lookup = if index == 0 { address } else { address - 1 };
         let cached = match self.cache.get(&lookup) {
             Some(hit) => {
@@ -137,6 +173,7 @@ impl Resolver {
                 address,
                 frames,
                 unknown: false,
+                region,
             },
             None => ResolvedAddress {
                 address,
@@ -146,6 +183,7 @@ impl Resolver {
                     line: 0,
                 }]),
                 unknown: true,
+                region,
             },
         })
     }

@@ -2,12 +2,19 @@
 //!
 //! Each distinct (address, leaf-or-return) pair is resolved once and interned as a model
 //! location; a trace is then a few hash lookups. Frames the kernel filter drops are
-//! counted; a sample left with no frame at all is dropped and counted too.
+//! counted; a sample left with no frame at all is dropped and counted too. A sample whose
+//! leaf lies outside the kernel (firmware, user space) is that leaf's region alone: the
+//! rest of its trace was read from a stack that is not the kernel's, and whatever a value
+//! there aliases to, it is no kernel caller. A kernel stack ends at its first return
+//! address outside the kernel: a frame-pointer walk never legitimately leaves the kernel
+//! (trap entry starts a new chain), so the walk read a stale value there.
 
 use rustc_hash::FxHashMap;
 
+use crate::model::facts::OutsideKernel;
 use crate::model::{Instance, InstanceId, Line, Location, LocationId, ProfileTables, Sample, SampleMeta};
 use crate::symbols::Resolver;
+use crate::symbols::guest_space::Region;
 use crate::symbols::resolver::Skipped;
 
 /// One raw sample: time, CPU and the address trace, leaf first.
@@ -38,6 +45,8 @@ pub struct IngestStats {
     pub aliased_frames: u64,
     /// Trace entries no symbol covered (named `0x…`).
     pub unknown_frames: u64,
+    /// Trace entries outside the kernel image, by region.
+    pub outside_kernel: OutsideKernel,
     /// `0` / `u64::MAX` trace entries skipped.
     pub terminator_entries: u64,
 }
@@ -47,6 +56,7 @@ struct Resolved {
     location: Result<LocationId, Skipped>,
     aliased: bool,
     unknown: bool,
+    region: Region,
 }
 
 /// Turns address samples into profile samples through a resolver.
@@ -90,8 +100,23 @@ impl AddressIngest {
             self.stats.aliased_frames += u64::from(resolved.aliased);
             match resolved.location {
                 Ok(loc) => {
+                    let outside = &mut self.stats.outside_kernel;
+                    if index > 0 && resolved.region != Region::Kernel {
+                        outside.return_addresses_dropped += (sample.trace.len() - index) as u64;
+                        break;
+                    }
                     self.stats.unknown_frames += u64::from(resolved.unknown);
                     self.scratch.push(loc);
+                    match resolved.region {
+                        Region::Kernel => {}
+                        Region::Firmware => outside.firmware_frames += 1,
+                        Region::User => outside.user_frames += 1,
+                        Region::Unknown => outside.unknown_frames += 1,
+                    }
+                    if resolved.region != Region::Kernel {
+                        outside.return_addresses_dropped += sample.trace.len() as u64 - 1;
+                        break;
+                    }
                 }
                 Err(Skipped::Filtered) => filtered += 1,
                 Err(Skipped::Terminator) => self.stats.terminator_entries += 1,
@@ -154,12 +179,14 @@ impl AddressIngest {
                     location: Ok(id),
                     aliased,
                     unknown: r.unknown,
+                    region: r.region,
                 }
             }
             Err(skip) => Resolved {
                 location: Err(skip),
                 aliased,
                 unknown: false,
+                region: Region::Kernel,
             },
         };
         self.locations.insert((address, leaf), resolved);

@@ -48,6 +48,7 @@ mod tests {
     use super::*;
     use crate::feeds::ingest::AddressIngest;
     use crate::model::{ProfileInfo, ProfileTables};
+    use crate::symbols::guest_space::Region;
     use crate::symbols::{Resolver, ResolverOptions, SymbolFrame, Symbolizer};
 
     struct Named;
@@ -100,5 +101,61 @@ mod tests {
         assert_eq!(names, ["??"]);
         assert_eq!(ingest.stats.records, 2);
         assert_eq!(ingest.stats.raw_frames, 2);
+    }
+
+    /// [`Named`] with a guest's regions: kernel below 0x1000, firmware at 0x8000_0000.., user
+    /// at 0x10_0000.., nothing known above 0xffff_0000_0000_0000.
+    struct Regions;
+    impl Symbolizer for Regions {
+        fn symbolize(&self, address: u64) -> Vec<SymbolFrame> {
+            assert!(address < 0x1000, "{address:#x} is not the kernel's to name");
+            Named.symbolize(address)
+        }
+        fn region(&self, address: u64) -> Region {
+            match address {
+                0..0x1000 => Region::Kernel,
+                0x8000_0000..0x8020_0000 => Region::Firmware,
+                0x10_0000..0x8000_0000 => Region::User,
+                _ => Region::Unknown,
+            }
+        }
+    }
+
+    #[test]
+    fn addresses_outside_the_kernel_are_named_by_region_and_end_the_stack() {
+        let mut profile = ProfileTables::new(ProfileInfo::default());
+        let mut ingest =
+            AddressIngest::new(Resolver::new(Box::new(Regions), ResolverOptions::default(), None));
+        let mut stack = |trace: Vec<u64>| {
+            let rec = QperfRecord {
+                pc: trace[0],
+                trace,
+                ..QperfRecord::default()
+            };
+            let s = ingest.add(&mut profile, address_sample(&rec)).unwrap();
+            profile
+                .stack_frames(s.stack)
+                .map(|f| profile.frames.name(f).to_string())
+                .collect::<Vec<_>>()
+        };
+        // OpenSBI's leaf, its stack's values (one inside the kernel) not used.
+        assert_eq!(stack(vec![0x8000_1234, 0x150, 0x8000_2000]), ["[firmware]"]);
+        assert_eq!(stack(vec![0x40_0000, 0x201]), ["[user]"]);
+        assert_eq!(
+            stack(vec![0xffff_8000_0000_1000]),
+            ["[unknown]", "0xffff800000001000"]
+        );
+        // A kernel stack ends where its walk left the kernel.
+        assert_eq!(stack(vec![0x150, 0x201, 0x8000_0100, 0x201]), ["caller", "leaf"]);
+        let outside = ingest.stats.outside_kernel;
+        assert_eq!(
+            (
+                outside.firmware_frames,
+                outside.user_frames,
+                outside.unknown_frames
+            ),
+            (1, 1, 1)
+        );
+        assert_eq!(outside.return_addresses_dropped, 2 + 1 + 2);
     }
 }

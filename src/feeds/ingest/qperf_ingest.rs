@@ -3,8 +3,10 @@
 
 use anyhow::{Context, bail};
 
+use crate::model::facts::KernelAliasFacts;
 use crate::model::{KernelFilterFacts, ProfileInfo, ProfileTables, Sample, SourceFacts};
 use crate::sources::qperf_file::{PluginSummary, QperfRecord};
+use crate::symbols::guest_space::AliasSource;
 use crate::symbols::{AddressRange, ElfImage, KallsymsSymbolizer, Resolver, ResolverOptions, Symbolizer};
 
 use super::AddressIngest;
@@ -116,6 +118,16 @@ impl QperfIngest {
             }),
             aliased_frames: stats.aliased_frames,
             unknown_frames: stats.unknown_frames,
+            outside_kernel: stats.outside_kernel,
+            kernel_alias: self.ingest.resolver().kernel_alias().map(|a| KernelAliasFacts {
+                phys_start: a.phys.start,
+                phys_end: a.phys.end,
+                offset: a.offset(),
+                source: match a.source {
+                    AliasSource::ProgramHeaders => "program headers",
+                    AliasSource::BootProtocol => "boot protocol",
+                },
+            }),
             symbols_mismatch: None,
         }
     }

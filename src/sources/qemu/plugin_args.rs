@@ -1,12 +1,15 @@
 //! The `-plugin` argument: perfscope's plugin with arguments compatible with the reference
 //! qperf (so existing scripts' values mean the same), plus the live stream socket and the
 //! session clock's epoch. The kernel text range for the address filter comes from the ELF
-//! the way `cargo xtask starry perf` computes it.
+//! the way `cargo xtask starry perf` computes it; its physical alias does not (see
+//! [`kernel_text_of`]).
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use object::{Object, ObjectSection};
+
+use crate::symbols::guest_space::GuestSpace;
 
 /// Where samples are taken.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -33,12 +36,11 @@ pub struct KernelText {
     pub alias: Option<(u64, u64, u64)>,
 }
 
-/// The union of `.head.text` and `.text` of `elf`, with its physical alias: from the
-/// program headers when the text's `PT_LOAD` has a load address apart from its link
-/// address (what the boot code really runs at, e.g. the x86_64 test kernel's 32-bit entry at
-/// 1 MiB for 0xffffffff80100000), else xtask's `symbols.rs` rule for a high-half kernel
-/// (the low 32 bits) except on x86_64, where that rule names no real address (the later
-/// upstream xtask drops it there too). `None` when neither section exists.
+/// The union of `.head.text` and `.text` of `elf`, with its physical alias: the text's
+/// part of the kernel image's own physical range ([`GuestSpace`]: the load address from
+/// the program headers, e.g. the x86_64 test kernel's 32-bit entry at 1 MiB for
+/// 0xffffffff80100000, else the arch's boot protocol — never xtask's low-32-bit mask, which
+/// aliases OpenSBI onto a kernel linked at RAM's base). `None` when neither section exists.
 pub fn kernel_text_of(elf: &Path) -> anyhow::Result<Option<KernelText>> {
     let data = std::fs::read(elf).with_context(|| format!("cannot read {}", elf.display()))?;
     let file =
@@ -51,38 +53,15 @@ pub fn kernel_text_of(elf: &Path) -> anyhow::Result<Option<KernelText>> {
             range = Some(range.map_or((a, b), |(x, y)| (x.min(a), y.max(b))));
         }
     }
+    let alias = GuestSpace::of(&file).and_then(|space| space.alias());
     Ok(range.map(|(start, end)| {
-        let alias = load_address_of(&file, start)
-            .map(|phys| (phys, phys + (end - start), start.wrapping_sub(phys)))
-            .or_else(|| {
-                let masked = file.architecture() != object::Architecture::X86_64
-                    && end > 0xFFFF_FFFF
-                    && start >> 32 != 0;
-                masked.then(|| {
-                    let phys = start & 0xFFFF_FFFF;
-                    (phys, phys + (end - start), start.wrapping_sub(phys))
-                })
-            });
+        let alias = alias.map(|alias| {
+            let offset = alias.offset();
+            let phys = start.wrapping_sub(offset);
+            (phys, phys + (end - start), offset)
+        });
         KernelText { start, end, alias }
     }))
-}
-
-/// The physical (load) address of `vaddr` from the executable `PT_LOAD` holding it, when
-/// that segment's `p_paddr` differs from its `p_vaddr`.
-fn load_address_of(file: &object::File<'_>, vaddr: u64) -> Option<u64> {
-    use object::read::elf::ProgramHeader;
-    let object::File::Elf64(elf) = file else {
-        return None;
-    };
-    let endian = elf.endian();
-    elf.elf_program_headers().iter().find_map(|ph| {
-        let (virt, phys, size) = (ph.p_vaddr(endian), ph.p_paddr(endian), ph.p_memsz(endian));
-        let holds = ph.p_type(endian) == object::elf::PT_LOAD
-            && ph.p_flags(endian).contains(object::elf::PF_X)
-            && virt <= vaddr
-            && vaddr - virt < size;
-        (holds && phys != virt).then(|| phys + (vaddr - virt))
-    })
 }
 
 /// Arguments of perfscope's plugin.
