@@ -34,6 +34,8 @@ const IDLE_PRIO: i64 = 120;
 const TASK_RUNNING: i64 = 0;
 /// `prev_state`: blocked (`S`), as far as a switch record can tell.
 const TASK_INTERRUPTIBLE: i64 = 1;
+/// `prev_state`: the task's last switch, it has exited (`X`).
+const EXIT_DEAD: i64 = 0x10;
 /// The priority of a thread /proc no longer has: the default nice-0 one.
 const DEFAULT_PRIO: i64 = 120;
 
@@ -92,8 +94,8 @@ pub struct MissedSwitches {
     /// By CPU: the threads (prev, next) of the last delivered switch, until that switch's
     /// own switch-in record comes by.
     delivered: Vec<Option<(u32, u32)>>,
-    /// By CPU: the thread a switch-out record said left, and whether it was preempted.
-    left: Vec<Option<(u32, bool)>>,
+    /// By CPU: the task a switch-out record said left, and whether it was preempted.
+    left: Vec<Option<(SwitchTask, bool)>>,
     prio: FxHashMap<u32, i64>,
 }
 
@@ -164,9 +166,9 @@ impl MissedSwitches {
         *slot(&mut self.delivered, event.cpu) = switch;
     }
 
-    /// A switch-out record: `tid` left `cpu`, `preempted` or blocked.
-    pub fn switched_out(&mut self, cpu: u32, tid: u32, preempted: bool) {
-        *slot(&mut self.left, cpu) = Some((tid, preempted));
+    /// A switch-out record: `task` left `cpu`, `preempted` or blocked.
+    pub fn switched_out(&mut self, cpu: u32, task: SwitchTask, preempted: bool) {
+        *slot(&mut self.left, cpu) = Some((task, preempted));
     }
 
     /// The switch a switch-in record stands for — `prev` left `cpu` for `next` — if the
@@ -182,12 +184,23 @@ impl MissedSwitches {
     ) -> Option<Rebuilt> {
         let delivered = slot(&mut self.delivered, cpu).take();
         let left = slot(&mut self.left, cpu).take();
+        // A task that has exited is -1 in the switch-in record (the kernel can no longer
+        // name it): it is the one whose switch-out record came last on this CPU, if that
+        // record could still name it. Otherwise nobody can: the switch was delivered (the
+        // event names it) or it is not rebuilt.
+        let exited = prev.1 == u32::MAX;
+        let prev = match (exited, left) {
+            (false, _) => prev,
+            (true, Some((task, _))) if task.1 != u32::MAX => task,
+            (true, _) => return None,
+        };
         if prev.1 == next.1 || delivered == Some((prev.1, next.1)) {
             return None;
         }
         let prev_state = match left {
+            _ if exited => EXIT_DEAD,
             _ if prev.1 == 0 => TASK_RUNNING,
-            Some((tid, true)) if tid == prev.1 => TASK_RUNNING,
+            Some((task, true)) if task.1 == prev.1 => TASK_RUNNING,
             _ => TASK_INTERRUPTIBLE,
         };
         let prev_prio = self.prio_of(prev.1);
@@ -378,7 +391,7 @@ mod tests {
             .unwrap();
         let state = |missed: &mut MissedSwitches, preempted: Option<bool>| {
             if let Some(preempted) = preempted {
-                missed.switched_out(0, 103, preempted);
+                missed.switched_out(0, (103, 103), preempted);
             }
             let rebuilt = missed
                 .rebuild(5, 0, (100, 103), (7, 42), || {
@@ -407,6 +420,36 @@ mod tests {
         assert_eq!(state(&mut missed, Some(true)), TASK_RUNNING);
         assert_eq!(state(&mut missed, Some(false)), TASK_INTERRUPTIBLE);
         assert_eq!(state(&mut missed, None), TASK_INTERRUPTIBLE, "no record: blocked");
+    }
+
+    /// The switch-in record after an exiting task's last switch names it -1: it is the
+    /// task whose switch-out record came last on the CPU, and a switch the kernel did
+    /// deliver is not rebuilt again for want of that name.
+    #[test]
+    fn an_exited_tasks_switch_is_named_by_its_switch_out_record() {
+        let layout = layout();
+        let mut missed = MissedSwitches::new([(EventIndex(0), &layout, None)])
+            .unwrap()
+            .unwrap();
+        let dead = (u32::MAX, u32::MAX);
+        // Delivered: the kernel's event named the task; the record's -1 matches it.
+        let delivered = missed.rebuild(8, 1, (200, 201), (0, 0), || (None, None)).unwrap();
+        missed.saw(&delivered.event(EventIndex(0)));
+        missed.switched_out(1, (200, 201), false);
+        assert!(missed.rebuild(9, 1, dead, (0, 0), || (None, None)).is_none());
+        // Dropped: rebuilt as the task's exit (X), in its context, under its name.
+        missed.switched_out(1, (200, 201), false);
+        let rebuilt = missed
+            .rebuild(10, 1, dead, (0, 0), || (Some("worker".into()), None))
+            .unwrap();
+        let event = rebuilt.event(EventIndex(0));
+        let read = |name: &str| layout.field(name).unwrap().read_i64(event.raw).unwrap();
+        assert_eq!((read("prev_pid"), read("prev_state")), (201, EXIT_DEAD));
+        assert_eq!((event.pid, event.tid), (200, 201));
+        // Neither the event nor a switch-out record that names it: nothing rebuilt.
+        assert!(missed.rebuild(11, 1, dead, (7, 7), || (None, None)).is_none());
+        missed.switched_out(1, dead, false);
+        assert!(missed.rebuild(12, 1, dead, (7, 7), || (None, None)).is_none());
     }
 
     #[test]

@@ -927,7 +927,7 @@ impl EventSink<'_> {
             return;
         };
         if switch.out {
-            missed.switched_out(cpu, tid, switch.preempted);
+            missed.switched_out(cpu, (pid, tid), switch.preempted);
             return;
         }
         let prev = (switch.other_pid, switch.other_tid);
