@@ -130,9 +130,11 @@ pub fn run(
                 sink.updates(&updates);
             }
             engine.apply(std::mem::take(&mut updates));
-            for sink in sinks.iter_mut() {
-                sink.applied(&engine, false)?;
-            }
+        }
+        // Every turn, updates or not: a sink's clock (an interval's table, a folded
+        // section) must not wait for the source to say something.
+        for sink in sinks.iter_mut() {
+            sink.applied(&engine, false)?;
         }
         if let (Some(what), Some((done, total))) = (options.progress, feed.progress()) {
             progress

@@ -80,6 +80,9 @@ impl<W: Write> ProfileText<W> {
     }
 
     fn print_pending(&mut self, engine: &Engine) -> anyhow::Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
         let tables = &engine.state.tables;
         let text = &mut self.text;
         text.clear();
