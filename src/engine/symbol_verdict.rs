@@ -23,11 +23,18 @@ pub fn symbols_mismatch(state: &ModelState) -> Option<String> {
         .find(|(k, _)| k == "arch")
         .map(|(_, v)| v.as_str());
     let frames = facts.total_frames;
-    let share = (frames > 0).then(|| facts.unknown_frames as f64 / frames as f64);
+    // Not in the binary: what no symbol covered, and what lay outside its image (named by
+    // region, with the return addresses of such samples).
+    let o = &facts.outside_kernel;
+    let missing = facts.unknown_frames
+        + o.firmware_frames
+        + o.user_frames
+        + o.unknown_frames
+        + o.return_addresses_dropped;
+    let share = (frames > 0).then(|| missing as f64 / frames as f64);
     let unresolved = share.map(|share| {
         format!(
-            "{} of {frames} addresses ({:.0}%) are not in {binary}",
-            facts.unknown_frames,
+            "{missing} of {frames} addresses ({:.0}%) are not in {binary}",
             share * 100.0
         )
     });
