@@ -82,8 +82,10 @@ fn fp_run_gives_the_workload_window_the_hot_path_and_every_artifact() {
         "qperf/profile.pb.gz",
         "qperf/window.json",
         "qperf/qemu.time.txt",
+        "qperf/qemu.toml",
         "qperf/qemu.perf.csv",
-        "qperf/profile.stdout",
+        "profile.stdout",
+        "profile.stderr",
         "qperf/qperf.bin",
         "qperf/qperf.summary.txt",
     ] {
@@ -95,6 +97,7 @@ fn fp_run_gives_the_workload_window_the_hot_path_and_every_artifact() {
     );
     let report = read_json(&latest.join("report.json"));
     assert_eq!(report["result"], "ok", "{report:#}");
+    assert_reference_keys(&report);
     assert_eq!(report["hotspots"]["top_functions"][0]["function"], "mix_leaf");
     // The workload window: bench only, no boot (firmware, the shell) samples.
     let workload = folded_leaves(&q.join("stack.workload.folded"));
@@ -166,22 +169,29 @@ fn fp_run_gives_the_workload_window_the_hot_path_and_every_artifact() {
 #[test]
 fn leaf_run_without_stop_marker_ends_at_the_workload_timeout() {
     let dir = tempfile::tempdir().unwrap();
+    // The stop marker is an argument of the typed command (the test guest's bench ignores
+    // it): only the command's echo carries it, and an echo is never a marker.
     run(
         dir.path(),
         &[
             "--callchain",
             "leaf",
             "--workload",
-            "bench 3000",
+            "bench 3000 WL_END",
             "--start-marker",
             "BENCH_START",
             "--stop-marker",
-            "NEVER_PRINTED",
+            "WL_END",
             "--workload-timeout",
             "2",
         ],
     );
     let latest = dir.path().join("perf/riscv64/latest");
+    let console = std::fs::read_to_string(latest.join("profile.stdout")).unwrap_or_default();
+    assert!(
+        console.contains("bench 3000 WL_END"),
+        "the guest echoed the command: {console}"
+    );
     let report = read_json(&latest.join("report.json"));
     let warnings = report["window"]["warnings"].to_string();
     assert!(
@@ -247,4 +257,196 @@ fn qemu_killed_mid_run_still_leaves_a_readable_profile() {
         matches!(end.end, ReadEnd::CleanEof | ReadEnd::Truncated { .. }),
         "{end}"
     );
+}
+
+/// Every key the reference's report.json has (notes/qperf-format.md §6.2), at the top and
+/// in the objects scripts read; perfscope may add its own beside them.
+fn assert_reference_keys(report: &serde_json::Value) {
+    let has = |object: &serde_json::Value, keys: &[&str], what: &str| {
+        let missing: Vec<&&str> = keys.iter().filter(|k| object.get(**k).is_none()).collect();
+        assert!(missing.is_empty(), "{what} lacks {missing:?}: {object:#}");
+    };
+    has(
+        report,
+        &[
+            "arch",
+            "result",
+            "returncode",
+            "parameters",
+            "window",
+            "resolve_stats",
+            "callchain",
+            "hotspots",
+            "summary",
+            "plugin_summary",
+            "host_time_metrics",
+            "host_perf_metrics",
+            "workload_metrics",
+            "normalized_metrics",
+            "fix_candidates",
+            "linux_alignment",
+            "artifacts",
+        ],
+        "report.json",
+    );
+    has(
+        &report["parameters"],
+        &[
+            "timeout",
+            "format",
+            "freq",
+            "max_depth",
+            "mode",
+            "callchain",
+            "top",
+            "min_percent",
+            "symbol_style",
+            "focus",
+            "no_truncate",
+            "debug",
+            "kernel_filter",
+            "host_time",
+            "host_perf",
+            "host_perf_events",
+            "shell_init_cmd",
+            "shell_prefix",
+            "start_marker",
+            "stop_marker",
+            "workload_timeout",
+            "qperf_metrics",
+            "full_stack",
+            "perf_debuginfo",
+            "perf_force_frame_pointers",
+            "qemu_args",
+        ],
+        "parameters",
+    );
+    has(
+        &report["window"],
+        &[
+            "enabled",
+            "start_marker",
+            "stop_marker",
+            "start_time",
+            "stop_time",
+            "duration_sec",
+            "workload_timeout",
+            "truncated_by_timeout",
+            "boot_samples_excluded",
+            "post_window_samples_excluded",
+            "stop_requested",
+            "stop_method",
+            "warnings",
+            "method",
+        ],
+        "window",
+    );
+    has(
+        &report["callchain"],
+        &[
+            "enabled",
+            "method",
+            "samples_with_fp",
+            "unwind_success",
+            "unwind_failed",
+            "avg_depth",
+            "max_depth",
+        ],
+        "callchain",
+    );
+    has(
+        &report["hotspots"],
+        &[
+            "total_samples",
+            "total_frames",
+            "top_functions",
+            "top_stacks",
+            "category_totals",
+        ],
+        "hotspots",
+    );
+    has(
+        &report["host_time_metrics"],
+        &[
+            "raw",
+            "user_seconds",
+            "system_seconds",
+            "cpu_percent",
+            "major_page_faults",
+            "minor_page_faults",
+            "voluntary_context_switches",
+            "involuntary_context_switches",
+            "exit_status",
+            "elapsed_seconds",
+        ],
+        "host_time_metrics",
+    );
+    has(
+        &report["host_perf_metrics"],
+        &["enabled", "scope", "note", "events", "errors"],
+        "host_perf_metrics",
+    );
+    has(
+        &report["workload_metrics"],
+        &["custom", "values", "dd", "wget", "raw_metric_lines"],
+        "workload_metrics",
+    );
+    has(
+        &report["normalized_metrics"],
+        &[
+            "workload_bytes",
+            "workload_elapsed_seconds",
+            "guest_instructions_per_MB",
+            "guest_blocks_per_MB",
+            "host_elapsed_sec_per_MB",
+            "samples_per_MB",
+            "category_samples_per_MB",
+            "samples_per_second",
+            "host_ipc",
+            "host_cycles_per_sample",
+            "host_instructions_per_sample",
+            "host_cache_miss_percent",
+        ],
+        "normalized_metrics",
+    );
+    has(&report["linux_alignment"], &["status", "note"], "linux_alignment");
+    has(
+        &report["artifacts"],
+        &[
+            "work_dir",
+            "qperf_dir",
+            "report",
+            "markdown",
+            "hotspots_csv",
+            "hotspot_categories_csv",
+            "profile_stdout",
+            "profile_stderr",
+            "raw_samples",
+            "folded",
+            "flamegraph",
+            "flamegraph_workload",
+            "flamegraph_boot",
+            "flamegraph_post",
+            "flamegraph_focus",
+            "flamegraph_html",
+            "summary_txt",
+            "stack_depth_summary",
+            "plugin_summary",
+            "qemu_config",
+            "host_time",
+            "host_perf",
+            "window",
+            "resolve_stats",
+        ],
+        "artifacts",
+    );
+    assert!(report["fix_candidates"].is_array());
+    // The run's numbers reached the metrics: QEMU's host time, the plugin's counts per MB
+    // need a workload size the test guest does not print, so they stay null.
+    assert!(
+        report["host_time_metrics"]["user_seconds"].as_f64().is_some(),
+        "{report:#}"
+    );
+    assert_eq!(report["host_perf_metrics"]["enabled"], true);
+    assert!(report["summary"]["arch"] == "riscv64", "{:#}", report["summary"]);
 }

@@ -125,6 +125,50 @@ fn seconds(flag: &str, s: f64) -> anyhow::Result<Duration> {
         .map_err(|why| anyhow::anyhow!("{flag} must be a non-negative number of seconds: {why}"))
 }
 
+impl QemuArgs {
+    /// report.json `parameters` under the reference's keys (notes/qperf-format.md §6.2).
+    /// The build options xtask records (`debug`, `full_stack`, `perf_debuginfo`, …) are
+    /// false: perfscope profiles the kernel it is given and builds nothing.
+    fn reference_parameters(&self) -> serde_json::Value {
+        fn name(v: &impl clap::ValueEnum) -> String {
+            v.to_possible_value()
+                .map(|p| p.get_name().to_string())
+                .unwrap_or_default()
+        }
+        serde_json::json!({
+            "timeout": self.timeout,
+            "format": name(&self.artifacts.format),
+            "flamegraph_kind": name(&self.artifacts.flamegraph_kind),
+            "freq": self.freq,
+            "max_depth": self.max_depth,
+            "mode": name(&self.mode),
+            "callchain": name(&self.callchain),
+            "top": self.artifacts.top,
+            "min_percent": self.artifacts.min_percent,
+            "symbol_style": name(&self.symbol_style),
+            "focus": self.focus,
+            "no_truncate": self.artifacts.no_truncate,
+            "debug": false,
+            "kernel_filter": self.kernel_filter,
+            "host_time": true,
+            "host_perf": self.host_perf,
+            "host_perf_events": self.host_perf_events,
+            "shell_init_cmd": self.shell_init_cmd,
+            "shell_prefix": self.shell_prefix,
+            "start_marker": self.start_marker,
+            "stop_marker": self.stop_marker,
+            "workload_timeout": self.workload_timeout,
+            "qperf_metrics": false,
+            "full_stack": false,
+            "perf_debuginfo": false,
+            "perf_force_frame_pointers": false,
+            "qemu_args": self.qemu_args,
+            "smp": self.smp,
+            "uefi": self.uefi,
+        })
+    }
+}
+
 /// Run `perfscope qemu`.
 pub fn run_qemu(a: QemuArgs) -> anyhow::Result<Outcome> {
     let focus = focus_of(a.focus.as_deref())?;
@@ -156,10 +200,12 @@ pub fn run_qemu(a: QemuArgs) -> anyhow::Result<Outcome> {
         host_perf_events: a.host_perf_events.clone(),
         out: a.out.clone(),
     };
+    let mut artifacts = a.artifacts.options()?;
+    artifacts.parameters = a.reference_parameters();
     let export = ExportRequest {
         out_dir: a.out.clone(),
         arch: Some(a.arch.name().to_string()),
-        artifacts: a.artifacts.options()?,
+        artifacts,
     };
     let recording = match &a.record {
         Some(path) => {

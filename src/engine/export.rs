@@ -52,14 +52,24 @@ impl Engine {
             }
         };
         let secs = |ns: Option<u64>| ns.map(|n| n.saturating_sub(state.time_origin_ns) as f64 / 1e9);
-        // The run's own window facts (markers, timeouts) apply unless the view chose another.
-        let window_info = match (&state.provenance.window, window.is_all()) {
+        // The run's own window facts (markers, timeout, how QEMU was stopped) always go
+        // along; a window the view chose (other than the markers' own) replaces only the
+        // times, and says so.
+        let own_window = window.is_all()
+            || (window.start_ns == state.markers.start_ns && window.stop_ns == state.markers.stop_ns);
+        let window_info = match (&state.provenance.window, own_window) {
             (Some(w), true) => w.clone(),
-            _ => {
-                let mut w = WindowInfo::from_seconds(secs(markers.start_ns), secs(markers.stop_ns));
-                if !window.is_all() {
-                    w.method = "tui_selection".into();
-                }
+            (run, _) => {
+                let mut w = run.clone().unwrap_or_default();
+                let chosen = WindowInfo::from_seconds(secs(markers.start_ns), secs(markers.stop_ns));
+                w.enabled |= chosen.enabled;
+                w.start_time = chosen.start_time;
+                w.stop_time = chosen.stop_time;
+                w.method = if own_window {
+                    chosen.method
+                } else {
+                    "tui_selection".into()
+                };
                 w
             }
         };
@@ -87,7 +97,7 @@ impl Engine {
         }
         let mut parameters = json!({
             "exported_from": "live",
-            "mode": builder.mode.label(),
+            "live_mode": builder.mode.label(),
             "focus": options.focus.as_ref().map(|f| f.pattern().to_string()),
             "instance": instance.map(|id| state.tables.instance_info(id).label.clone()),
             "start_ns": markers.start_ns,

@@ -233,9 +233,9 @@ pub fn write_all(
 
     // Files of the run.
     for (name, bytes) in source.extra_files {
-        let path = layout.qperf_dir.join(name);
+        let path = layout.run_file(name);
         write_file(&path, bytes)?;
-        files.push((name.clone(), path));
+        files.push((OutputLayout::run_file_label(name), path));
     }
 
     // Window, summary, tables and reports.
@@ -273,20 +273,23 @@ pub fn write_all(
         parameters: options.parameters.clone(),
         plugin_summary: source.plugin_summary.clone(),
         variants,
-        artifacts: files.clone(),
+        artifacts: with_reference_labels(&files, &layout),
         top: options.top,
         warnings: warnings.clone(),
         analysis: analysis_summary,
+        run_files: source.extra_files,
+        min_percent: options.min_percent,
     });
     write_file(
         &categories_path,
         super::categories::render_csv(&report.categories).as_bytes(),
     )?;
-    write_file(
-        &summary_path,
-        summary_text(&report, options, &main_written, &source.plugin_summary).as_bytes(),
-    )?;
-    write_json(&json_path, &report.to_json())?;
+    let summary = summary_text(&report, options, &main_written, &source.plugin_summary);
+    write_file(&summary_path, summary.as_bytes())?;
+    // report.json's `summary` is summary.txt's pairs, as the reference's.
+    let mut json = report.to_json();
+    json["summary"] = super::run_metrics::summary_pairs(&summary);
+    write_json(&json_path, &super::report::sorted(json))?;
     write_file(&md_path, report.to_markdown().as_bytes())?;
 
     Ok(ArtifactSet {
@@ -297,6 +300,18 @@ pub fn write_all(
         result: report.result(),
         warnings,
     })
+}
+
+/// The files written under their labels, then the reference's labels this run did not
+/// write (it lists every one, with its path, whether or not the file exists).
+fn with_reference_labels(files: &[(String, PathBuf)], layout: &OutputLayout) -> Vec<(String, PathBuf)> {
+    let mut labelled = files.to_vec();
+    for (label, path) in layout.reference_artifacts() {
+        if !labelled.iter().any(|(l, _)| l == label) {
+            labelled.push((label.to_string(), path));
+        }
+    }
+    labelled
 }
 
 struct Written {

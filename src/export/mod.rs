@@ -11,12 +11,14 @@
 pub mod analysis;
 pub mod artifacts;
 pub mod categories;
+pub mod fix_candidates;
 pub mod flamegraph_lines;
 pub mod folded;
 pub mod hotspots_csv;
 pub mod layout;
 pub mod pprof;
 pub mod report;
+pub mod run_metrics;
 pub mod stats;
 pub mod svg;
 pub mod tables;

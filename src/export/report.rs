@@ -14,6 +14,7 @@ use super::analysis::AnalysisSummary;
 use super::categories::{self, CategoryTotal};
 use super::stats::ResolveStats;
 use super::tables::{FunctionRow, StackRow, function_rows, round4, stack_rows};
+use super::{fix_candidates, run_metrics};
 use crate::model::{InputInfo, SourceFacts, WindowInfo};
 
 /// Where perfscope's numbers differ from qperf-analyzer and the harness, on purpose.
@@ -70,6 +71,10 @@ pub struct ReportInput<'a> {
     pub warnings: Vec<String>,
     /// The session's analysis, when it runs one.
     pub analysis: Option<AnalysisSummary>,
+    /// Files of the run by name (`qemu.time.txt`, `qemu.perf.csv`, `profile.stdout`).
+    pub run_files: &'a [(String, Vec<u8>)],
+    /// `--min-percent`: the fix candidates' threshold too.
+    pub min_percent: f64,
 }
 
 /// The rows both reports use, computed once.
@@ -168,7 +173,7 @@ impl<'a> Report<'a> {
                 )
             })
             .collect();
-        let report = json!({
+        let mut report = json!({
             "arch": i.arch,
             "result": self.result(),
             "returncode": if self.result() == "ok" { 0 } else { 1 },
@@ -200,7 +205,93 @@ impl<'a> Report<'a> {
             "artifacts": artifacts,
             "differences_from_reference": DIFFERENCES,
         });
+        let metrics = self.run_metrics();
+        for (key, value) in metrics {
+            report[key] = value;
+        }
         sorted(report)
+    }
+
+    /// The reference's Workload Metrics and Fix Candidates sections.
+    fn metrics_markdown(&self, md: &mut String) {
+        let [_, _, (_, workload), _, (_, fixes), _] = self.run_metrics();
+        md.push_str("\n## Workload Metrics\n\n");
+        let dd = &workload["dd"];
+        let values = workload["values"].as_object().filter(|v| !v.is_empty());
+        if dd.is_null() && values.is_none() {
+            md.push_str("No workload stdout metrics were parsed.\n");
+        }
+        if let (Some(bytes), Some(s)) = (dd["bytes"].as_u64(), dd["elapsed_seconds"].as_f64()) {
+            md.push_str(&format!("- dd: {bytes} bytes in {s} s\n"));
+        }
+        if let Some(values) = values {
+            let mut keys: Vec<&String> = values.keys().collect();
+            keys.sort();
+            for key in keys.into_iter().take(12) {
+                md.push_str(&format!("- {key}: {}\n", values[key]));
+            }
+        }
+        md.push_str("\n## Fix Candidates\n\n");
+        let fixes = fixes.as_array().cloned().unwrap_or_default();
+        if fixes.is_empty() {
+            md.push_str("No rule-based bottleneck fix candidates crossed the configured threshold.\n");
+        }
+        for fix in &fixes {
+            md.push_str(&format!(
+                "### {}\n\n- trigger: `{}` ({}%)\n- files: {}\n- strategy: {}\n\n",
+                fix["id"].as_str().unwrap_or_default(),
+                fix["trigger"].as_str().unwrap_or_default(),
+                fix["percent"],
+                fix["files"]
+                    .as_array()
+                    .map(|f| f.iter().filter_map(|v| v.as_str()).collect::<Vec<_>>().join("; "))
+                    .unwrap_or_default(),
+                fix["strategy"].as_str().unwrap_or_default(),
+            ));
+        }
+    }
+
+    /// A file of the run, as text.
+    fn run_file(&self, name: &str) -> Option<String> {
+        self.input
+            .run_files
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, bytes)| String::from_utf8_lossy(bytes).into_owned())
+    }
+
+    /// The reference's metrics of the run ([`run_metrics`], [`fix_candidates`]).
+    fn run_metrics(&self) -> [(&'static str, Value); 6] {
+        let host_time = run_metrics::host_time_metrics(self.run_file("qemu.time.txt").as_deref());
+        let host_perf = run_metrics::host_perf_metrics(self.run_file("qemu.perf.csv").as_deref());
+        let workload = run_metrics::workload_metrics(self.run_file("profile.stdout").as_deref());
+        let counter = |key: &str| {
+            self.input
+                .plugin_summary
+                .iter()
+                .find(|(k, _)| k == key)
+                .and_then(|(_, v)| v.parse::<f64>().ok())
+        };
+        let normalized = run_metrics::normalized_metrics(&run_metrics::RunFacts {
+            workload: &workload,
+            host_time: &host_time,
+            host_perf: &host_perf,
+            total_samples: self.total_samples(),
+            categories: &self.categories,
+            guest_instructions: counter("executed_instructions"),
+            guest_blocks: counter("executed_blocks"),
+        });
+        [
+            ("host_time_metrics", host_time),
+            ("host_perf_metrics", host_perf),
+            ("workload_metrics", workload),
+            ("normalized_metrics", normalized),
+            (
+                "fix_candidates",
+                fix_candidates::fix_candidates(&self.functions, self.input.min_percent),
+            ),
+            ("linux_alignment", run_metrics::linux_alignment()),
+        ]
     }
 
     pub fn to_markdown(&self) -> String {
@@ -342,6 +433,8 @@ impl<'a> Report<'a> {
                 ));
             }
         }
+
+        self.metrics_markdown(&mut md);
 
         md.push_str("\n## Resolve Statistics\n\n");
         md.push_str(&format!(

@@ -309,6 +309,10 @@ impl QemuFeed {
             bytes: report.qemu_stderr.clone().into_bytes(),
         });
         out.push(Update::ExtraFile {
+            name: "qemu.toml".into(),
+            bytes: report.qemu_toml.clone().into_bytes(),
+        });
+        out.push(Update::ExtraFile {
             name: "qemu.time.txt".into(),
             bytes: report.time_txt.clone().into_bytes(),
         });

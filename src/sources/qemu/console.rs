@@ -64,6 +64,9 @@ impl ConsoleWatch {
     /// We typed `command`: its echo must not count as output.
     pub fn typed(&mut self, command: &str) {
         self.pending_echo = Some(command.trim().to_string());
+        // The prompt's line is done: what follows on it is the echo (a partial echo
+        // after the prompt's text is no new prompt).
+        self.line.clear();
         // The next prompt is a new one (the command finished).
         self.prompt_reported = false;
     }
@@ -136,6 +139,19 @@ mod tests {
         assert_eq!((w.start_ns, w.stop_ns), (Some(5), Some(9)));
         // Markers count once.
         assert_eq!(w.feed(10, b"BEGIN\nEND\n"), []);
+    }
+
+    #[test]
+    fn a_marker_inside_the_typed_commands_arguments_is_not_one() {
+        let mut w = ConsoleWatch::new(&["starry:~# ".into()], Some("BENCH_START"), Some("WL_END"));
+        assert_eq!(w.feed(1, b"starry:~# "), [ConsoleEvent::Prompt]);
+        w.typed("bench 300000 WL_END");
+        // The shell echoes as the characters arrive, then the newline.
+        assert_eq!(w.feed(2, b"bench 300000 "), []);
+        assert_eq!(w.feed(3, b"WL_END\r\n"), []);
+        assert_eq!(w.feed(4, b"BENCH_START\n"), [ConsoleEvent::Start(4)]);
+        // The program's own line with the marker does count.
+        assert_eq!(w.feed(5, b"done WL_END\n"), [ConsoleEvent::Stop(5)]);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! perf counters). Knows nothing of symbols or views: it hands out console bytes, marker
 //! times and process facts.
 
+pub mod config_toml;
 pub mod console;
 pub mod host_perf;
 pub mod host_time;

@@ -49,6 +49,8 @@ pub struct SessionReport {
     pub window: WindowInfo,
     pub time_txt: String,
     pub perf_csv: Option<String>,
+    /// `qemu.toml`: the machine and command the run used.
+    pub qemu_toml: String,
     pub exit_status: i32,
     pub qemu_stderr: String,
     pub warnings: Vec<String>,
@@ -267,6 +269,7 @@ impl QemuSession {
             window,
             time_txt: time_txt(wall, times.as_ref(), status),
             perf_csv: self.perf_csv.clone(),
+            qemu_toml: super::config_toml::qemu_toml(&self.options),
             exit_status: status,
             qemu_stderr: self.process.stderr_text(),
             warnings,
