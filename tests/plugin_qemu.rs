@@ -62,7 +62,7 @@ fn record(mode: &str, callchain: &str, with_stream: bool) -> Recording {
     });
     let epoch_ns = monotonic_ns();
     let mut args = format!(
-        "out={},freq={FREQ},mode={mode},callchain={callchain},epoch_ns={epoch_ns},{}",
+        "out={},freq={FREQ},mode={mode},callchain={callchain},epoch_ns={epoch_ns},counters=on,{}",
         out.display(),
         text_filter(&guest)
     );

@@ -83,6 +83,7 @@ fn runner_plugin_args(
         filter_kernel: true,
         stream: None,
         epoch_ns,
+        counters: false,
     }
     .to_arg()
     .expect("plugin argument");

@@ -48,6 +48,8 @@ pub struct QemuRunOptions {
     pub timeout: Option<Duration>,
     pub host_perf: bool,
     pub host_perf_events: Option<String>,
+    /// The plugin's executed-instruction/block counters (`--guest-counters`).
+    pub guest_counters: bool,
     pub out: PathBuf,
 }
 
@@ -155,6 +157,7 @@ pub fn start_qemu(o: &QemuRunOptions) -> anyhow::Result<QemuFeed> {
         filter_kernel: o.kernel_filter,
         stream: Some(stream_socket.clone()),
         epoch_ns,
+        counters: o.guest_counters,
     }
     .to_arg()?;
     let firmware = if o.uefi {

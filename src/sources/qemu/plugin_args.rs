@@ -81,6 +81,9 @@ pub struct PluginOptions {
     pub stream: Option<PathBuf>,
     /// CLOCK_MONOTONIC ns the sample timestamps count from.
     pub epoch_ns: u64,
+    /// The plugin's executed-instruction/block counters (`--guest-counters`; they cost
+    /// guest time, so they are off unless asked for).
+    pub counters: bool,
 }
 
 fn path_value(what: &str, p: &Path) -> anyhow::Result<String> {
@@ -141,6 +144,7 @@ impl PluginOptions {
             parts.push(format!("stream={}", path_value("stream socket", s)?));
         }
         parts.push(format!("epoch_ns={}", self.epoch_ns));
+        parts.push(format!("counters={}", u8::from(self.counters)));
         Ok(parts.join(","))
     }
 }
@@ -166,6 +170,7 @@ mod tests {
             filter_kernel: false,
             stream: Some("/o/qperf/stream.sock".into()),
             epoch_ns: 42,
+            counters: false,
         }
     }
 
@@ -176,7 +181,7 @@ mod tests {
             "/p/libperfscope_qemu_plugin.so,freq=1000,max_depth=128,queue_size=4096,mode=tb,callchain=fp,\
              out=/o/qperf/qperf.bin,filter_kernel=0,filter_start=0xffffffc080200000,filter_end=0xffffffc080210000,\
              filter_alias_start=0x80200000,filter_alias_end=0x80210000,filter_alias_offset=0xffffffc000000000,\
-             stream=/o/qperf/stream.sock,epoch_ns=42"
+             stream=/o/qperf/stream.sock,epoch_ns=42,counters=0"
         );
     }
 
