@@ -108,11 +108,6 @@ impl ElfImage {
         self.has_dwarf
     }
 
-    /// The image as a guest kernel's address space.
-    pub fn guest_space(&self) -> Option<&GuestSpace> {
-        self.space.as_ref()
-    }
-
     pub fn symbol_count(&self) -> usize {
         self.symbols.len()
     }

@@ -161,10 +161,6 @@ impl GuestSpace {
         })
     }
 
-    pub fn image(&self) -> AddressRange {
-        self.image
-    }
-
     pub fn alias(&self) -> Option<KernelAlias> {
         self.alias
     }
