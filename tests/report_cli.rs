@@ -169,10 +169,30 @@ fn report_on_the_recorded_test_kernel_writes_every_artifact() {
         "line numbers present"
     );
 
-    // hotspots.csv keeps the reference columns first.
+    // hotspots.csv keeps the reference columns first, and its order: row 1 is the function
+    // with the most frame occurrences in stack.folded, as the reference's parse_folded
+    // ranks (ties by name).
     let csv = std::fs::read_to_string(latest.join("hotspots.csv")).unwrap();
     assert!(csv.starts_with("kind,name,samples,percent,self,self_percent,total,total_percent\n"));
-    assert!(csv.lines().nth(1).unwrap().starts_with("function,\"mix_leaf\","));
+    let mut occurrences = std::collections::BTreeMap::<String, u64>::new();
+    for line in std::fs::read_to_string(q.join("stack.folded")).unwrap().lines() {
+        let (stack, n) = line.rsplit_once(' ').unwrap();
+        for frame in stack.split(';').filter(|f| !f.is_empty()) {
+            *occurrences.entry(frame.to_string()).or_default() += n.parse::<u64>().unwrap();
+        }
+    }
+    let first = occurrences
+        .iter()
+        .max_by(|a, b| a.1.cmp(b.1).then_with(|| b.0.cmp(a.0)))
+        .unwrap()
+        .0;
+    assert!(
+        csv.lines()
+            .nth(1)
+            .unwrap()
+            .starts_with(&format!("function,\"{first}\",")),
+        "row 1 is {first}:\n{csv}"
+    );
 
     let printed = stdout(&o);
     assert!(

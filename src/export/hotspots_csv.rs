@@ -3,8 +3,9 @@
 //! The first four columns are the reference harness's — `kind,name,samples,percent`, names
 //! quoted as JSON strings, function `samples`/`percent` counting frame occurrences over all
 //! frame occurrences — so scripts that read them keep working. The per-sample numbers a
-//! profiler user wants follow as `self,self_percent,total,total_percent`; rows are ranked
-//! by self.
+//! profiler user wants follow as `self,self_percent,total,total_percent`. Rows are ranked
+//! as the reference ranks them (frame occurrences, then name), so a script reading row 1
+//! gets the reference's function; report.json and the views rank by self.
 
 use super::ExportView;
 use super::tables::{function_rows, round4, stack_rows};
@@ -14,7 +15,14 @@ pub const HEADER: &str = "kind,name,samples,percent,self,self_percent,total,tota
 pub fn render(view: &ExportView<'_>, top: usize) -> String {
     let mut out = String::from(HEADER);
     out.push('\n');
-    for f in function_rows(view, top) {
+    let mut functions = function_rows(view, usize::MAX);
+    functions.sort_by(|a, b| {
+        b.occurrences
+            .cmp(&a.occurrences)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    functions.truncate(top);
+    for f in functions {
         out.push_str(&format!(
             "function,{},{},{},{},{},{},{}\n",
             json_quote(&f.name),
@@ -58,9 +66,10 @@ mod tests {
         let lines: Vec<&str> = csv.lines().collect();
         assert_eq!(lines[0], HEADER);
         // fib: 6 of 3×3 + 1×2 = 11 frame occurrences; self 3 of 4 samples, total 3.
+        // The reference's order: occurrences, then name.
         assert_eq!(lines[1], "function,\"fib\",6,54.5455,3,75,3,75");
-        assert_eq!(lines[2], "function,\"x\\\"y\",1,9.0909,1,25,1,25");
-        assert_eq!(lines[3], "function,\"main\",4,36.3636,0,0,4,100");
+        assert_eq!(lines[2], "function,\"main\",4,36.3636,0,0,4,100");
+        assert_eq!(lines[3], "function,\"x\\\"y\",1,9.0909,1,25,1,25");
         assert_eq!(lines[4], "stack,\"main;fib;fib\",3,75,3,75,3,75");
     }
 }
