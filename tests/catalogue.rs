@@ -19,6 +19,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use common::host::ensure_tracefs;
+use perfscope::model::text::shell_words;
 
 /// How many command lines run at once.
 const WORKERS: usize = 8;
@@ -30,40 +31,6 @@ const RUNTIME: Duration = Duration::from_secs(2);
 const DUMP_GRACE: Duration = Duration::from_millis(300);
 /// A line still running this long after SIGINT is killed (and fails).
 const EXIT_DEADLINE: Duration = Duration::from_secs(30);
-
-/// Split a line into words as a shell does for '…' and "…" quotes (no escapes, no
-/// variables: the catalogue does not need them).
-fn shell_words(line: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut word = String::new();
-    let mut in_word = false;
-    let mut quote: Option<char> = None;
-    for c in line.chars() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), c) => word.push(c),
-            (None, '\'' | '"') => {
-                quote = Some(c);
-                in_word = true;
-            }
-            (None, c) if c.is_whitespace() => {
-                if in_word {
-                    words.push(std::mem::take(&mut word));
-                    in_word = false;
-                }
-            }
-            (None, c) => {
-                word.push(c);
-                in_word = true;
-            }
-        }
-    }
-    assert!(quote.is_none(), "unbalanced quote in {line:?}");
-    if in_word {
-        words.push(word);
-    }
-    words
-}
 
 fn catalogue() -> Vec<String> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/catalogue/commands.txt");

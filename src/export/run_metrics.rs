@@ -8,6 +8,7 @@ use regex::Regex;
 use serde_json::{Map, Value, json};
 
 use super::categories::CategoryTotal;
+use crate::model::text::shell_words;
 
 /// `host_time_metrics` from `qemu.time.txt` (perfscope's lines, or GNU `time -v`'s).
 pub fn host_time_metrics(time_txt: Option<&str>) -> Value {
@@ -193,38 +194,6 @@ fn scalar(text: &str) -> Value {
     } else {
         json!(text)
     }
-}
-
-/// Words split as a shell would: blanks separate, quotes group (and are dropped).
-fn shell_words(text: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut word = String::new();
-    let mut quote = None;
-    let mut in_word = false;
-    for c in text.chars() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), c) => word.push(c),
-            (None, '"' | '\'') => {
-                quote = Some(c);
-                in_word = true;
-            }
-            (None, c) if c.is_whitespace() => {
-                if in_word {
-                    words.push(std::mem::take(&mut word));
-                    in_word = false;
-                }
-            }
-            (None, c) => {
-                word.push(c);
-                in_word = true;
-            }
-        }
-    }
-    if in_word {
-        words.push(word);
-    }
-    words
 }
 
 /// What the normalised metrics are made of.

@@ -315,6 +315,13 @@ mod tests {
     }
 
     /// The 6.18 layout of sched_switch.
+    /// The session's one sched_switch event (index 0, no filter).
+    fn one_switch_event(layout: &EventLayout) -> MissedSwitches {
+        MissedSwitches::new([(EventIndex(0), layout, None)])
+            .unwrap()
+            .unwrap()
+    }
+
     fn layout() -> EventLayout {
         EventLayout {
             system: "sched".into(),
@@ -386,9 +393,7 @@ mod tests {
     #[test]
     fn a_dropped_switch_between_tasks_is_rebuilt_with_the_state_its_switch_out_record_gives() {
         let layout = layout();
-        let mut missed = MissedSwitches::new([(EventIndex(0), &layout, None)])
-            .unwrap()
-            .unwrap();
+        let mut missed = one_switch_event(&layout);
         let state = |missed: &mut MissedSwitches, preempted: Option<bool>| {
             if let Some(preempted) = preempted {
                 missed.switched_out(0, (103, 103), preempted);
@@ -428,9 +433,7 @@ mod tests {
     #[test]
     fn an_exited_tasks_switch_is_named_by_its_switch_out_record() {
         let layout = layout();
-        let mut missed = MissedSwitches::new([(EventIndex(0), &layout, None)])
-            .unwrap()
-            .unwrap();
+        let mut missed = one_switch_event(&layout);
         let dead = (u32::MAX, u32::MAX);
         // Delivered: the kernel's event named the task; the record's -1 matches it.
         let delivered = missed.rebuild(8, 1, (200, 201), (0, 0), || (None, None)).unwrap();
@@ -477,9 +480,7 @@ mod tests {
     #[test]
     fn a_switch_the_kernel_delivered_is_not_rebuilt_and_only_that_one() {
         let layout = layout();
-        let mut missed = MissedSwitches::new([(EventIndex(0), &layout, None)])
-            .unwrap()
-            .unwrap();
+        let mut missed = one_switch_event(&layout);
         let (idle, task) = ((0, 0), (42, 42));
         // A delivered sample of the same shape on CPU 0: idle to 42.
         let delivered = missed.rebuild(7, 0, idle, task, || (None, None)).unwrap();
