@@ -83,6 +83,9 @@ pub struct Report<'a> {
     pub functions: Vec<FunctionRow>,
     pub stacks: Vec<StackRow>,
     pub categories: Vec<CategoryTotal>,
+    /// The reference's metrics of the run, by report.json key ([`Report::run_metrics`]):
+    /// read from the run's files once, for both reports.
+    metrics: Vec<(&'static str, Value)>,
 }
 
 impl<'a> Report<'a> {
@@ -90,12 +93,23 @@ impl<'a> Report<'a> {
         let functions = function_rows(input.main, input.top);
         let stacks = stack_rows(input.main, input.top);
         let categories = categories::category_totals(input.main, input.top);
-        Self {
+        let mut report = Self {
             input,
             functions,
             stacks,
             categories,
-        }
+            metrics: Vec::new(),
+        };
+        report.metrics = report.run_metrics().into();
+        report
+    }
+
+    /// One of the run's metrics by its report.json key.
+    fn metric(&self, key: &str) -> &Value {
+        self.metrics
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map_or(&Value::Null, |(_, v)| v)
     }
 
     pub fn total_samples(&self) -> u64 {
@@ -205,16 +219,15 @@ impl<'a> Report<'a> {
             "artifacts": artifacts,
             "differences_from_reference": DIFFERENCES,
         });
-        let metrics = self.run_metrics();
-        for (key, value) in metrics {
-            report[key] = value;
+        for (key, value) in &self.metrics {
+            report[*key] = value.clone();
         }
         sorted(report)
     }
 
     /// The reference's Workload Metrics and Fix Candidates sections.
     fn metrics_markdown(&self, md: &mut String) {
-        let [_, _, (_, workload), _, (_, fixes), _] = self.run_metrics();
+        let (workload, fixes) = (self.metric("workload_metrics"), self.metric("fix_candidates"));
         md.push_str("\n## Workload Metrics\n\n");
         let dd = &workload["dd"];
         let values = workload["values"].as_object().filter(|v| !v.is_empty());
