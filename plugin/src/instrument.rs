@@ -41,11 +41,18 @@ unsafe extern "C" fn sample_fp_pushed(vcpu: c_uint, pc: *mut c_void) {
     }
 }
 
+unsafe extern "C" fn sample_fp_restored(vcpu: c_uint, pc: *mut c_void) {
+    if let Some(profiler) = PROFILER.get() {
+        profiler.sample(vcpu, pc as u64, FrameState::FpRestored);
+    }
+}
+
 fn callback_for(state: FrameState) -> sys::qemu_plugin_vcpu_udata_cb_t {
     match state {
         FrameState::Established => Some(sample_established),
         FrameState::BeforeFrame => Some(sample_before_frame),
         FrameState::FpPushed => Some(sample_fp_pushed),
+        FrameState::FpRestored => Some(sample_fp_restored),
     }
 }
 

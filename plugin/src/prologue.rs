@@ -5,10 +5,17 @@
 //! decoded; anything else keeps the state it had:
 //!
 //! - riscv64 (RV64GC): `addi sp,sp,-N` / `c.addi sp,-N` / `c.addi16sp` (entry), `addi s0,sp,N` /
-//!   `c.addi4spn s0,sp,N` (fp set), `ld s0,N(sp)` / `c.ldsp s0` (fp restored).
-//! - loongarch64: `addi.d $sp,$sp,-N`, `addi.d $fp,$sp,N`, `ld.d $fp,$sp,N`.
+//!   `c.addi4spn s0,sp,N` (fp set), `ld s0,N(sp)` / `c.ldsp s0` (fp restored), `ld ra,N(sp)` /
+//!   `c.ldsp ra` (return address restored).
+//! - loongarch64: `addi.d $sp,$sp,-N`, `addi.d $fp,$sp,N`, `ld.d $fp,$sp,N`, `ld.d $ra,$sp,N`.
 //! - x86_64: `push %rbp` (optionally after `endbr64`) at entry, `mov %rsp,%rbp`,
 //!   `pop %rbp` / `leave`.
+//!
+//! Epilogues reload fp and ra in either order: gcc reloads ra first, clang fp first. After
+//! clang's `ld fp` and until its `ld ra` the caller's return address is neither in a frame
+//! `fp` points to nor in the link register, but still in the stack slot the coming reload
+//! reads: those sites are [`FrameState::FpRestored`], and the unwinder finds the slot by
+//! decoding the reload at sample time ([`return_address_reload`]).
 //!
 //! A block only starts in `BeforeFrame` when its first instruction opens a frame: a
 //! function is entered by a call, which always starts a block, while a block starting
@@ -28,6 +35,8 @@ enum FrameOp {
     SetFp,
     /// Reloads the caller's fp: the frame is gone after it.
     RestoreFp,
+    /// Reloads the return address from `[sp + offset]` into the link register.
+    RestoreRa(i64),
     Other,
 }
 
@@ -43,6 +52,7 @@ fn riscv64_op(bytes: &[u8]) -> FrameOp {
             (0x13, 0, 2, 2) if imm < 0 => FrameOp::OpenFrame,
             (0x13, 0, 8, 2) => FrameOp::SetFp,
             (0x03, 3, 8, 2) => FrameOp::RestoreFp,
+            (0x03, 3, 1, 2) => FrameOp::RestoreRa(i64::from(imm)),
             _ => FrameOp::Other,
         };
     }
@@ -59,8 +69,13 @@ fn riscv64_op(bytes: &[u8]) -> FrameOp {
         (1, 0 | 3) if rd == 2 && half & (1 << 12) != 0 => FrameOp::OpenFrame,
         // c.addi4spn rd' = x8 (s0), non-zero immediate.
         (0, 0) if (half >> 2) & 7 == 0 && half & 0x1fe0 != 0 => FrameOp::SetFp,
-        // c.ldsp s0.
+        // c.ldsp s0 / ra; its offset is uimm[5] at bit 12, uimm[4:3] at 6:5, uimm[8:6] at 4:2.
         (2, 3) if rd == 8 => FrameOp::RestoreFp,
+        (2, 3) if rd == 1 => {
+            let h = u64::from(half);
+            let offset = ((h >> 12) & 1) << 5 | ((h >> 5) & 3) << 3 | ((h >> 2) & 7) << 6;
+            FrameOp::RestoreRa(offset as i64)
+        }
         _ => FrameOp::Other,
     }
 }
@@ -79,6 +94,7 @@ fn loongarch64_op(bytes: &[u8]) -> FrameOp {
         (0x00b, 3, 3) if si12 < 0 => FrameOp::OpenFrame, // addi.d $sp, $sp, -N
         (0x00b, 22, 3) => FrameOp::SetFp,                // addi.d $fp, $sp, N
         (0x0a3, 22, 3) => FrameOp::RestoreFp,            // ld.d $fp, $sp, N
+        (0x0a3, 1, 3) => FrameOp::RestoreRa(i64::from(si12)), // ld.d $ra, $sp, N
         _ => FrameOp::Other,
     }
 }
@@ -102,29 +118,58 @@ fn frame_op(arch: Arch, bytes: &[u8]) -> FrameOp {
 
 /// The state before each instruction of a block, given the instructions' bytes in order.
 pub fn block_frame_states<B: AsRef<[u8]>>(arch: Arch, instructions: &[B]) -> Vec<FrameState> {
-    let mut states = Vec::with_capacity(instructions.len());
-    let mut state = match instructions.first() {
-        Some(first) if frame_op(arch, first.as_ref()) == FrameOp::OpenFrame => FrameState::BeforeFrame,
+    let ops: Vec<FrameOp> = instructions.iter().map(|i| frame_op(arch, i.as_ref())).collect();
+    let mut states = Vec::with_capacity(ops.len());
+    let mut state = match ops.first() {
+        Some(FrameOp::OpenFrame) => FrameState::BeforeFrame,
         _ => FrameState::Established,
     };
-    for insn in instructions {
+    for (i, op) in ops.iter().enumerate() {
         states.push(state);
-        state = match frame_op(arch, insn.as_ref()) {
+        state = match op {
             FrameOp::SetFp => FrameState::Established,
+            // clang's order: the return address is reloaded later in this block.
+            FrameOp::RestoreFp if ops[i + 1..].iter().any(|o| matches!(o, FrameOp::RestoreRa(_))) => {
+                FrameState::FpRestored
+            }
             FrameOp::RestoreFp => FrameState::BeforeFrame,
+            FrameOp::RestoreRa(_) if state == FrameState::FpRestored => FrameState::BeforeFrame,
             // x86_64: after `push %rbp` the return address is at [rsp+8] until
             // `mov %rsp,%rbp` (gcc schedules other instructions in between).
-            FrameOp::OpenFrame if arch == Arch::X86_64 && insn.as_ref() == [0x55] => FrameState::FpPushed,
-            FrameOp::OpenFrame | FrameOp::Other => state,
+            FrameOp::OpenFrame if arch == Arch::X86_64 && instructions[i].as_ref() == [0x55] => {
+                FrameState::FpPushed
+            }
+            FrameOp::OpenFrame | FrameOp::RestoreRa(_) | FrameOp::Other => state,
         };
     }
     states
 }
 
+/// The stack offset of the return-address reload among the first instructions of `code`
+/// (what runs next at an [`FrameState::FpRestored`] site), if one comes before anything
+/// else that touches the frame.
+pub fn return_address_reload(arch: Arch, code: &[u8]) -> Option<i64> {
+    let mut at = 0;
+    while at < code.len() {
+        let len = match arch {
+            Arch::Riscv64 if code[at] & 3 != 3 => 2,
+            Arch::Riscv64 | Arch::Loongarch64 => 4,
+            Arch::X86_64 => return None,
+        };
+        let insn = code.get(at..at + len)?;
+        match frame_op(arch, insn) {
+            FrameOp::RestoreRa(offset) => return Some(offset),
+            FrameOp::Other => at += len,
+            _ => return None,
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use FrameState::{BeforeFrame as B, Established as E, FpPushed as P};
+    use FrameState::{BeforeFrame as B, Established as E, FpPushed as P, FpRestored as R};
 
     fn le(insn: u32) -> Vec<u8> {
         insn.to_le_bytes().to_vec()
@@ -176,6 +221,44 @@ mod tests {
             le(0x4c00_0020),
         ];
         assert_eq!(block_frame_states(Arch::Loongarch64, &block), vec![B, B, B, E, B]);
+    }
+
+    #[test]
+    fn clang_epilogue_reloads_fp_before_ra() {
+        // hash_block's epilogue as zig's clang emits it: ld.d $s1,$sp,0 ; ld.d $s0,$sp,8 ;
+        // ld.d $fp,$sp,16 ; ld.d $ra,$sp,24 ; addi.d $sp,$sp,32 ; ret
+        let ld = |rd: u32, off: u32| le(0x28c0_0000 | (off << 10) | (3 << 5) | rd);
+        let block = [
+            ld(24, 0),
+            ld(23, 8),
+            ld(22, 16),
+            ld(1, 24),
+            le(0x02c0_0000 | (32 << 10) | (3 << 5) | 3),
+            le(0x4c00_0020),
+        ];
+        assert_eq!(
+            block_frame_states(Arch::Loongarch64, &block),
+            vec![E, E, E, R, B, B]
+        );
+        let code: Vec<u8> = block[3..].concat();
+        assert_eq!(return_address_reload(Arch::Loongarch64, &code), Some(24));
+        // gcc's order (ra first): the fp reload ends the frame, ra is live.
+        let gcc = [ld(1, 24), ld(22, 16), le(0x4c00_0020)];
+        assert_eq!(block_frame_states(Arch::Loongarch64, &gcc), vec![E, E, B]);
+        // riscv64: ld s0,16(sp) ; c.ldsp ra,24(sp) (0x60e2) ; ret
+        let rv: Vec<Vec<u8>> = vec![
+            le(0x01013403),
+            0x60e2u16.to_le_bytes().to_vec(),
+            0x8082u16.to_le_bytes().to_vec(),
+        ];
+        assert_eq!(block_frame_states(Arch::Riscv64, &rv), vec![E, R, B]);
+        assert_eq!(return_address_reload(Arch::Riscv64, &rv[1..].concat()), Some(24));
+        assert_eq!(return_address_reload(Arch::Riscv64, &le(0x00813083)), Some(8)); // ld ra,8(sp)
+        // Anything that touches the frame first: no reload to trust.
+        assert_eq!(
+            return_address_reload(Arch::Loongarch64, &[ld(22, 16), ld(1, 24)].concat()),
+            None
+        );
     }
 
     #[test]

@@ -27,7 +27,11 @@
 //! stack-pointer decrement of a prologue; in insn mode also instructions after the
 //! prologue's `sp` decrement and before it sets `fp`, and after the epilogue reloads
 //! `fp`). Only `BeforeFrame` sites use the link register, and there it is by construction
-//! the direct caller and not in the walk yet, so there is nothing to de-duplicate.
+//! the direct caller and not in the walk yet, so there is nothing to de-duplicate. An
+//! epilogue that reloads `fp` before `ra` (clang) leaves a window where the link register
+//! still holds the return address of this function's last call: those sites are
+//! [`FrameState::FpRestored`], whose return address is read from the slot the coming `ra`
+//! reload reads.
 //!
 //! One more case on riscv64/loongarch64: gcc 12 builds leaf functions with
 //! `-fno-omit-frame-pointer` by saving only `fp` (at `fp-8`) and never `ra`: a leaf makes no
@@ -135,6 +139,9 @@ pub enum FrameState {
     BeforeFrame,
     /// x86_64 after `push %rbp`, before `mov %rsp,%rbp`: the return address is at `[rsp+8]`.
     FpPushed,
+    /// riscv64/loongarch64 between an epilogue's `fp` reload and its later `ra` reload
+    /// (clang's order): the return address is in the stack slot that reload reads.
+    FpRestored,
 }
 
 /// The registers read at sample time.
@@ -202,6 +209,13 @@ pub fn unwind(
                 trace.push(ret);
             }
         }
+        FrameState::FpRestored => {
+            if let Some(ret) =
+                pending_return_address(arch, pc, regs.sp, memory).and_then(|ret| filter.return_address(ret))
+            {
+                trace.push(ret);
+            }
+        }
         FrameState::Established if arch == Arch::X86_64 => {
             if let Some(ret) = frameless_caller(pc, regs, memory, filter) {
                 trace.push(ret);
@@ -223,6 +237,15 @@ pub fn unwind(
     }
     walk_frames(arch.layout(), fp, memory, filter, max_depth, &mut trace);
     trace
+}
+
+/// The return address an epilogue is about to reload: the code at `pc` decoded for its
+/// `ld ra, N(sp)`, then `[sp + N]`.
+fn pending_return_address(arch: Arch, pc: u64, sp: u64, memory: &dyn GuestMemory) -> Option<u64> {
+    let (a, b) = memory.read_pair(pc)?;
+    let code = [a.to_le_bytes(), b.to_le_bytes()].concat();
+    let offset = crate::prologue::return_address_reload(arch, &code)?;
+    memory.read_u64(sp.checked_add_signed(offset)?)
 }
 
 /// The target of the x86_64 `call rel32` that returns to `ret`, canonical; `None` when the
@@ -381,6 +404,36 @@ mod tests {
             128,
         );
         assert_eq!(trace[..2], [0x8020_0100, TEXT + 0x210]);
+    }
+
+    /// clang's epilogue in mix_leaf's caller hash_block, sampled after `ld.d $fp` and before
+    /// `ld.d $ra,$sp,24`: fp is already hash_workload's, ra is still the return into
+    /// hash_block from its last call, and the return address is at [sp+24].
+    #[test]
+    fn fp_restored_takes_the_return_address_from_the_pending_reload() {
+        let mut stack = riscv_chain().0;
+        let pc = TEXT + 0x2f0;
+        let ld_ra = 0x28c0_0000u32 | (24 << 10) | (3 << 5) | 1;
+        let addi_sp = 0x02c0_0000u32 | (32 << 10) | (3 << 5) | 3;
+        stack.insert(pc, u64::from(ld_ra) | u64::from(addi_sp) << 32);
+        stack.insert(pc + 8, 0x4c00_0020);
+        let sp = STACK + 0x20;
+        stack.insert(sp + 24, TEXT + 0x300); // hash_block's saved ra: into hash_workload
+        let regs = SampleRegisters {
+            sp,
+            fp: STACK + 0x80,
+            link: Some(TEXT + 0x2ec), // stale: the return from mix_leaf into hash_block
+        };
+        let trace = unwind(
+            Arch::Loongarch64,
+            pc,
+            regs,
+            FrameState::FpRestored,
+            &FakeStack(stack),
+            &kernel_filter(),
+            128,
+        );
+        assert_eq!(trace, vec![pc, TEXT + 0x300, TEXT + 0x400, TEXT + 0x500]);
     }
 
     #[test]
