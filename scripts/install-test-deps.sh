@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs on a fresh Debian 12 (bookworm) machine, as root:
 #   - the riscv64 bare-metal cross gcc and the x86_64 gcc/binutils (build tests/guest, the test kernel)
-#   - QEMU 10 from bookworm-backports (TCG plugin API v4), without touching /etc/apt:
+#   - zig's clang from PyPI (`ziglang`): the loongarch64 test kernel (Debian 12 has no loongarch64 gcc)
+#   - QEMU 10 from bookworm-backports (TCG plugin API v4; qemu-system-misc has loongarch64), without touching /etc/apt:
 #     a private sources list reuses the machine's own mirror with the backports suite added
 #   - tmux (end-to-end tests drive the real binary in a terminal)
 #   - tracefs mounted at /sys/kernel/tracing (the host tracepoint tests read it)
@@ -28,8 +29,17 @@ if [ ${#missing[@]} -gt 0 ]; then
     apt-get $APT_LOCK install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
+# The version this suite was written against; the Makefile runs it as `python3 -m ziglang`.
+ZIGLANG=ziglang==0.17.1
+if ! python3 -m ziglang version >/dev/null 2>&1; then
+    python3 -m pip install --quiet "$ZIGLANG" 2>/dev/null ||
+        python3 -m pip install --quiet --break-system-packages "$ZIGLANG" ||
+        { echo "install-test-deps: cannot pip-install $ZIGLANG (the loongarch64 test kernel's compiler)" >&2; exit 1; }
+fi
+
 qemu_ok() {
     command -v qemu-system-riscv64 >/dev/null && command -v qemu-system-x86_64 >/dev/null &&
+        command -v qemu-system-loongarch64 >/dev/null &&
         qemu-system-riscv64 --version | grep -Eq 'version (1[0-9]|[2-9][0-9])\.'
 }
 if ! qemu_ok; then
@@ -48,7 +58,7 @@ if ! qemu_ok; then
     # shellcheck disable=SC2086
     apt-get $APTO update -qq
     # shellcheck disable=SC2086
-    apt-get $APTO install -y -qq -t bookworm-backports --no-install-recommends qemu-system-x86 qemu-system-riscv
+    apt-get $APTO install -y -qq -t bookworm-backports --no-install-recommends qemu-system-x86 qemu-system-riscv qemu-system-misc
     qemu_ok || { echo "install-test-deps: QEMU 10 did not install" >&2; exit 1; }
 fi
 if ! mountpoint -q /sys/kernel/tracing; then
@@ -56,4 +66,4 @@ if ! mountpoint -q /sys/kernel/tracing; then
     mount -t tracefs nodev /sys/kernel/tracing ||
         { echo "install-test-deps: cannot mount tracefs at /sys/kernel/tracing (the kernel needs CONFIG_TRACING)" >&2; exit 1; }
 fi
-echo "install-test-deps: riscv64 gcc $(riscv64-unknown-elf-gcc -dumpversion), x86_64 gcc $(x86_64-linux-gnu-gcc -dumpversion), $(qemu-system-riscv64 --version | head -n1), tmux $(tmux -V), tracefs at /sys/kernel/tracing"
+echo "install-test-deps: riscv64 gcc $(riscv64-unknown-elf-gcc -dumpversion), x86_64 gcc $(x86_64-linux-gnu-gcc -dumpversion), zig $(python3 -m ziglang version), $(qemu-system-riscv64 --version | head -n1), tmux $(tmux -V), tracefs at /sys/kernel/tracing"

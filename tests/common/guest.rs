@@ -1,7 +1,7 @@
 //! The test kernel (tests/guest) per architecture, built once per test process into
-//! `target/test-guest/` (riscv64, Debian's bare-metal cross gcc) or
-//! `target/test-guest-x86_64/` (Debian's native gcc). A missing compiler fails the test
-//! loudly: the test command (`scripts/test.sh`) installs it.
+//! `target/test-guest/` (riscv64, Debian's bare-metal cross gcc), `target/test-guest-x86_64/`
+//! (Debian's native gcc) or `target/test-guest-loongarch64/` (zig's clang from PyPI). A
+//! missing compiler fails the test loudly: the test command (`scripts/test.sh`) installs it.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -14,6 +14,7 @@ use perfscope::sources::qemu::Arch;
 pub enum GuestArch {
     Riscv64,
     X86_64,
+    Loongarch64,
 }
 
 impl GuestArch {
@@ -27,14 +28,25 @@ impl GuestArch {
         match self {
             GuestArch::Riscv64 => Arch::Riscv64,
             GuestArch::X86_64 => Arch::X86_64,
+            GuestArch::Loongarch64 => Arch::Loongarch64,
         }
     }
 
-    /// The binutils prefix of the tools that read this architecture's ELF.
+    /// The binutils prefix of the disassembler for this architecture's ELF (Debian 12 has
+    /// none for loongarch64: its tests read instructions without one).
     fn binutils_prefix(self) -> &'static str {
         match self {
             GuestArch::Riscv64 => "riscv64-unknown-elf-",
             GuestArch::X86_64 => "x86_64-linux-gnu-",
+            GuestArch::Loongarch64 => "loongarch64-linux-gnu-",
+        }
+    }
+
+    /// What builds this architecture's kernel, for the message when the build fails.
+    fn compiler(self) -> &'static str {
+        match self {
+            GuestArch::Loongarch64 => "zig's clang (python3 -m ziglang)",
+            GuestArch::Riscv64 | GuestArch::X86_64 => self.binutils_prefix(),
         }
     }
 
@@ -42,6 +54,16 @@ impl GuestArch {
         match self {
             GuestArch::Riscv64 => target_dir().join("test-guest"),
             GuestArch::X86_64 => target_dir().join("test-guest-x86_64"),
+            GuestArch::Loongarch64 => target_dir().join("test-guest-loongarch64"),
+        }
+    }
+
+    /// The image QEMU's `-kernel` loads: the raw binary, except on loongarch64, whose
+    /// direct boot takes only an ELF.
+    fn image(self) -> &'static str {
+        match self {
+            GuestArch::Loongarch64 => "kernel.elf",
+            GuestArch::Riscv64 | GuestArch::X86_64 => "kernel.bin",
         }
     }
 
@@ -51,20 +73,21 @@ impl GuestArch {
         match bytes.get(18..20) {
             Some([0xf3, 0]) => GuestArch::Riscv64,
             Some([0x3e, 0]) => GuestArch::X86_64,
+            Some([0x02, 0x01]) => GuestArch::Loongarch64,
             other => panic!(
-                "{}: not a riscv64 or x86_64 ELF (e_machine {other:?})",
+                "{}: not a riscv64, x86_64 or loongarch64 ELF (e_machine {other:?})",
                 elf.display()
             ),
         }
     }
 
-    /// A binutils tool (`nm`, `objdump`) for this architecture's ELF.
+    /// A binutils tool (`objdump`) for this architecture's ELF.
     pub fn tool(self, name: &str) -> Command {
         Command::new(format!("{}{name}", self.binutils_prefix()))
     }
 }
 
-/// The built kernel: the ELF (symbols, DWARF) and the raw image QEMU loads.
+/// The built kernel: the ELF (symbols, DWARF) and the image QEMU loads.
 #[derive(Clone, Debug)]
 pub struct TestGuest {
     pub arch: GuestArch,
@@ -87,9 +110,11 @@ pub fn build_test_guest() -> TestGuest {
 pub fn build_test_guest_for(arch: GuestArch) -> TestGuest {
     static RISCV64: OnceLock<TestGuest> = OnceLock::new();
     static X86_64: OnceLock<TestGuest> = OnceLock::new();
+    static LOONGARCH64: OnceLock<TestGuest> = OnceLock::new();
     let once = match arch {
         GuestArch::Riscv64 => &RISCV64,
         GuestArch::X86_64 => &X86_64,
+        GuestArch::Loongarch64 => &LOONGARCH64,
     };
     once.get_or_init(|| {
         let out = arch.out_dir();
@@ -104,43 +129,30 @@ pub fn build_test_guest_for(arch: GuestArch) -> TestGuest {
             .expect("cannot run make: install build-essential");
         assert!(
             status.success(),
-            "building the {} test kernel failed (make -C tests/guest ARCH={}); if {}gcc is missing, run scripts/install-test-deps.sh",
+            "building the {} test kernel failed (make -C tests/guest ARCH={}); if {} is missing, run scripts/install-test-deps.sh",
             arch.name(),
             arch.name(),
-            arch.binutils_prefix()
+            arch.compiler()
         );
         TestGuest {
             arch,
             elf: out.join("kernel.elf"),
-            bin: out.join("kernel.bin"),
+            bin: out.join(arch.image()),
         }
     })
     .clone()
 }
 
-/// `[start, end)` of a function, from the ELF's symbol table (`nm -S`).
+/// `[start, end)` of a symbol, from the ELF's symbol table (what `nm -S` prints; read
+/// here, so no binutils for the kernel's architecture are needed).
 pub fn symbol_range(elf: &Path, name: &str) -> (u64, u64) {
-    let out = GuestArch::of_elf(elf)
-        .tool("nm")
-        .arg("-S")
-        .arg(elf)
-        .output()
-        .expect("binutils nm for the kernel's architecture: run scripts/install-test-deps.sh");
-    assert!(out.status.success(), "nm failed on {}", elf.display());
-    let text = String::from_utf8_lossy(&out.stdout);
-    for line in text.lines() {
-        let parts: Vec<&str> = line.split_whitespace().collect();
-        if parts.len() == 4 && parts[3] == name {
-            let start = u64::from_str_radix(parts[0], 16).expect("nm address");
-            let size = u64::from_str_radix(parts[1], 16).expect("nm size");
-            return (start, start + size);
-        }
-        if parts.len() == 3 && parts[2] == name {
-            let start = u64::from_str_radix(parts[0], 16).expect("nm address");
-            return (start, start);
-        }
-    }
-    panic!("symbol {name} not found in {}", elf.display());
+    use object::{Object, ObjectSymbol};
+    let bytes = std::fs::read(elf).unwrap_or_else(|e| panic!("{}: {e}", elf.display()));
+    let file = object::File::parse(&*bytes).unwrap_or_else(|e| panic!("{}: {e}", elf.display()));
+    file.symbols()
+        .find(|s| s.name() == Ok(name))
+        .map(|s| (s.address(), s.address() + s.size()))
+        .unwrap_or_else(|| panic!("symbol {name} not found in {}", elf.display()))
 }
 
 /// The start address of a symbol.
