@@ -14,8 +14,9 @@
 
 #define NOINLINE    __attribute__((noinline))
 
-/* Per architecture (riscv64/arch.h, x86_64/arch.h): ARCH_NAME, uart_putc, uart_getc,
- * arch_init, arch_ticks, arch_ticks_to_ms, arch_poweroff, TRAP_CAUSE/TRAP_PC/TRAP_VALUE. */
+/* Per architecture (<arch>/arch.h): ARCH_NAME, uart_putc, uart_getc, arch_init, arch_ticks,
+ * arch_ticks_to_ms, arch_poweroff, arch_start_cpus, cpu_relax, TRAP_CAUSE/TRAP_PC/TRAP_VALUE.
+ * MAX_CPUS comes from the Makefile (start.S sizes the other CPUs' stacks with it). */
 #include "arch.h"
 
 static void puts_(const char *s) { while (*s) { if (*s == '\n') uart_putc('\r'); uart_putc(*s++); } }
@@ -115,6 +116,47 @@ NOINLINE uint64_t run_bench(int scale) {
     return acc;
 }
 
+/* ---- SMP: every online CPU runs each bench ----
+ * CPU 0 (the boot CPU) bumps bench_round; the others, spinning in wait_for_round (so their
+ * vCPUs keep running and are sampled), run the same bench and count themselves done. The
+ * CPUs share the workload's arrays: their results differ, their accesses stay in bounds. */
+static volatile uint32_t cpus_online = 1;
+static volatile uint32_t bench_round;
+static volatile int bench_round_scale;
+static volatile uint32_t bench_done;
+
+NOINLINE uint32_t wait_for_round(uint32_t seen) {
+    uint32_t round;
+    while ((round = __atomic_load_n(&bench_round, __ATOMIC_ACQUIRE)) == seen) cpu_relax();
+    return round;
+}
+/* Where a started CPU goes (from <arch>/start.S, on its own stack). */
+void secondary_main(void) {
+    __atomic_add_fetch(&cpus_online, 1, __ATOMIC_SEQ_CST);
+    uint32_t seen = 0;
+    for (;;) {
+        seen = wait_for_round(seen);
+        run_bench(bench_round_scale);
+        __atomic_add_fetch(&bench_done, 1, __ATOMIC_SEQ_CST);
+    }
+}
+/* Start the other CPUs and wait (at most 100 ms) until those asked have checked in. */
+static void start_cpus(uint64_t boot_arg0) {
+    int asked = arch_start_cpus(boot_arg0);
+    uint64_t t0 = arch_ticks();
+    while (cpus_online < (uint32_t)(1 + asked) && arch_ticks_to_ms(arch_ticks() - t0) < 100) cpu_relax();
+}
+/* run_bench on every online CPU; returns CPU 0's result. */
+static uint64_t run_bench_everywhere(int scale) {
+    uint32_t others = cpus_online - 1;
+    bench_done = 0;
+    bench_round_scale = scale;
+    __atomic_add_fetch(&bench_round, 1, __ATOMIC_RELEASE);
+    uint64_t r = run_bench(scale);
+    while (__atomic_load_n(&bench_done, __ATOMIC_ACQUIRE) < others) cpu_relax();
+    return r;
+}
+
 /* ---- shell ---- */
 static int streq(const char *a, const char *b) { while (*a && *a == *b) { a++; b++; } return *a == *b; }
 static int starts(const char *a, const char *p) { while (*p) if (*a++ != *p++) return 0; return 1; }
@@ -140,13 +182,16 @@ void trap_panic(uint64_t cause, uint64_t pc, uint64_t value) {
 extern char _stext[], _etext[];
 
 /* Entered from start.S with the boot loader's two words (riscv64: hartid, dtb; x86_64:
- * the multiboot magic and info pointer), on the boot stack, rbp/fp = 0. */
+ * the multiboot magic and info pointer; loongarch64: QEMU's boot information), on the boot
+ * stack, fp = 0. */
 void kmain(uint64_t boot_arg0, uint64_t boot_arg1) {
-    (void)boot_arg0; (void)boot_arg1;
+    (void)boot_arg1;
     arch_init();
     for (int i = 0; i < 32; i++) for (int j = 0; j < 32; j++) { mat_a[i][j] = i + j; mat_b[i][j] = i ^ j; }
     puts_("\ntinyk: " ARCH_NAME " kernel running at "); put_hex((uint64_t)&kmain);
     puts_(" text="); put_hex((uint64_t)_stext); puts_(".."); put_hex((uint64_t)_etext); puts_("\n");
+    start_cpus(boot_arg0);
+    puts_("tinyk: "); put_u64(cpus_online); puts_(cpus_online == 1 ? " CPU online\n" : " CPUs online\n");
     char line[128];
     for (;;) {
         puts_("starry:~# ");
@@ -156,10 +201,11 @@ void kmain(uint64_t boot_arg0, uint64_t boot_arg1) {
             if (scale <= 0) scale = 10;
             puts_("BENCH_START\n");
             uint64_t t0 = arch_ticks();
-            uint64_t r = run_bench(scale);
+            uint64_t r = run_bench_everywhere(scale);
             uint64_t t1 = arch_ticks();
             puts_("BENCH_END result="); put_hex(r);
             puts_(" ticks="); put_u64(t1 - t0);
+            puts_(" cpus="); put_u64(cpus_online);
             puts_(" ms="); put_u64(arch_ticks_to_ms(t1 - t0));
             puts_("\n");
         } else if (starts(line, "echo")) {

@@ -48,3 +48,42 @@ static void arch_poweroff(void) {
     *(volatile uint8_t *)GED_SLEEP_CTL = (5 << 2) | (1 << 5);
     for (;;) __asm__ volatile("idle 0");
 }
+
+/* ---- SMP ---- */
+static void iocsr_write64(uint64_t value, uint32_t reg) { __asm__ volatile("iocsrwr.d %0, %1" : : "r"(value), "r"(reg) : "memory"); }
+static void iocsr_write32(uint32_t value, uint32_t reg) { __asm__ volatile("iocsrwr.w %0, %1" : : "r"(value), "r"(reg) : "memory"); }
+#define IOCSR_IPI_SEND   0x1040
+#define IOCSR_MBUF_SEND  0x1048
+#define IOCSR_BLOCKING   (1UL << 31)
+
+/* Write `value` into mailbox 0 of `cpu` (two 32-bit halves, high first, as Linux does). */
+static void mail_send(uint32_t cpu, uint64_t value) {
+    uint64_t to = IOCSR_BLOCKING | ((uint64_t)cpu << 16);
+    iocsr_write64(to | (1 << 2) | (value & 0xffffffff00000000UL), IOCSR_MBUF_SEND);
+    iocsr_write64(to | (0 << 2) | (value << 32), IOCSR_MBUF_SEND);
+}
+
+static uint32_t cpuid(void) { uint32_t id; __asm__ volatile("csrrd %0, 0x20" : "=r"(id)); return id; }
+
+/* Wake the other CPUs (QEMU -smp): each waits in QEMU's boot code for an IPI, then jumps to
+ * the address in its mailbox 0. That code clears the mailbox when it starts, and a vCPU
+ * may start after CPU 0 has already written it, so the mail and the IPI are sent again
+ * every 5 ms for 100 ms. A CPU that does not exist ignores them. Returns how many CPUs
+ * checked in (kernel.c's secondary_main counts them in cpus_online). */
+static volatile uint32_t cpus_online;
+static int arch_start_cpus(uint64_t boot_arg0) {
+    extern char secondary_entry[];
+    uint32_t self = cpuid();
+    (void)boot_arg0;
+    for (int round = 0; round < 20; round++) {
+        for (uint32_t cpu = 0; cpu < MAX_CPUS; cpu++) {
+            if (cpu == self) continue;
+            mail_send(cpu, (uint64_t)secondary_entry);
+            iocsr_write32(IOCSR_BLOCKING | (cpu << 16) | 0, IOCSR_IPI_SEND);   /* action 0 */
+        }
+        uint64_t t0 = arch_ticks();
+        while (arch_ticks_to_ms(arch_ticks() - t0) < 5) { }
+    }
+    return (int)cpus_online - 1;
+}
+static void cpu_relax(void) { __asm__ volatile("nop"); }

@@ -5,7 +5,7 @@
  * DMW0 = 0x8000_... uncached (devices) and DMW1 = 0x9000_... cached (the kernel, linked at
  * 0x9000_0000_0020_0000), jump to the link address and switch to mapped mode: from then on
  * every PC is the high-half address the ELF's symbols name.  Other CPUs wait in QEMU's boot
- * code at 0x1c000000 (the flash) for a mailbox write. */
+ * code at 0x1c000000 (the flash) until arch_start_cpus mails them secondary_entry. */
 #define CSR_CRMD      0x0
 #define CSR_ESTAT     0x5
 #define CSR_ERA       0x6
@@ -13,28 +13,25 @@
 #define CSR_EENTRY    0xc
 #define CSR_TLBRENTRY 0x88
 #define CSR_DMW0      0x180
+#define CSR_CPUID     0x20
+#define CSR_DMW0      0x180
 #define CSR_DMW1      0x181
 
-    .section .text.entry, "ax"
-    .globl _start
-_start:
+    /* Open the windows and jump to the absolute (high) address stored at \high. */
+    .macro  open_windows_and_jump high
     li.d    $t0, 0x8000000000000001   /* DMW0: VSEG 8, MAT 0 (strongly-ordered uncached), PLV0 */
     csrwr   $t0, CSR_DMW0
     li.d    $t0, 0x9000000000000011   /* DMW1: VSEG 9, MAT 1 (coherent cached), PLV0 */
     csrwr   $t0, CSR_DMW1
-    la.pcrel $t0, .Lhigh
-    ld.d    $t0, $t0, 0               /* the absolute (high) address of high_entry */
+    la.pcrel $t0, \high
+    ld.d    $t0, $t0, 0
     jirl    $zero, $t0, 0
-    .balign 8
-.Lhigh:
-    .dword  high_entry
+    .endm
 
-    .section .text
-    .globl high_entry
-high_entry:
+    /* Mapped mode, no frame chain, and this CPU's exception entries (CSRs are per CPU). */
+    .macro  enter_mapped_mode
     li.w    $t0, 0xb0                 /* CRMD: PLV0, IE=0, PG=1, DATF=DATM=cached */
     csrwr   $t0, CSR_CRMD
-    la.pcrel $sp, boot_stack_top
     move    $fp, $zero                /* terminate the frame-pointer chain */
     move    $ra, $zero
     la.pcrel $t0, trap_entry
@@ -44,6 +41,28 @@ high_entry:
     li.d    $t1, 0x0000ffffffffffff
     and     $t0, $t0, $t1
     csrwr   $t0, CSR_TLBRENTRY
+    .endm
+
+    .section .text.entry, "ax"
+    .globl _start
+_start:
+    open_windows_and_jump .Lhigh
+
+/* A CPU woken by arch_start_cpus: QEMU's boot code jumps here in direct address mode. */
+    .globl secondary_entry
+secondary_entry:
+    open_windows_and_jump .Lsecondary_high
+    .balign 8
+.Lhigh:
+    .dword  high_entry
+.Lsecondary_high:
+    .dword  secondary_high
+
+    .section .text
+    .globl high_entry
+high_entry:
+    enter_mapped_mode
+    la.pcrel $sp, boot_stack_top
     /* clear bss */
     la.pcrel $t0, __bss_start
     la.pcrel $t1, __bss_end
@@ -54,6 +73,16 @@ high_entry:
 2:  bl      kmain
 3:  idle    0
     b       3b
+
+secondary_high:
+    enter_mapped_mode
+    csrrd   $t0, CSR_CPUID            /* CPU n's stack ends at secondary_stacks + n * 16 KiB */
+    slli.d  $t0, $t0, 14
+    la.pcrel $sp, secondary_stacks
+    add.d   $sp, $sp, $t0
+    bl      secondary_main
+5:  idle    0
+    b       5b
 
     .balign 4096                      /* EENTRY and TLBRENTRY are page aligned */
 trap_entry:
@@ -71,3 +100,6 @@ boot_stack:
     .space  64 * 1024
     .globl boot_stack_top
 boot_stack_top:
+    .balign 16
+secondary_stacks:
+    .space  (MAX_CPUS - 1) * 16 * 1024

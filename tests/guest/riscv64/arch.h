@@ -24,16 +24,32 @@ static uint64_t arch_ticks(void) { uint64_t t; __asm__ volatile("rdtime %0" : "=
 static uint64_t arch_ticks_to_ms(uint64_t ticks) { return ticks / 10000; }   /* virt timebase 10 MHz */
 
 /* ---- SBI ---- */
-static long sbi_call(long eid, long fid, long a0, long a1) {
+static long sbi_call(long eid, long fid, long a0, long a1, long a2) {
     register long x10 __asm__("a0") = a0;
     register long x11 __asm__("a1") = a1;
+    register long x12 __asm__("a2") = a2;
     register long x16 __asm__("a6") = fid;
     register long x17 __asm__("a7") = eid;
-    __asm__ volatile("ecall" : "+r"(x10), "+r"(x11) : "r"(x16), "r"(x17) : "memory");
+    __asm__ volatile("ecall" : "+r"(x10), "+r"(x11) : "r"(x12), "r"(x16), "r"(x17) : "memory");
     return x10;
 }
 static void arch_poweroff(void) {
-    sbi_call(0x53525354, 0, 0, 0);   /* SRST: shutdown */
-    sbi_call(0x08, 0, 0, 0);          /* legacy shutdown */
+    sbi_call(0x53525354, 0, 0, 0, 0);   /* SRST: shutdown */
+    sbi_call(0x08, 0, 0, 0, 0);          /* legacy shutdown */
     for (;;) __asm__ volatile("wfi");
 }
+
+/* Start the other harts (QEMU -smp) with SBI HSM hart_start at secondary_entry's physical
+ * address, each given its logical CPU number. OpenSBI refuses hartids that do not exist,
+ * so the count is exact. boot_arg0 is the boot hart's id. */
+static int arch_start_cpus(uint64_t boot_arg0) {
+    extern char secondary_entry[];
+    uint64_t entry_pa = (uint64_t)secondary_entry - PHYS_OFFSET;
+    int started = 0;
+    for (uint64_t hart = 0; hart < MAX_CPUS && started < MAX_CPUS - 1; hart++) {
+        if (hart == boot_arg0) continue;
+        if (sbi_call(0x48534D, 0, (long)hart, (long)entry_pa, started + 1) == 0) started++;
+    }
+    return started;
+}
+static void cpu_relax(void) { __asm__ volatile("nop"); }
