@@ -131,6 +131,7 @@ gdt_ptr32:
     .word   gdt_end - gdt - 1
     .long   PA(gdt)
     .balign 8
+    .globl gdt_ptr64                   /* efi.S loads it too */
 gdt_ptr64:
     .word   gdt_end - gdt - 1
     .quad   gdt
