@@ -8,6 +8,12 @@
 //! there aliases to, it is no kernel caller. A kernel stack ends at its first return
 //! address outside the kernel: a frame-pointer walk never legitimately leaves the kernel
 //! (trap entry starts a new chain), so the walk read a stale value there.
+//!
+//! Until a sample's leaf has been in the kernel, nothing in the lower half is user space:
+//! the machine is still in its firmware (OVMF's drivers and SeaBIOS run from RAM, not from
+//! the flash or ROM ranges the region rules know; whatever they load before the kernel,
+//! a UEFI kernel's own loader stub included, is boot firmware too), so such a leaf is
+//! `[firmware]`.
 
 use rustc_hash::FxHashMap;
 
@@ -63,6 +69,10 @@ struct Resolved {
 pub struct AddressIngest {
     resolver: Resolver,
     locations: FxHashMap<(u64, bool), Resolved>,
+    /// The `[firmware]` location of each lower-half leaf seen before the kernel ran.
+    boot_firmware: FxHashMap<u64, Resolved>,
+    /// Whether a sample's leaf has been in the kernel yet.
+    kernel_ran: bool,
     instances: FxHashMap<Instance, InstanceId>,
     unresolved: Option<LocationId>,
     scratch: Vec<LocationId>,
@@ -74,6 +84,8 @@ impl AddressIngest {
         Self {
             resolver,
             locations: FxHashMap::default(),
+            boot_firmware: FxHashMap::default(),
+            kernel_ran: false,
             instances: FxHashMap::default(),
             unresolved: None,
             scratch: Vec::new(),
@@ -96,7 +108,16 @@ impl AddressIngest {
         self.scratch.clear();
         let mut filtered = 0u64;
         for (index, &address) in sample.trace.iter().enumerate() {
-            let resolved = self.location(profile, address, index == 0);
+            let mut resolved = self.location(profile, address, index == 0);
+            if index == 0 {
+                match resolved.region {
+                    Region::Kernel if resolved.location.is_ok() => self.kernel_ran = true,
+                    Region::User if !self.kernel_ran => {
+                        resolved = self.boot_firmware(profile, address, resolved)
+                    }
+                    _ => {}
+                }
+            }
             self.stats.aliased_frames += u64::from(resolved.aliased);
             match resolved.location {
                 Ok(loc) => {
@@ -190,6 +211,31 @@ impl AddressIngest {
             },
         };
         self.locations.insert((address, leaf), resolved);
+        resolved
+    }
+
+    /// A lower-half leaf before the kernel ran, as the firmware's.
+    fn boot_firmware(&mut self, profile: &mut ProfileTables, address: u64, user: Resolved) -> Resolved {
+        if let Some(&r) = self.boot_firmware.get(&address) {
+            return r;
+        }
+        let Ok(user_location) = user.location else {
+            return user;
+        };
+        let canonical = profile.locations.get(user_location).address;
+        let frame = profile
+            .frames
+            .intern(Region::Firmware.frame_name().unwrap_or_default(), None);
+        let id = profile.locations.intern(Location {
+            address: canonical,
+            lines: Box::new([Line { frame, line: 0 }]),
+        });
+        let resolved = Resolved {
+            location: Ok(id),
+            region: Region::Firmware,
+            ..user
+        };
+        self.boot_firmware.insert(address, resolved);
         resolved
     }
 

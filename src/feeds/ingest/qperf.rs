@@ -138,6 +138,8 @@ mod tests {
                 .map(|f| profile.frames.name(f).to_string())
                 .collect::<Vec<_>>()
         };
+        // A kernel stack ends where its walk left the kernel.
+        assert_eq!(stack(vec![0x150, 0x201, 0x8000_0100, 0x201]), ["caller", "leaf"]);
         // OpenSBI's leaf, its stack's values (one inside the kernel) not used.
         assert_eq!(stack(vec![0x8000_1234, 0x150, 0x8000_2000]), ["[firmware]"]);
         assert_eq!(stack(vec![0x40_0000, 0x201]), ["[user]"]);
@@ -145,8 +147,6 @@ mod tests {
             stack(vec![0xffff_8000_0000_1000]),
             ["[unknown]", "0xffff800000001000"]
         );
-        // A kernel stack ends where its walk left the kernel.
-        assert_eq!(stack(vec![0x150, 0x201, 0x8000_0100, 0x201]), ["caller", "leaf"]);
         let outside = ingest.stats.outside_kernel;
         assert_eq!(
             (
@@ -157,5 +157,43 @@ mod tests {
             (1, 1, 1)
         );
         assert_eq!(outside.return_addresses_dropped, 2 + 1 + 2);
+    }
+
+    #[test]
+    fn the_lower_half_is_the_firmware_until_the_kernel_runs() {
+        let mut profile = ProfileTables::new(ProfileInfo::default());
+        let mut ingest =
+            AddressIngest::new(Resolver::new(Box::new(Regions), ResolverOptions::default(), None));
+        let mut leaf = |trace: Vec<u64>| {
+            let rec = QperfRecord {
+                pc: trace[0],
+                trace,
+                ..QperfRecord::default()
+            };
+            let s = ingest.add(&mut profile, address_sample(&rec)).unwrap();
+            let frames: Vec<String> = profile
+                .stack_frames(s.stack)
+                .map(|f| profile.frames.name(f).to_string())
+                .collect();
+            let location = *profile.stacks.locations(s.stack).last().unwrap();
+            (frames, profile.locations.get(location).address)
+        };
+        // OVMF's drivers in RAM, before and after its flash code: the firmware, at their address.
+        let ovmf_in_ram = vec![0x1dc0_4000, 0x150];
+        assert_eq!(
+            leaf(ovmf_in_ram.clone()),
+            (vec!["[firmware]".to_string()], 0x1dc0_4000)
+        );
+        assert_eq!(leaf(vec![0x8000_1234]).0, ["[firmware]"]);
+        assert_eq!(leaf(ovmf_in_ram.clone()).0, ["[firmware]"]);
+        // An empty trace is no kernel.
+        assert_eq!(leaf(vec![0]).0, ["??"]);
+        assert_eq!(leaf(vec![0x30_0000]).0, ["[firmware]"]);
+        // The kernel ran: the lower half is user space from now on, the same address too.
+        assert_eq!(leaf(vec![0x150, 0x201]).0, ["caller", "leaf"]);
+        assert_eq!(leaf(ovmf_in_ram).0, ["[user]"]);
+        let outside = ingest.stats.outside_kernel;
+        assert_eq!((outside.firmware_frames, outside.user_frames), (4, 1));
+        assert_eq!(outside.return_addresses_dropped, 3);
     }
 }
