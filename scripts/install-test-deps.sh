@@ -5,6 +5,7 @@
 #   - QEMU 10 from bookworm-backports (TCG plugin API v4; qemu-system-misc has loongarch64), without touching /etc/apt:
 #     a private sources list reuses the machine's own mirror with the backports suite added
 #   - tmux (end-to-end tests drive the real binary in a terminal)
+#   - OVMF (Debian's ovmf: the UEFI firmware `perfscope qemu --uefi` boots x86_64 guests with)
 #   - tracefs mounted at /sys/kernel/tracing (the host tracepoint tests read it)
 # Each step is skipped when its tool is already present, so re-running is cheap.
 set -euo pipefail
@@ -23,6 +24,7 @@ missing=()
 command -v riscv64-unknown-elf-gcc >/dev/null || missing+=(gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf)
 command -v x86_64-linux-gnu-gcc >/dev/null || missing+=(gcc binutils)
 command -v tmux >/dev/null || missing+=(tmux)
+test -f /usr/share/OVMF/OVMF_CODE_4M.fd || missing+=(ovmf)
 if [ ${#missing[@]} -gt 0 ]; then
     need_root
     apt-get $APT_LOCK update -qq

@@ -13,6 +13,7 @@ use crate::feeds::file::{FileFeed, Input, OpenOptions};
 use crate::feeds::replay::ReplayFeed;
 use crate::model::{Focus, Selection};
 use crate::symbols::SymbolStyle;
+use crate::symbols::guest_space::Boot;
 
 use super::headless::{self, Headless};
 
@@ -97,6 +98,7 @@ pub fn run(options: &ReportOptions) -> anyhow::Result<ArtifactSet> {
             OpenOptions {
                 style: options.symbol_style,
                 kernel_filter: options.kernel_filter,
+                boot: Boot::Direct,
             },
             options.console.clone(),
             markers,

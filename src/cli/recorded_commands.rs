@@ -20,6 +20,7 @@ use crate::feeds::follow::FollowFeed;
 use crate::feeds::replay::ReplayFeed;
 use crate::model::Selection;
 use crate::store::{self, SqlOutput};
+use crate::symbols::guest_space::Boot;
 use crate::views::ViewKind;
 
 use super::exit::Outcome;
@@ -152,6 +153,7 @@ pub fn run_diff(a: DiffArgs) -> anyhow::Result<Outcome> {
         open: OpenOptions {
             style: a.symbols.style(),
             kernel_filter: a.symbols.kernel_filter,
+            boot: Boot::Direct,
         },
     };
     let outcome = diff::run(&o)?;
@@ -196,6 +198,7 @@ pub fn run_open(a: OpenArgs) -> anyhow::Result<Outcome> {
     let options = OpenOptions {
         style: a.symbols.style(),
         kernel_filter: a.symbols.kernel_filter,
+        boot: Boot::Direct,
     };
     let feed: Box<dyn Feed> = if is_session(&a.input) {
         Box::new(ReplayFeed::open(&a.input)?)

@@ -40,7 +40,9 @@ pub const DIFFERENCES: &[&str] = &[
      48 bits; resolve.stats.json `kernel_alias` says which), not every address whose low 32 bits \
      match. Addresses outside the image are named by region, never by kernel symbols: \
      `[firmware]`, `[user]`, or `0x…` under `[unknown]`; a sample whose leaf is outside the \
-     kernel keeps only that leaf.",
+     kernel keeps only that leaf. Until a leaf has been in the kernel, the lower half is the \
+     firmware's (OVMF's drivers, SeaBIOS in RAM), not user space. A kernel booted through UEFI \
+     (--uefi) has no alias: OVMF loads it anywhere.",
     "flamegraph.html embeds the SVG, so it works on its own.",
 ];
 

@@ -14,6 +14,7 @@ use crate::sources::folded;
 use crate::sources::folded_reader::FoldedReader;
 use crate::sources::qperf_file::{PluginSummary, QperfReader, ReadEnd, ReadReport, sidecar_path};
 use crate::symbols::SymbolStyle;
+use crate::symbols::guest_space::Boot;
 
 use super::ingest::QperfIngest;
 use super::interned::FeedTables;
@@ -51,6 +52,8 @@ pub enum SymbolSource {
 pub struct OpenOptions {
     pub style: SymbolStyle,
     pub kernel_filter: bool,
+    /// How the guest kernel was booted (its physical alias depends on it).
+    pub boot: Boot,
 }
 
 /// Guess what a file is: qperf.bin is binary, folded is text whose lines end in counts.

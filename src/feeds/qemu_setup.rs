@@ -12,11 +12,13 @@ use crate::export::layout::OutputLayout;
 use crate::sources::clock::monotonic_ns;
 use crate::sources::qemu::console::STARRY_PROMPTS;
 use crate::sources::qemu::host_perf::DEFAULT_EVENTS;
-use crate::sources::qemu::machine::{QemuLaunch, find_ovmf};
+use crate::sources::qemu::machine::QemuLaunch;
 use crate::sources::qemu::plugin_args::{CallchainMode, PluginOptions, SampleMode, kernel_text_of};
 use crate::sources::qemu::runtime_dir::RuntimeDir;
+use crate::sources::qemu::uefi::{OVMF_DIR_ENV, UefiBoot, find_ovmf};
 use crate::sources::qemu::{Arch, SessionOptions};
 use crate::symbols::SymbolStyle;
+use crate::symbols::guest_space::Boot;
 
 use super::qemu::{QemuFeed, QemuSourceOptions};
 
@@ -124,6 +126,12 @@ pub fn start_qemu(o: &QemuRunOptions) -> anyhow::Result<QemuFeed> {
             o.kernel.display()
         ),
     };
+    // Before anything is written: a UEFI boot without its firmware goes no further.
+    let ovmf = match o.uefi {
+        true => Some(find_ovmf(o.arch, std::env::var_os(OVMF_DIR_ENV).as_deref())?),
+        false => None,
+    };
+    let boot = if o.uefi { Boot::Uefi } else { Boot::Direct };
     let plugin = find_plugin(o.plugin.as_deref())?;
     let layout = OutputLayout::new(&o.out, o.arch.name());
     std::fs::create_dir_all(&layout.qperf_dir)
@@ -153,19 +161,16 @@ pub fn start_qemu(o: &QemuRunOptions) -> anyhow::Result<QemuFeed> {
         queue_size: 4096,
         mode: o.mode,
         callchain: o.callchain,
-        kernel_text: kernel_text_of(&symbols_elf)?,
+        kernel_text: kernel_text_of(&symbols_elf)?.map(|text| text.booted_by(boot)),
         filter_kernel: o.kernel_filter,
         stream: Some(stream_socket.clone()),
         epoch_ns,
         counters: o.guest_counters,
     }
     .to_arg()?;
-    let firmware = if o.uefi {
-        let dir = std::env::var_os("TGOS_OVMF_DIR").map(PathBuf::from);
-        Some(find_ovmf(dir.as_deref())?)
-    } else {
-        None
-    };
+    let firmware = ovmf
+        .map(|ovmf| UefiBoot::prepare(&ovmf, &o.kernel, &layout.qperf_dir))
+        .transpose()?;
     let launch = QemuLaunch {
         arch: o.arch,
         qemu: o.qemu.clone().unwrap_or_else(|| o.arch.qemu_binary().into()),
@@ -200,6 +205,7 @@ pub fn start_qemu(o: &QemuRunOptions) -> anyhow::Result<QemuFeed> {
         open: OpenOptions {
             style: o.symbol_style,
             kernel_filter: o.kernel_filter,
+            boot,
         },
         qperf_bin,
         stream_socket,

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use object::{Object, ObjectSection, ObjectSymbol, SectionKind, SymbolKind};
 
 use super::demangle::{demangle, strip_rust_hash};
-use super::guest_space::{GuestSpace, KernelAlias, Region};
+use super::guest_space::{Boot, GuestSpace, KernelAlias, Region};
 use super::symtab::{Symbol, SymbolTable};
 use super::{AddressRange, Canonical, SymbolFrame, Symbolizer};
 
@@ -93,6 +93,12 @@ impl ElfImage {
             arch,
             has_dwarf,
         })
+    }
+
+    /// The image as `boot` put it in the guest (UEFI: no physical alias; see [`Boot`]).
+    pub fn booted_by(mut self, boot: Boot) -> Self {
+        self.space = self.space.map(|s| s.booted_by(boot));
+        self
     }
 
     pub fn path(&self) -> &Path {

@@ -6,8 +6,11 @@
 //! so OpenSBI's PCs and physical stack values got kernel names. Here only the kernel
 //! image's own physical range is an alias: its load address from the program headers
 //! (`p_paddr` ≠ `p_vaddr`), else from how QEMU boots the arch ([`boot_load_address`]),
-//! and its size from its `PT_LOAD` segments. What lies outside the image is named by its
-//! region (`[firmware]`, `[user]`, `[unknown]`), never looked up among kernel symbols.
+//! and its size from its `PT_LOAD` segments. A kernel booted through UEFI has no alias: the
+//! firmware loads it wherever it finds room, so its ELF's load addresses say nothing about
+//! where it runs (what runs at them may be the firmware's). What lies outside the image is
+//! named by its region (`[firmware]`, `[user]`, `[unknown]`), never looked up among kernel
+//! symbols.
 
 use object::read::elf::ProgramHeader;
 use object::{Architecture, Object};
@@ -21,7 +24,8 @@ pub enum Region {
     Kernel,
     /// The machine's firmware (OpenSBI, the reset ROM, BIOS/UEFI flash).
     Firmware,
-    /// The lower half of the address space outside the image and the firmware.
+    /// The lower half of the address space outside the image and the firmware (before the
+    /// kernel first runs, the firmware's too: feeds/ingest/address.rs counts it so).
     User,
     /// Anything else (the upper half outside the image, non-canonical values).
     Unknown,
@@ -37,6 +41,17 @@ impl Region {
             Region::Unknown => Some("[unknown]"),
         }
     }
+}
+
+/// How the kernel image got into the guest's memory.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum Boot {
+    /// QEMU's own loader (`-kernel`: multiboot, OpenSBI's jump, the direct ELF load): at the
+    /// load address of its program headers or the arch's boot protocol.
+    #[default]
+    Direct,
+    /// A UEFI firmware (OVMF) loaded it as an EFI application: anywhere.
+    Uefi,
 }
 
 /// Where the alias's load address came from, for the reports.
@@ -165,6 +180,14 @@ impl GuestSpace {
         self.alias
     }
 
+    /// This space for a kernel booted by `boot`: under UEFI, without its alias.
+    pub fn booted_by(self, boot: Boot) -> GuestSpace {
+        match boot {
+            Boot::Direct => self,
+            Boot::Uefi => GuestSpace { alias: None, ..self },
+        }
+    }
+
     /// The linked address of `address`: moved only from the image's physical alias.
     pub fn canonicalize(&self, address: u64) -> Canonical {
         match self.alias {
@@ -281,5 +304,28 @@ mod tests {
         );
         assert_eq!(la.region(0x1C00_0100), Region::Firmware);
         assert_eq!(la.canonicalize(0x20_0100).address, 0x9000_0000_0020_0100);
+    }
+
+    #[test]
+    fn a_uefi_boot_has_no_alias_at_the_program_headers_load_address() {
+        // The x86_64 test kernel: linked at 0xffffffff80100000, loaded (AT) at 1 MiB by
+        // multiboot; OVMF loads kernel.efi wherever it has room (0x1dc0c000 in one run).
+        let start = 0xffff_ffff_8010_0000;
+        let direct = space(
+            (start, start + 0x3_0000),
+            Some((0x10_0000, AliasSource::ProgramHeaders)),
+            Architecture::X86_64,
+        );
+        let early = direct.canonicalize(0x10_0010);
+        assert_eq!((early.address, early.aliased), (start + 0x10, true));
+        let uefi = direct.clone().booted_by(Boot::Uefi);
+        assert_eq!(uefi.alias(), None);
+        let at_1m = uefi.canonicalize(0x10_0010);
+        assert_eq!((at_1m.address, at_1m.aliased), (0x10_0010, false));
+        assert_eq!(uefi.region(at_1m.address), Region::User, "not a kernel name");
+        assert_eq!(uefi.region(0x1dc0_c000), Region::User);
+        assert_eq!(uefi.region(0xffc8_4000), Region::Firmware, "OVMF's flash");
+        assert_eq!(uefi.region(start + 0x10), Region::Kernel);
+        assert_eq!(direct.clone().booted_by(Boot::Direct), direct);
     }
 }

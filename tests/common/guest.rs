@@ -143,6 +143,20 @@ pub fn build_test_guest_for(arch: GuestArch) -> TestGuest {
     .clone()
 }
 
+/// The x86_64 test kernel as a UEFI application: `kernel.efi` (kernel.bin behind a PE32+
+/// header, entered at efi_main; tests/guest/README.md), built beside kernel.elf, whose
+/// symbols it shares. `bin` is that image.
+pub fn build_test_guest_efi() -> TestGuest {
+    let guest = build_test_guest_for(GuestArch::X86_64);
+    let efi = guest.elf.with_file_name("kernel.efi");
+    assert!(
+        efi.is_file(),
+        "make -C tests/guest ARCH=x86_64 built no {}",
+        efi.display()
+    );
+    TestGuest { bin: efi, ..guest }
+}
+
 /// `[start, end)` of a symbol, from the ELF's symbol table (what `nm -S` prints; read
 /// here, so no binutils for the kernel's architecture are needed).
 pub fn symbol_range(elf: &Path, name: &str) -> (u64, u64) {

@@ -110,7 +110,7 @@ impl QemuGuest {
         }
         let runner = arch.runner_arch();
         let mut child = Command::new(runner.qemu_binary())
-            .args(runner.machine_args(None))
+            .args(runner.machine_args())
             .args(["-display", "none", "-monitor", "none", "-serial", "stdio", "-kernel"])
             .arg(kernel_bin)
             .arg("-plugin")

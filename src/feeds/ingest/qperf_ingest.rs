@@ -6,7 +6,7 @@ use anyhow::{Context, bail};
 use crate::model::facts::KernelAliasFacts;
 use crate::model::{KernelFilterFacts, ProfileInfo, ProfileTables, Sample, SourceFacts};
 use crate::sources::qperf_file::{PluginSummary, QperfRecord};
-use crate::symbols::guest_space::AliasSource;
+use crate::symbols::guest_space::{AliasSource, Boot};
 use crate::symbols::{AddressRange, ElfImage, KallsymsSymbolizer, Resolver, ResolverOptions, Symbolizer};
 
 use super::AddressIngest;
@@ -23,10 +23,11 @@ pub struct QperfIngest {
 
 fn open_symbolizer(
     symbols: &SymbolSource,
+    boot: Boot,
 ) -> anyhow::Result<(Box<dyn Symbolizer>, String, Option<&'static str>)> {
     Ok(match symbols {
         SymbolSource::Elf(elf) => {
-            let image = ElfImage::open(elf)?;
+            let image = ElfImage::open(elf)?.booted_by(boot);
             let arch = image.arch();
             (Box::new(image), elf.display().to_string(), arch)
         }
@@ -54,7 +55,7 @@ impl QperfIngest {
         source: &str,
         plugin_summary: Option<&PluginSummary>,
     ) -> anyhow::Result<(QperfIngest, ProfileInfo)> {
-        let (symbolizer, binary, elf_arch) = open_symbolizer(symbols)?;
+        let (symbolizer, binary, elf_arch) = open_symbolizer(symbols, options.boot)?;
         let resolver = Resolver::new(
             symbolizer,
             ResolverOptions {

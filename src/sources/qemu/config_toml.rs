@@ -60,6 +60,7 @@ mod tests {
 
     use super::*;
     use crate::sources::qemu::machine::{Arch, QemuLaunch};
+    use crate::sources::qemu::uefi::UefiBoot;
 
     #[test]
     fn the_reference_keys_with_the_command_but_its_kernel() {
@@ -104,5 +105,47 @@ mod tests {
         assert!(t.get("timeout").is_none(), "a zero timeout is absent");
         assert!(t.get("stop_marker").is_none());
         assert_eq!(t["kernel"].as_str(), Some("/k/kernel.bin"));
+    }
+
+    #[test]
+    fn a_uefi_run_says_so_and_keeps_its_drives() {
+        let options = SessionOptions {
+            launch: QemuLaunch {
+                arch: Arch::X86_64,
+                qemu: "qemu-system-x86_64".into(),
+                kernel: "/k/kernel.efi".into(),
+                smp: None,
+                firmware: Some(UefiBoot {
+                    code: "/fw/code.fd".into(),
+                    vars: "/q/starryos.vars.fd".into(),
+                    esp: "/q/starryos.esp".into(),
+                }),
+                plugin: None,
+                qmp_socket: "/t/q.sock".into(),
+                extra: Vec::new(),
+            },
+            epoch_ns: 0,
+            shell_prompts: vec!["starry:~# ".into()],
+            init_cmd: None,
+            start_marker: None,
+            stop_marker: None,
+            workload_timeout: None,
+            timeout: None,
+            host_perf_events: None,
+        };
+        let t: Table = qemu_toml(&options).parse().unwrap();
+        assert_eq!(t["uefi"].as_bool(), Some(true));
+        let args: Vec<&str> = t["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        assert_eq!(args.iter().filter(|a| **a == "-drive").count(), 3, "{args:?}");
+        assert!(
+            args.contains(&"format=raw,file=fat:rw:/q/starryos.esp"),
+            "{args:?}"
+        );
+        assert_eq!(t["kernel"].as_str(), Some("/k/kernel.efi"));
     }
 }

@@ -1,10 +1,11 @@
 //! QEMU command lines per guest architecture: the machine defaults of the StarryOS
-//! templates (riscv64 `virt` with OpenSBI, loongarch64 `virt`, x86_64 `q35` with OVMF when
-//! asked), the serial console on stdio, and a QMP socket for a clean stop.
+//! templates (riscv64 `virt` with OpenSBI, loongarch64 `virt`, x86_64 `q35`), the kernel
+//! loaded by QEMU or booted by OVMF from a system partition (uefi.rs), the serial console on
+//! stdio, and a QMP socket for a clean stop.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::bail;
+use super::uefi::UefiBoot;
 
 /// A guest architecture perfscope can run.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -33,65 +34,17 @@ impl Arch {
         }
     }
 
-    /// Machine and firmware arguments (the template defaults, without devices).
-    pub fn machine_args(self, firmware: Option<&Firmware>) -> Vec<String> {
-        let mut args: Vec<String> = match self {
+    /// Machine arguments (the template defaults, without devices).
+    pub fn machine_args(self) -> Vec<String> {
+        match self {
             Arch::Riscv64 => vec!["-machine", "virt", "-bios", "default", "-m", "512M"],
             Arch::Loongarch64 => vec!["-machine", "virt", "-cpu", "la464", "-m", "512M"],
             Arch::X86_64 => vec!["-machine", "q35", "-m", "512M"],
         }
         .into_iter()
         .map(String::from)
-        .collect();
-        match firmware {
-            Some(Firmware::Bios(path)) => {
-                // OVMF replaces the default firmware; riscv64's `-bios default` goes.
-                if let Some(i) = args.iter().position(|a| a == "-bios") {
-                    args.drain(i..i + 2);
-                }
-                args.extend(["-bios".to_string(), path.display().to_string()]);
-            }
-            Some(Firmware::Pflash(code)) => args.extend([
-                "-drive".to_string(),
-                format!("if=pflash,format=raw,readonly=on,file={}", code.display()),
-            ]),
-            None => {}
-        }
-        args
+        .collect()
     }
-}
-
-/// UEFI firmware for the guest.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Firmware {
-    /// A combined image (`OVMF.fd`) passed with `-bios`.
-    Bios(PathBuf),
-    /// A code-only image (`OVMF_CODE.fd`) mapped as read-only pflash.
-    Pflash(PathBuf),
-}
-
-/// Find OVMF for x86_64 UEFI boots: `$TGOS_OVMF_DIR` first (as the StarryOS tooling), then
-/// Debian's `/usr/share/OVMF`.
-pub fn find_ovmf(tgos_ovmf_dir: Option<&Path>) -> anyhow::Result<Firmware> {
-    let mut dirs: Vec<PathBuf> = tgos_ovmf_dir.map(Path::to_path_buf).into_iter().collect();
-    dirs.push(PathBuf::from("/usr/share/OVMF"));
-    for dir in &dirs {
-        if dir.join("OVMF.fd").is_file() {
-            return Ok(Firmware::Bios(dir.join("OVMF.fd")));
-        }
-        for code in ["OVMF_CODE.fd", "OVMF_CODE_4M.fd"] {
-            if dir.join(code).is_file() {
-                return Ok(Firmware::Pflash(dir.join(code)));
-            }
-        }
-    }
-    bail!(
-        "no OVMF firmware in {}: set TGOS_OVMF_DIR or `apt-get install ovmf`",
-        dirs.iter()
-            .map(|d| d.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    )
 }
 
 /// Everything that makes the QEMU command line.
@@ -100,9 +53,12 @@ pub struct QemuLaunch {
     pub arch: Arch,
     /// The QEMU binary (default: the arch's `qemu-system-*` on PATH).
     pub qemu: PathBuf,
+    /// The kernel image: QEMU's `-kernel`, or the system partition's boot file under UEFI.
     pub kernel: PathBuf,
     pub smp: Option<u32>,
-    pub firmware: Option<Firmware>,
+    /// A UEFI boot (OVMF's flashes and the system partition holding the kernel) instead of
+    /// QEMU's own loader.
+    pub firmware: Option<UefiBoot>,
     /// The `-plugin` value (see `plugin_args`).
     pub plugin: Option<String>,
     pub qmp_socket: PathBuf,
@@ -117,7 +73,10 @@ impl QemuLaunch {
         if let Some(plugin) = &self.plugin {
             args.extend(["-plugin".to_string(), plugin.clone()]);
         }
-        args.extend(self.arch.machine_args(self.firmware.as_ref()));
+        args.extend(self.arch.machine_args());
+        if let Some(uefi) = &self.firmware {
+            args.extend(uefi.drive_args());
+        }
         if let Some(n) = self.smp {
             args.extend(["-smp".to_string(), n.to_string()]);
         }
@@ -132,7 +91,9 @@ impl QemuLaunch {
                 format!("unix:{},server=on,wait=off", self.qmp_socket.display()),
             ]);
         }
-        args.extend(["-kernel".to_string(), self.kernel.display().to_string()]);
+        if self.firmware.is_none() {
+            args.extend(["-kernel".to_string(), self.kernel.display().to_string()]);
+        }
         args
     }
 }
@@ -165,36 +126,33 @@ mod tests {
     }
 
     #[test]
-    fn x86_64_is_q35_and_takes_ovmf() {
+    fn x86_64_under_uefi_boots_from_the_system_partition_not_by_kernel() {
         let mut l = launch(Arch::X86_64);
-        l.firmware = Some(Firmware::Pflash("/ovmf/OVMF_CODE.fd".into()));
+        l.kernel = "/k/kernel.efi".into();
+        l.firmware = Some(UefiBoot {
+            code: "/fw/code.fd".into(),
+            vars: "/q/starryos.vars.fd".into(),
+            esp: "/q/starryos.esp".into(),
+        });
         l.extra = vec!["-qmp".into(), "tcp:1234".into()];
-        let args = l.args().join(" ");
-        assert!(args.contains(
-            "-machine q35 -m 512M -drive if=pflash,format=raw,readonly=on,file=/ovmf/OVMF_CODE.fd"
-        ));
-        assert_eq!(args.matches("-qmp").count(), 1, "a user -qmp replaces ours");
         assert_eq!(
-            Arch::Loongarch64.machine_args(None).join(" "),
+            l.args().join(" "),
+            "-plugin /p/lib.so,freq=99 -machine q35 -m 512M \
+             -drive if=pflash,format=raw,unit=0,readonly=on,file=/fw/code.fd \
+             -drive if=pflash,format=raw,unit=1,file=/q/starryos.vars.fd \
+             -drive format=raw,file=fat:rw:/q/starryos.esp -smp 2 -display none -monitor none \
+             -serial stdio -qmp tcp:1234",
+            "no -kernel, and a user -qmp replaces ours"
+        );
+        l.firmware = None;
+        assert!(
+            l.args()
+                .join(" ")
+                .ends_with("-qmp tcp:1234 -kernel /k/kernel.efi")
+        );
+        assert_eq!(
+            Arch::Loongarch64.machine_args().join(" "),
             "-machine virt -cpu la464 -m 512M"
-        );
-        let bios = Arch::Riscv64.machine_args(Some(&Firmware::Bios("/f/OVMF.fd".into())));
-        assert_eq!(bios.join(" "), "-machine virt -m 512M -bios /f/OVMF.fd");
-    }
-
-    #[test]
-    fn ovmf_is_found_in_the_tgos_dir_first() {
-        let dir = tempfile::tempdir().unwrap();
-        assert!(find_ovmf(Some(dir.path())).is_err() || Path::new("/usr/share/OVMF").is_dir());
-        std::fs::write(dir.path().join("OVMF_CODE.fd"), b"x").unwrap();
-        assert_eq!(
-            find_ovmf(Some(dir.path())).unwrap(),
-            Firmware::Pflash(dir.path().join("OVMF_CODE.fd"))
-        );
-        std::fs::write(dir.path().join("OVMF.fd"), b"x").unwrap();
-        assert_eq!(
-            find_ovmf(Some(dir.path())).unwrap(),
-            Firmware::Bios(dir.path().join("OVMF.fd"))
         );
     }
 }

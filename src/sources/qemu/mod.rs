@@ -14,6 +14,7 @@ pub mod process;
 pub mod qmp;
 pub mod runtime_dir;
 pub mod session;
+pub mod uefi;
 
 pub use machine::Arch;
 pub use session::{QemuSession, SessionOptions, SessionReport, SessionUpdate};

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use object::{Object, ObjectSection};
 
-use crate::symbols::guest_space::GuestSpace;
+use crate::symbols::guest_space::{Boot, GuestSpace};
 
 /// Where samples are taken.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -34,6 +34,17 @@ pub struct KernelText {
     pub end: u64,
     /// `(start, end, offset)`: addresses in `[start, end)` are canonicalized by adding offset.
     pub alias: Option<(u64, u64, u64)>,
+}
+
+impl KernelText {
+    /// The text of a kernel booted by `boot`: under UEFI, without the alias (the firmware
+    /// loads the image anywhere; see [`Boot`]).
+    pub fn booted_by(self, boot: Boot) -> KernelText {
+        match boot {
+            Boot::Direct => self,
+            Boot::Uefi => KernelText { alias: None, ..self },
+        }
+    }
 }
 
 /// The union of `.head.text` and `.text` of `elf`, with its physical alias: the text's
@@ -205,5 +216,8 @@ mod tests {
             t.alias,
             Some((0x80200000, 0x80200000 + (t.end - t.start), 0xffffffc000000000))
         );
+        assert_eq!(t.booted_by(Boot::Direct), t);
+        let uefi = t.booted_by(Boot::Uefi);
+        assert_eq!((uefi.start, uefi.end, uefi.alias), (t.start, t.end, None));
     }
 }
