@@ -93,6 +93,8 @@ pub struct TestGuest {
     pub arch: GuestArch,
     pub elf: PathBuf,
     pub bin: PathBuf,
+    /// The user program `user N` runs in U-mode (riscv64 only).
+    pub user_elf: Option<PathBuf>,
 }
 
 fn target_dir() -> PathBuf {
@@ -138,6 +140,7 @@ pub fn build_test_guest_for(arch: GuestArch) -> TestGuest {
             arch,
             elf: out.join("kernel.elf"),
             bin: out.join(arch.image()),
+            user_elf: (arch == GuestArch::Riscv64).then(|| out.join("user.elf")),
         }
     })
     .clone()

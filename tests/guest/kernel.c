@@ -146,15 +146,17 @@ static void start_cpus(uint64_t boot_arg0) {
     uint64_t t0 = arch_ticks();
     while (cpus_online < (uint32_t)(1 + asked) && arch_ticks_to_ms(arch_ticks() - t0) < 100) cpu_relax();
 }
-/* run_bench on every online CPU; returns CPU 0's result. */
-static uint64_t run_bench_everywhere(int scale) {
+/* A bench round on every online CPU: CPU 0 opens it, runs run_bench itself (called from
+ * kmain, so its paths stay kmain;run_bench;… as on one CPU), then waits for the others. */
+NOINLINE uint32_t open_bench_round(int scale) {
     uint32_t others = cpus_online - 1;
     bench_done = 0;
     bench_round_scale = scale;
     __atomic_add_fetch(&bench_round, 1, __ATOMIC_RELEASE);
-    uint64_t r = run_bench(scale);
+    return others;
+}
+NOINLINE void wait_bench_round(uint32_t others) {
     while (__atomic_load_n(&bench_done, __ATOMIC_ACQUIRE) < others) cpu_relax();
-    return r;
 }
 
 /* ---- shell ---- */
@@ -201,17 +203,31 @@ void kmain(uint64_t boot_arg0, uint64_t boot_arg1) {
             if (scale <= 0) scale = 10;
             puts_("BENCH_START\n");
             uint64_t t0 = arch_ticks();
-            uint64_t r = run_bench_everywhere(scale);
+            uint32_t others = open_bench_round(scale);
+            uint64_t r = run_bench(scale);
+            wait_bench_round(others);
             uint64_t t1 = arch_ticks();
             puts_("BENCH_END result="); put_hex(r);
             puts_(" ticks="); put_u64(t1 - t0);
             puts_(" cpus="); put_u64(cpus_online);
             puts_(" ms="); put_u64(arch_ticks_to_ms(t1 - t0));
             puts_("\n");
+        } else if (starts(line, "user")) {
+#ifdef HAVE_USER_MODE
+            int rounds = line[4] == ' ' ? atoi_(line + 5) : 10;
+            puts_("USER_START\n");
+            uint64_t t0 = arch_ticks();
+            long r = arch_run_user(rounds);
+            uint64_t t1 = arch_ticks();
+            puts_("USER_END result="); put_hex((uint64_t)r);
+            puts_(" ms="); put_u64(arch_ticks_to_ms(t1 - t0)); puts_("\n");
+#else
+            puts_("user: no user mode on " ARCH_NAME "\n");
+#endif
         } else if (starts(line, "echo")) {
             puts_(line[4] == ' ' ? line + 5 : ""); puts_("\n");
         } else if (streq(line, "help")) {
-            puts_("commands: bench [N], echo TEXT, help, exit, poweroff\n");
+            puts_("commands: bench [N], user [N], echo TEXT, help, exit, poweroff\n");
         } else if (streq(line, "exit") || streq(line, "poweroff")) {
             puts_("bye\n");
             arch_poweroff();

@@ -53,3 +53,18 @@ static int arch_start_cpus(uint64_t boot_arg0) {
     return started;
 }
 static void cpu_relax(void) { __asm__ volatile("nop"); }
+
+/* ---- user mode (`user N`) ----
+ * Gigapage 1 of the boot table maps VA 0x40000000 onto PA 0x80000000 for U-mode: user.bin
+ * (linked at USER_BASE) goes to PA USER_BASE + 0x40000000, its stack ends at USER_STACK_TOP. */
+#define HAVE_USER_MODE 1
+#define USER_BASE      0x40400000UL
+#define USER_STACK_TOP 0x40600000UL
+long enter_user(uint64_t entry, uint64_t user_sp, long arg);   /* start.S */
+static long arch_run_user(long arg) {
+    extern char user_image[], user_image_end[];
+    volatile uint8_t *dst = (volatile uint8_t *)(PHYS_OFFSET + USER_BASE + 0x40000000UL);
+    for (const char *p = user_image; p < user_image_end; p++) *dst++ = (uint8_t)*p;
+    __asm__ volatile("fence.i" ::: "memory");
+    return enter_user(USER_BASE, USER_STACK_TOP, arg);
+}
