@@ -28,7 +28,15 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 fn smp_run(arch: GuestArch, out: &Path) -> PathBuf {
     let g = build_test_guest_for(arch);
     let o = Command::new(env!("CARGO_BIN_EXE_perfscope"))
-        .args(["qemu", "--no-tui", "--arch", arch.name(), "--smp", "2", "--kernel"])
+        .args([
+            "qemu",
+            "--no-tui",
+            "--arch",
+            arch.name(),
+            "--smp",
+            "2",
+            "--kernel",
+        ])
         .arg(&g.bin)
         .arg("--elf")
         .arg(&g.elf)
@@ -59,7 +67,10 @@ fn assert_each_vcpu_sampled_at_the_asked_frequency(arch: GuestArch) {
     let latest = smp_run(arch, out.path());
     let console = std::fs::read_to_string(latest.join("profile.stdout")).unwrap();
     assert!(console.contains("tinyk: 2 CPUs online"), "{console}");
-    assert!(console.contains("cpus=2 ms="), "both CPUs ran the bench: {console}");
+    assert!(
+        console.contains("cpus=2 ms="),
+        "both CPUs ran the bench: {console}"
+    );
 
     let window = read_json(&latest.join("qperf/window.json"));
     let start_ns = (window["start_time"].as_f64().unwrap() * 1e9) as u64;
@@ -84,7 +95,10 @@ fn assert_each_vcpu_sampled_at_the_asked_frequency(arch: GuestArch) {
     eprintln!(
         "{} --smp 2: window {seconds:.3} s, expected ≈{expected:.0} samples per vCPU at {FREQ} Hz, got {counts:?}; {}",
         arch.name(),
-        summary.lines().find(|l| l.starts_with("skipped_samples")).unwrap_or("")
+        summary
+            .lines()
+            .find(|l| l.starts_with("skipped_samples"))
+            .unwrap_or("")
     );
     for (cpu, n) in cpus.iter().zip(&counts) {
         // A vCPU that runs gets a sample every tick; ticks are lost only while its host

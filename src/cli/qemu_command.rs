@@ -33,6 +33,10 @@ pub struct QemuArgs {
     /// The ELF with symbols (default: --kernel when it is an ELF).
     #[arg(long, value_name = "ELF")]
     pub elf: Option<PathBuf>,
+    /// A guest user program (ELF) whose symbols name the user-space samples inside its text,
+    /// under `[user]` (repeatable).
+    #[arg(long = "user-elf", value_name = "ELF", conflicts_with = "kernel_filter")]
+    pub user_elves: Vec<PathBuf>,
     /// The QEMU binary (default: qemu-system-<arch> on PATH).
     #[arg(long, value_name = "BINARY")]
     pub qemu: Option<PathBuf>,
@@ -155,6 +159,7 @@ impl QemuArgs {
             "no_truncate": self.artifacts.no_truncate,
             "debug": false,
             "kernel_filter": self.kernel_filter,
+            "user_elves": self.user_elves,
             "host_time": true,
             "host_perf": self.host_perf,
             "host_perf_events": self.host_perf_events,
@@ -182,6 +187,7 @@ pub fn run_qemu(a: QemuArgs) -> anyhow::Result<Outcome> {
         arch: a.arch,
         kernel: a.kernel.clone(),
         elf: a.elf.clone(),
+        user_elves: a.user_elves.clone(),
         qemu: a.qemu.clone(),
         qemu_args: a.qemu_args.clone(),
         plugin: a.plugin.clone(),

@@ -29,6 +29,10 @@ pub struct SymbolArgs {
     /// Keep only frames inside the kernel's text range (firmware and user addresses are dropped and counted).
     #[arg(long)]
     pub kernel_filter: bool,
+    /// A guest user program (ELF) whose symbols name the user-space samples inside its text,
+    /// under `[user]` (repeatable).
+    #[arg(long = "user-elf", value_name = "ELF", conflicts_with = "kernel_filter")]
+    pub user_elves: Vec<PathBuf>,
 }
 
 // Which samples count: a focus and the marker window.

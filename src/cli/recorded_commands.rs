@@ -132,6 +132,7 @@ pub fn run_report(a: ReportArgs) -> anyhow::Result<Outcome> {
     o.arch = a.arch.clone();
     o.symbol_style = a.symbols.style();
     o.kernel_filter = a.symbols.kernel_filter;
+    o.user_elves = a.symbols.user_elves.clone();
     o.focus = a.window.focus.clone();
     o.start_sec = a.window.start_sec;
     o.stop_sec = a.window.stop_sec;
@@ -154,6 +155,7 @@ pub fn run_diff(a: DiffArgs) -> anyhow::Result<Outcome> {
             style: a.symbols.style(),
             kernel_filter: a.symbols.kernel_filter,
             boot: Boot::Direct,
+            user_elves: a.symbols.user_elves.clone(),
         },
     };
     let outcome = diff::run(&o)?;
@@ -199,6 +201,7 @@ pub fn run_open(a: OpenArgs) -> anyhow::Result<Outcome> {
         style: a.symbols.style(),
         kernel_filter: a.symbols.kernel_filter,
         boot: Boot::Direct,
+        user_elves: a.symbols.user_elves.clone(),
     };
     let feed: Box<dyn Feed> = if is_session(&a.input) {
         Box::new(ReplayFeed::open(&a.input)?)

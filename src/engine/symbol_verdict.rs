@@ -24,11 +24,11 @@ pub fn symbols_mismatch(state: &ModelState) -> Option<String> {
         .map(|(_, v)| v.as_str());
     let frames = facts.total_frames;
     // Not in the binary: what no symbol covered, and what lay outside its image (named by
-    // region, with the return addresses of such samples).
+    // region, with the return addresses of such samples) unless a --user-elf program named it.
     let o = &facts.outside_kernel;
     let missing = facts.unknown_frames
         + o.firmware_frames
-        + o.user_frames
+        + (o.user_frames - o.user_frames_named)
         + o.unknown_frames
         + o.return_addresses_dropped;
     let share = (frames > 0).then(|| missing as f64 / frames as f64);
@@ -51,7 +51,7 @@ pub fn symbols_mismatch(state: &ModelState) -> Option<String> {
     (share? >= UNRESOLVED_SHARE_LIMIT).then(|| {
         format!(
             "{unresolved}: it does not match the samples — give the kernel ELF they were recorded \
-             from (--elf), or --kernel-filter when most samples are user space"
+             from (--elf), or --user-elf / --kernel-filter when most samples are user space"
         )
     })
 }
@@ -99,5 +99,20 @@ mod tests {
         let mut folded = state(1000, 1000, None, None);
         folded.provenance.facts.format_version = None;
         assert_eq!(symbols_mismatch(&folded), None);
+    }
+
+    #[test]
+    fn user_space_named_by_a_user_elf_counts_as_resolved() {
+        let mut s = state(0, 1000, Some("riscv64"), Some("riscv64"));
+        s.provenance.facts.outside_kernel.firmware_frames = 80;
+        s.provenance.facts.outside_kernel.user_frames = 900;
+        let v = symbols_mismatch(&s).unwrap();
+        assert!(v.contains("--user-elf"), "{v}");
+        s.provenance.facts.outside_kernel.user_frames_named = 880;
+        assert_eq!(
+            symbols_mismatch(&s),
+            None,
+            "only 100 of 1000 frames are not named"
+        );
     }
 }

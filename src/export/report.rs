@@ -39,8 +39,8 @@ pub const DIFFERENCES: &[&str] = &[
      program headers, else from the arch's boot protocol: riscv64 0x80200000, loongarch64 the low \
      48 bits; resolve.stats.json `kernel_alias` says which), not every address whose low 32 bits \
      match. Addresses outside the image are named by region, never by kernel symbols: \
-     `[firmware]`, `[user]`, or `0x…` under `[unknown]`; a sample whose leaf is outside the \
-     kernel keeps only that leaf. Until a leaf has been in the kernel, the lower half is the \
+     `[firmware]`, `[user]` (its own symbols under it with --user-elf), or `0x…` under \
+     `[unknown]`; a sample whose leaf is outside the kernel keeps only that leaf. Until a leaf has been in the kernel, the lower half is the \
      firmware's (OVMF's drivers, SeaBIOS in RAM), not user space. A kernel booted through UEFI \
      (--uefi) has no alias: OVMF loads it anywhere.",
     "flamegraph.html embeds the SVG, so it works on its own.",
@@ -466,8 +466,12 @@ impl<'a> Report<'a> {
         ));
         let outside = &i.facts.outside_kernel;
         md.push_str(&format!(
-            "- outside the kernel: {} firmware, {} user, {} unknown frames; {} return addresses of such samples dropped\n",
-            outside.firmware_frames, outside.user_frames, outside.unknown_frames, outside.return_addresses_dropped
+            "- outside the kernel: {} firmware, {} user ({} named by --user-elf), {} unknown frames; {} return addresses of such samples dropped\n",
+            outside.firmware_frames,
+            outside.user_frames,
+            outside.user_frames_named,
+            outside.unknown_frames,
+            outside.return_addresses_dropped
         ));
         if let Some(a) = &i.facts.kernel_alias {
             md.push_str(&format!(

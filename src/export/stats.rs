@@ -202,6 +202,7 @@ impl ResolveStats {
             json!({
                 "firmware_frames": outside.firmware_frames,
                 "user_frames": outside.user_frames,
+                "user_frames_named": outside.user_frames_named,
                 "unknown_frames": outside.unknown_frames,
                 "return_addresses_dropped": outside.return_addresses_dropped,
             }),

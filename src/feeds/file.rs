@@ -54,6 +54,8 @@ pub struct OpenOptions {
     pub kernel_filter: bool,
     /// How the guest kernel was booted (its physical alias depends on it).
     pub boot: Boot,
+    /// Guest user programs that name user-space samples (`--user-elf`).
+    pub user_elves: Vec<PathBuf>,
 }
 
 /// Guess what a file is: qperf.bin is binary, folded is text whose lines end in counts.

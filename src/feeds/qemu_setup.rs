@@ -31,6 +31,8 @@ pub struct QemuRunOptions {
     pub arch: Arch,
     pub kernel: PathBuf,
     pub elf: Option<PathBuf>,
+    /// Guest user programs that name user-space samples.
+    pub user_elves: Vec<PathBuf>,
     pub qemu: Option<PathBuf>,
     pub qemu_args: Vec<String>,
     pub plugin: Option<PathBuf>,
@@ -206,6 +208,7 @@ pub fn start_qemu(o: &QemuRunOptions) -> anyhow::Result<QemuFeed> {
             style: o.symbol_style,
             kernel_filter: o.kernel_filter,
             boot,
+            user_elves: o.user_elves.clone(),
         },
         qperf_bin,
         stream_socket,

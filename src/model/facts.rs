@@ -53,6 +53,8 @@ pub struct SourceFacts {
 pub struct OutsideKernel {
     pub firmware_frames: u64,
     pub user_frames: u64,
+    /// Of the user frames, those a `--user-elf` program's symbols named.
+    pub user_frames_named: u64,
     /// Neither kernel, firmware nor user (named `0x…` under `[unknown]`).
     pub unknown_frames: u64,
     /// Return addresses after such a leaf, and a kernel stack's from its first one

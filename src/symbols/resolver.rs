@@ -4,8 +4,10 @@
 //! 1. `0` and `u64::MAX` are not addresses (unwinders use them as terminators): skipped.
 //! 2. A physical alias of the image is mapped onto its linked address.
 //! 3. With the kernel filter, an address outside the kernel text is dropped (counted).
-//! 4. An address outside the kernel image is named by its region, not looked up: one
-//!    `[firmware]` or `[user]` frame, or `0x<ip>` under `[unknown]`.
+//! 4. An address outside the kernel image is named by its region, not looked up among the
+//!    kernel's symbols: one `[firmware]` or `[user]` frame, or `0x<ip>` under `[unknown]`. A
+//!    user-space address inside a user program given (`--user-elf`) is looked up in it and
+//!    shown under `[user]`.
 //! 5. A return address (any frame but the leaf) is looked up at `ip − 1`, so it lands on
 //!    the call instruction: the return address may already be the next function or line.
 //! 6. Names are styled; symbol-table names get `+0x<offset>`; nothing found gives `0x<ip>`.
@@ -36,6 +38,8 @@ pub struct ResolvedAddress {
     pub unknown: bool,
     /// Where the address lies; outside [`Region::Kernel`] the frames name the region.
     pub region: Region,
+    /// A user-space address a `--user-elf` program's symbols named.
+    pub named_by_user_program: bool,
 }
 
 /// Options of a resolver.
@@ -66,6 +70,8 @@ pub struct ResolveCounters {
 /// Per-address cache and rules in front of a symbolizer.
 pub struct Resolver {
     symbolizer: Box<dyn Symbolizer>,
+    /// Guest user programs (`--user-elf`), each with the text range it covers.
+    user_programs: Vec<(AddressRange, Box<dyn Symbolizer>)>,
     options: ResolverOptions,
     kernel_text: Option<AddressRange>,
     cache: FxHashMap<u64, Option<Arc<[ResolvedFrame]>>>,
@@ -89,6 +95,7 @@ impl Resolver {
         let kernel_text = kernel_text_override.or_else(|| symbolizer.kernel_text());
         Self {
             symbolizer,
+            user_programs: Vec::new(),
             options,
             kernel_text,
             cache: FxHashMap::default(),
@@ -98,6 +105,14 @@ impl Resolver {
 
     pub fn options(&self) -> ResolverOptions {
         self.options
+    }
+
+    /// Name user-space addresses inside `program`'s text with its symbols (`--user-elf`).
+    /// A program without a text range could name nothing: refused.
+    pub fn add_user_program(&mut self, program: Box<dyn Symbolizer>) -> Result<(), &'static str> {
+        let text = program.kernel_text().ok_or("it has no executable section")?;
+        self.user_programs.push((text, program));
+        Ok(())
     }
 
     /// The kernel image's physical alias, when the symbols give one.
@@ -135,9 +150,34 @@ impl Resolver {
                 file: None,
                 line: 0,
             };
-            let frames: Arc<[ResolvedFrame]> = match region {
+            let user_program = match region {
+                Region::User => self
+                    .user_programs
+                    .iter()
+                    .position(|(text, _)| text.contains(address)),
+                _ => None,
+            };
+            let mut named_by_user_program = false;
+            let frames: Arc<[ResolvedFrame]> = match (region, user_program) {
+                // Its own symbols, under the region's frame (innermost first).
+                (Region::User, Some(program)) => {
+                    let lookup = if index == 0 { address } else { address - 1 };
+                    let mut frames = match self.cached(lookup, Some(program)) {
+                        Some(named) => {
+                            named_by_user_program = true;
+                            named.to_vec()
+                        }
+                        None => vec![ResolvedFrame {
+                            name: format!("0x{address:x}"),
+                            file: None,
+                            line: 0,
+                        }],
+                    };
+                    frames.push(region_frame);
+                    frames.into()
+                }
                 // By address, under the region's frame (innermost first).
-                Region::Unknown => Arc::new([
+                (Region::Unknown, _) => Arc::new([
                     ResolvedFrame {
                         name: format!("0x{address:x}"),
                         file: None,
@@ -152,28 +192,18 @@ impl Resolver {
                 frames,
                 unknown: false,
                 region,
+                named_by_user_program,
             });
         }
         let lookup = if index == 0 { address } else { address - 1 };
-        let cached = match self.cache.get(&lookup) {
-            Some(hit) => {
-                self.counters.cache_hits += 1;
-                hit.clone()
-            }
-            None => {
-                let frames = self.symbolize(lookup);
-                self.counters.distinct_addresses += 1;
-                self.counters.unknown_addresses += u64::from(frames.is_none());
-                self.cache.insert(lookup, frames.clone());
-                frames
-            }
-        };
+        let cached = self.cached(lookup, None);
         Ok(match cached {
             Some(frames) => ResolvedAddress {
                 address,
                 frames,
                 unknown: false,
                 region,
+                named_by_user_program: false,
             },
             None => ResolvedAddress {
                 address,
@@ -184,12 +214,30 @@ impl Resolver {
                 }]),
                 unknown: true,
                 region,
+                named_by_user_program: false,
             },
         })
     }
 
-    fn symbolize(&self, lookup: u64) -> Option<Arc<[ResolvedFrame]>> {
-        let frames = self.symbolizer.symbolize(lookup);
+    /// The styled frames at `lookup` from the kernel's symbols or user program `program`,
+    /// cached (the regions are disjoint, so one cache serves all).
+    fn cached(&mut self, lookup: u64, program: Option<usize>) -> Option<Arc<[ResolvedFrame]>> {
+        if let Some(hit) = self.cache.get(&lookup) {
+            self.counters.cache_hits += 1;
+            return hit.clone();
+        }
+        let symbolizer = match program {
+            Some(p) => &self.user_programs[p].1,
+            None => &self.symbolizer,
+        };
+        let frames = self.style_frames(symbolizer.symbolize(lookup));
+        self.counters.distinct_addresses += 1;
+        self.counters.unknown_addresses += u64::from(frames.is_none());
+        self.cache.insert(lookup, frames.clone());
+        frames
+    }
+
+    fn style_frames(&self, frames: Vec<SymbolFrame>) -> Option<Arc<[ResolvedFrame]>> {
         if frames.is_empty() {
             return None;
         }
@@ -306,5 +354,72 @@ mod tests {
         };
         let mut r = Resolver::new(Box::new(Fake), opts, None);
         assert_eq!(names(&r.resolve(0x1800, 0).unwrap()), ["inner", "outer"]);
+    }
+
+    /// The kernel's view: user space below 0x1000 (nothing of the kernel's there).
+    struct KernelWithUserSpace;
+
+    impl Symbolizer for KernelWithUserSpace {
+        fn symbolize(&self, _address: u64) -> Vec<SymbolFrame> {
+            panic!("a user address is never looked up among the kernel's symbols")
+        }
+        fn region(&self, address: u64) -> Region {
+            if address < 0x1000 {
+                Region::User
+            } else {
+                Region::Unknown
+            }
+        }
+    }
+
+    /// A user program whose text is [0x400, 0x500): `user_fn` from 0x400.
+    struct UserProgram;
+
+    impl Symbolizer for UserProgram {
+        fn symbolize(&self, address: u64) -> Vec<SymbolFrame> {
+            match address {
+                0x400..0x480 => vec![SymbolFrame {
+                    name: "user_fn".into(),
+                    file: Some("user.c".into()),
+                    line: 7,
+                    offset: None,
+                }],
+                _ => vec![],
+            }
+        }
+        fn kernel_text(&self) -> Option<AddressRange> {
+            Some(AddressRange {
+                start: 0x400,
+                end: 0x500,
+            })
+        }
+    }
+
+    #[test]
+    fn user_addresses_are_named_by_the_user_program_that_covers_them() {
+        let mut r = Resolver::new(Box::new(KernelWithUserSpace), ResolverOptions::default(), None);
+        assert_eq!(
+            names(&r.resolve(0x410, 0).unwrap()),
+            ["[user]"],
+            "no program given"
+        );
+        r.add_user_program(Box::new(UserProgram)).unwrap();
+        let named = r.resolve(0x410, 0).unwrap();
+        assert_eq!(names(&named), ["user_fn", "[user]"]);
+        assert_eq!((named.region, named.unknown), (Region::User, false));
+        assert!(named.named_by_user_program);
+        assert_eq!(named.frames[0].line, 7);
+        // Inside the program's text but no symbol: by address, still under [user].
+        let no_symbol = r.resolve(0x490, 0).unwrap();
+        assert_eq!(names(&no_symbol), ["0x490", "[user]"]);
+        assert!(!no_symbol.named_by_user_program);
+        // Outside every program: the region alone.
+        assert_eq!(names(&r.resolve(0x800, 0).unwrap()), ["[user]"]);
+        // A return address is looked up one byte earlier, as in the kernel.
+        assert_eq!(names(&r.resolve(0x480, 1).unwrap()), ["user_fn", "[user]"]);
+        assert!(
+            r.add_user_program(Box::new(KernelWithUserSpace)).is_err(),
+            "no text: refused"
+        );
     }
 }

@@ -63,6 +63,7 @@ struct Resolved {
     aliased: bool,
     unknown: bool,
     region: Region,
+    named_by_user_program: bool,
 }
 
 /// Turns address samples into profile samples through a resolver.
@@ -131,7 +132,10 @@ impl AddressIngest {
                     match resolved.region {
                         Region::Kernel => {}
                         Region::Firmware => outside.firmware_frames += 1,
-                        Region::User => outside.user_frames += 1,
+                        Region::User => {
+                            outside.user_frames += 1;
+                            outside.user_frames_named += u64::from(resolved.named_by_user_program);
+                        }
                         Region::Unknown => outside.unknown_frames += 1,
                     }
                     if resolved.region != Region::Kernel {
@@ -201,6 +205,7 @@ impl AddressIngest {
                     aliased,
                     unknown: r.unknown,
                     region: r.region,
+                    named_by_user_program: r.named_by_user_program,
                 }
             }
             Err(skip) => Resolved {
@@ -208,6 +213,7 @@ impl AddressIngest {
                 aliased,
                 unknown: false,
                 region: Region::Kernel,
+                named_by_user_program: false,
             },
         };
         self.locations.insert((address, leaf), resolved);
@@ -233,6 +239,7 @@ impl AddressIngest {
         let resolved = Resolved {
             location: Ok(id),
             region: Region::Firmware,
+            named_by_user_program: false,
             ..user
         };
         self.boot_firmware.insert(address, resolved);

@@ -56,7 +56,7 @@ impl QperfIngest {
         plugin_summary: Option<&PluginSummary>,
     ) -> anyhow::Result<(QperfIngest, ProfileInfo)> {
         let (symbolizer, binary, elf_arch) = open_symbolizer(symbols, options.boot)?;
-        let resolver = Resolver::new(
+        let mut resolver = Resolver::new(
             symbolizer,
             ResolverOptions {
                 style: options.style,
@@ -64,6 +64,12 @@ impl QperfIngest {
             },
             None,
         );
+        for elf in &options.user_elves {
+            let program = ElfImage::open(elf).with_context(|| format!("--user-elf {}", elf.display()))?;
+            resolver
+                .add_user_program(Box::new(program))
+                .map_err(|why| anyhow::anyhow!("--user-elf {}: {why}", elf.display()))?;
+        }
         let mut warnings = Vec::new();
         if options.kernel_filter && resolver.kernel_text().is_none() {
             warnings.push(
