@@ -243,6 +243,30 @@ fn ovmf_boots_kernel_efi_and_its_samples_are_firmware_never_kernel_names() {
     }
     assert_eq!(named_firmware, boot.len() as u64);
     assert_eq!(named_kernel, kernel_run.len() as u64);
+    // The saved run, read again by `perfscope report`, knows from its qemu.toml that it
+    // booted through UEFI: no alias there either.
+    let again = dir.path().join("again");
+    let report = Command::new(env!("CARGO_BIN_EXE_perfscope"))
+        .arg("report")
+        .arg(q.join("qperf.bin"))
+        .arg("--elf")
+        .arg(&guest.elf)
+        .arg("--out")
+        .arg(&again)
+        .output()
+        .unwrap();
+    assert!(
+        report.status.success(),
+        "{}",
+        String::from_utf8_lossy(&report.stderr)
+    );
+    let again_stats = read_json(&again.join("perf/x86_64/latest/qperf/resolve.stats.json"));
+    assert_eq!(
+        again_stats["kernel_alias"],
+        serde_json::Value::Null,
+        "{again_stats:#}"
+    );
+    assert_eq!(again_stats["outside_kernel"], stats["outside_kernel"]);
     let first_kernel_sec = kernel_run[0].elapsed_ns.expect("v3 timestamps") as f64 / 1e9;
     eprintln!(
         "perfscope qemu --uefi: {wall:?} wall; the kernel's first sample at {first_kernel_sec:.2} s, \

@@ -58,6 +58,18 @@ pub struct OpenOptions {
     pub user_elves: Vec<PathBuf>,
 }
 
+impl OpenOptions {
+    /// These options for the recording `qperf_bin`: a direct boot unless its `qemu.toml`
+    /// says the run booted through UEFI.
+    pub fn with_recorded_boot(&self, qperf_bin: &Path) -> OpenOptions {
+        let mut options = self.clone();
+        if options.boot == Boot::Direct {
+            options.boot = crate::sources::qemu::config_toml::recorded_boot(qperf_bin);
+        }
+        options
+    }
+}
+
 /// Guess what a file is: qperf.bin is binary, folded is text whose lines end in counts.
 /// The first stack line is read whole (up to [`MAX_SNIFFED_LINE`]): a 10,000-frame stack
 /// is far longer than any fixed head, and a cut line has no count to recognise.
@@ -205,7 +217,7 @@ impl FileFeed {
                     .with_context(|| format!("cannot read the plugin summary beside {}", path.display()))?;
                 let (ingest, info) = QperfIngest::new(
                     symbols,
-                    &self.options,
+                    &self.options.with_recorded_boot(path),
                     &path.display().to_string(),
                     summary.as_ref(),
                 )?;

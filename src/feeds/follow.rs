@@ -92,7 +92,7 @@ impl Feed for FollowFeed {
             let summary = PluginSummary::read(&sidecar_path(&self.path)).ok().flatten();
             let (ingest, info) = QperfIngest::new(
                 &self.symbols,
-                &self.options,
+                &self.options.with_recorded_boot(&self.path),
                 &self.path.display().to_string(),
                 summary.as_ref(),
             )?;

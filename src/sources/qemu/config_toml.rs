@@ -2,13 +2,31 @@
 //! keys (notes/qperf-format.md §5.2), so a script reading xtask's file reads ours; the
 //! QEMU binary and the kernel image are added beside them.
 
+use std::path::Path;
+
 use toml::{Table, Value};
 
 use super::session::SessionOptions;
+use crate::symbols::guest_space::Boot;
 
 /// The reference's panic pattern (which its runner never evaluates; nor does perfscope,
 /// whose run ends on markers, timeouts and QEMU's exit).
 const FAIL_REGEX: &str = r"(?i)\bpanic(?:ked)?\b";
+
+/// How the run that wrote `qperf_bin` booted its kernel, from the `qemu.toml` beside it
+/// (ours or xtask's, which has the same `uefi` key): a saved or followed UEFI run must not
+/// get the ELF's load-address alias. No file, or no `uefi = true` in it: a direct boot.
+pub fn recorded_boot(qperf_bin: &Path) -> Boot {
+    let Some(toml) = qperf_bin.parent().map(|dir| dir.join("qemu.toml")) else {
+        return Boot::Direct;
+    };
+    let uefi = std::fs::read_to_string(toml)
+        .ok()
+        .and_then(|text| text.parse::<Table>().ok())
+        .and_then(|t| t.get("uefi").and_then(Value::as_bool))
+        .unwrap_or(false);
+    if uefi { Boot::Uefi } else { Boot::Direct }
+}
 
 /// The file's text.
 pub fn qemu_toml(options: &SessionOptions) -> String {
@@ -147,5 +165,18 @@ mod tests {
             "{args:?}"
         );
         assert_eq!(t["kernel"].as_str(), Some("/k/kernel.efi"));
+    }
+
+    #[test]
+    fn a_recorded_uefi_run_is_read_back_from_its_qemu_toml() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("qperf.bin");
+        assert_eq!(recorded_boot(&bin), Boot::Direct, "no qemu.toml");
+        std::fs::write(dir.path().join("qemu.toml"), "uefi = true\nto_bin = true\n").unwrap();
+        assert_eq!(recorded_boot(&bin), Boot::Uefi);
+        std::fs::write(dir.path().join("qemu.toml"), "uefi = false\n").unwrap();
+        assert_eq!(recorded_boot(&bin), Boot::Direct);
+        std::fs::write(dir.path().join("qemu.toml"), "not toml [").unwrap();
+        assert_eq!(recorded_boot(&bin), Boot::Direct, "unreadable: the default");
     }
 }
