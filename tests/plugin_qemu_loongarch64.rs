@@ -7,39 +7,26 @@
 
 mod common;
 
-use std::sync::OnceLock;
-
 use common::arch_suite::{self, Recording};
 use common::guest::{GuestArch, TestGuest, build_test_guest_for, symbol_range};
-use common::profile::KernelSymbols;
 use perfscope::sources::qemu::plugin_args::{CallchainMode, SampleMode, kernel_text_of};
 
 const ARCH: GuestArch = GuestArch::Loongarch64;
-/// ≈ 0.3 s of guest work with the plugin: a few hundred samples at 1 kHz.
-const BENCH_N: u32 = 200;
 
 fn guest() -> TestGuest {
     build_test_guest_for(ARCH)
 }
 
-fn symbols() -> &'static KernelSymbols {
-    static S: OnceLock<KernelSymbols> = OnceLock::new();
-    S.get_or_init(|| KernelSymbols::open(&guest().elf))
-}
-
 fn leaf_recording() -> &'static Recording {
-    static R: OnceLock<Recording> = OnceLock::new();
-    R.get_or_init(|| arch_suite::record(ARCH, BENCH_N, SampleMode::Tb, CallchainMode::Leaf))
+    arch_suite::recording(ARCH, SampleMode::Tb, CallchainMode::Leaf)
 }
 
 fn fp_recording() -> &'static Recording {
-    static R: OnceLock<Recording> = OnceLock::new();
-    R.get_or_init(|| arch_suite::record(ARCH, BENCH_N, SampleMode::Tb, CallchainMode::Fp))
+    arch_suite::recording(ARCH, SampleMode::Tb, CallchainMode::Fp)
 }
 
 fn insn_fp_recording() -> &'static Recording {
-    static R: OnceLock<Recording> = OnceLock::new();
-    R.get_or_init(|| arch_suite::record(ARCH, BENCH_N, SampleMode::Insn, CallchainMode::Fp))
+    arch_suite::recording(ARCH, SampleMode::Insn, CallchainMode::Fp)
 }
 
 /// No AT() in the link: the program headers say nothing about the load address, so the
@@ -65,17 +52,17 @@ fn boots_through_the_direct_loader_and_powers_off_cleanly() {
 
 #[test]
 fn leaf_mode_hottest_self_function_in_the_bench_is_mix_leaf() {
-    arch_suite::assert_leaf_ranking(ARCH, leaf_recording(), symbols());
+    arch_suite::assert_leaf_ranking(ARCH, leaf_recording());
 }
 
 #[test]
 fn fp_mode_recovers_the_full_path_to_mix_leaf() {
-    arch_suite::assert_full_paths_to_mix_leaf(ARCH, "tb+fp", fp_recording(), symbols());
+    arch_suite::assert_full_paths_to_mix_leaf(ARCH, "tb+fp", fp_recording());
 }
 
 #[test]
 fn fp_mode_shows_tree_walk_recursion_bounded_by_its_depth() {
-    arch_suite::assert_tree_walk_recursion(ARCH, fp_recording(), symbols());
+    arch_suite::assert_tree_walk_recursion(ARCH, fp_recording());
 }
 
 /// insn mode samples anywhere, also between `addi.d $sp` and `addi.d $fp` in prologues and
@@ -83,8 +70,8 @@ fn fp_mode_shows_tree_walk_recursion_bounded_by_its_depth() {
 #[test]
 fn insn_mode_keeps_the_full_path_inside_blocks() {
     let rec = insn_fp_recording();
-    arch_suite::assert_full_paths_to_mix_leaf(ARCH, "insn+fp", rec, symbols());
-    arch_suite::assert_insn_pcs_inside_blocks(rec, symbols());
+    arch_suite::assert_full_paths_to_mix_leaf(ARCH, "insn+fp", rec);
+    arch_suite::assert_insn_pcs_inside_blocks(ARCH, rec);
 }
 
 #[test]

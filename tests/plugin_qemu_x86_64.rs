@@ -6,43 +6,31 @@
 
 mod common;
 
-use std::sync::OnceLock;
-
 use common::arch_suite::{self, Recording};
 use common::guest::{GuestArch, TestGuest, build_test_guest_for, instruction_addresses, symbol_range};
 use common::profile::KernelSymbols;
 use perfscope::sources::qemu::plugin_args::{CallchainMode, SampleMode, kernel_text_of};
 
 const ARCH: GuestArch = GuestArch::X86_64;
-/// ≈ 0.4 s of guest work with the plugin: a few hundred samples at 1 kHz.
-const BENCH_N: u32 = 200;
 
 fn guest() -> TestGuest {
     build_test_guest_for(ARCH)
 }
 
 fn symbols() -> &'static KernelSymbols {
-    static S: OnceLock<KernelSymbols> = OnceLock::new();
-    S.get_or_init(|| KernelSymbols::open(&guest().elf))
-}
-
-fn function(address: u64) -> String {
-    symbols().function(address, false)
+    arch_suite::symbols(ARCH)
 }
 
 fn leaf_recording() -> &'static Recording {
-    static R: OnceLock<Recording> = OnceLock::new();
-    R.get_or_init(|| arch_suite::record(ARCH, BENCH_N, SampleMode::Tb, CallchainMode::Leaf))
+    arch_suite::recording(ARCH, SampleMode::Tb, CallchainMode::Leaf)
 }
 
 fn fp_recording() -> &'static Recording {
-    static R: OnceLock<Recording> = OnceLock::new();
-    R.get_or_init(|| arch_suite::record(ARCH, BENCH_N, SampleMode::Tb, CallchainMode::Fp))
+    arch_suite::recording(ARCH, SampleMode::Tb, CallchainMode::Fp)
 }
 
 fn insn_fp_recording() -> &'static Recording {
-    static R: OnceLock<Recording> = OnceLock::new();
-    R.get_or_init(|| arch_suite::record(ARCH, BENCH_N, SampleMode::Insn, CallchainMode::Fp))
+    arch_suite::recording(ARCH, SampleMode::Insn, CallchainMode::Fp)
 }
 
 #[test]
@@ -69,14 +57,14 @@ fn boots_through_multiboot_and_powers_off_cleanly() {
 /// including any taken in the 32-bit boot code, which runs at its physical address.
 #[test]
 fn leaf_mode_hottest_self_function_in_the_bench_is_mix_leaf() {
-    arch_suite::assert_leaf_ranking(ARCH, leaf_recording(), symbols());
+    arch_suite::assert_leaf_ranking(ARCH, leaf_recording());
 }
 
 #[test]
 fn fp_mode_recovers_the_full_path_to_the_frameless_mix_leaf() {
     // gcc gives mix_leaf no frame at all (a leaf using no stack): rbp is hash_block's in
     // its whole body, so its caller comes only from [rsp] (the frameless rule).
-    arch_suite::assert_full_paths_to_mix_leaf(ARCH, "tb+fp", fp_recording(), symbols());
+    arch_suite::assert_full_paths_to_mix_leaf(ARCH, "tb+fp", fp_recording());
     let g = guest();
     assert!(
         instruction_addresses(&g.elf, "mix_leaf", |t| t.contains("%rbp")).is_empty(),
@@ -105,7 +93,7 @@ fn hash_block_keeps_its_caller_before_during_and_after_its_delayed_prologue() {
         let in_block: Vec<(u64, String)> = rec
             .in_bench()
             .iter()
-            .filter(|r| function(r.pc) == "hash_block")
+            .filter(|r| symbols().function(r.pc, false) == "hash_block")
             .map(|r| (r.pc, symbols().path(r)))
             .collect();
         let before_frame = in_block.iter().filter(|(pc, _)| *pc <= set[0]).count();
@@ -122,7 +110,7 @@ fn hash_block_keeps_its_caller_before_during_and_after_its_delayed_prologue() {
 
 #[test]
 fn fp_mode_shows_tree_walk_recursion_bounded_by_its_depth() {
-    arch_suite::assert_tree_walk_recursion(ARCH, fp_recording(), symbols());
+    arch_suite::assert_tree_walk_recursion(ARCH, fp_recording());
 }
 
 /// insn mode samples inside prologues too: between `push %rbp` and `mov %rsp,%rbp` the
@@ -130,8 +118,8 @@ fn fp_mode_shows_tree_walk_recursion_bounded_by_its_depth() {
 #[test]
 fn insn_mode_keeps_the_full_path_inside_blocks() {
     let rec = insn_fp_recording();
-    arch_suite::assert_full_paths_to_mix_leaf(ARCH, "insn+fp", rec, symbols());
-    arch_suite::assert_insn_pcs_inside_blocks(rec, symbols());
+    arch_suite::assert_full_paths_to_mix_leaf(ARCH, "insn+fp", rec);
+    arch_suite::assert_insn_pcs_inside_blocks(ARCH, rec);
 }
 
 #[test]

@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use super::guest::{GuestArch, TestGuest, build_test_guest_for, symbol_range};
@@ -21,6 +22,34 @@ use perfscope::sources::qperf_file::{
 
 pub const RUN_TIMEOUT: Duration = Duration::from_secs(90);
 pub const FULL_PATH: &str = "kmain;run_bench;hash_workload;hash_block;mix_leaf";
+/// ≈ 0.2–0.4 s of guest work with the plugin: a few hundred samples at 1 kHz.
+pub const BENCH_N: u32 = 200;
+
+/// The entry of `cache` for `key`, made once; the lock is held only to find it, so
+/// different keys are computed in parallel and the same key once.
+fn once_per<K: PartialEq, V>(cache: &Mutex<Vec<(K, &'static OnceLock<V>)>>, key: K) -> &'static OnceLock<V> {
+    let mut entries = cache.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, cell)) = entries.iter().find(|(k, _)| *k == key) {
+        return cell;
+    }
+    let cell: &'static OnceLock<V> = Box::leak(Box::new(OnceLock::new()));
+    entries.push((key, cell));
+    cell
+}
+
+/// `arch`'s test kernel symbols, opened once per test process.
+pub fn symbols(arch: GuestArch) -> &'static KernelSymbols {
+    static CACHE: Mutex<Vec<(GuestArch, &'static OnceLock<KernelSymbols>)>> = Mutex::new(Vec::new());
+    once_per(&CACHE, arch).get_or_init(|| KernelSymbols::open(&build_test_guest_for(arch).elf))
+}
+
+/// `bench BENCH_N` on `arch`'s kernel in `mode` with `callchain`, recorded once per test
+/// process and shared by the tests that read it.
+pub fn recording(arch: GuestArch, mode: SampleMode, callchain: CallchainMode) -> &'static Recording {
+    type Key = (GuestArch, SampleMode, CallchainMode);
+    static CACHE: Mutex<Vec<(Key, &'static OnceLock<Recording>)>> = Mutex::new(Vec::new());
+    once_per(&CACHE, (arch, mode, callchain)).get_or_init(|| record(arch, BENCH_N, mode, callchain))
+}
 
 /// One QEMU run of `bench N` and what it recorded.
 pub struct Recording {
@@ -144,7 +173,8 @@ pub fn assert_boots_and_powers_off(arch: GuestArch, rec: &Recording, link_prefix
 
 /// Leaf mode: only the pc, mix_leaf the hottest self function, and (kernel filter with the
 /// alias) every pc kernel text at its linked address, on vCPU 0.
-pub fn assert_leaf_ranking(arch: GuestArch, rec: &Recording, symbols: &KernelSymbols) {
+pub fn assert_leaf_ranking(arch: GuestArch, rec: &Recording) {
+    let symbols = symbols(arch);
     let bench = rec.in_bench();
     assert!(
         bench.len() >= 100,
@@ -186,7 +216,8 @@ pub fn assert_leaf_ranking(arch: GuestArch, rec: &Recording, symbols: &KernelSym
 /// frame twice in a row (except real recursion), and (almost) every hash-phase mix_leaf
 /// sample reached through kmain;run_bench;hash_workload;hash_block — also at mix_leaf's
 /// entry, before its prologue, where only the return-address rule gives the caller.
-pub fn assert_full_paths_to_mix_leaf(arch: GuestArch, label: &str, rec: &Recording, symbols: &KernelSymbols) {
+pub fn assert_full_paths_to_mix_leaf(arch: GuestArch, label: &str, rec: &Recording) {
+    let symbols = symbols(arch);
     let bench = rec.in_bench();
     assert!(
         bench.len() >= 100,
@@ -244,7 +275,8 @@ pub fn assert_full_paths_to_mix_leaf(arch: GuestArch, label: &str, rec: &Recordi
 
 /// tree_walk(6) recurses to depth 0: between five and seven tree_walk frames at the bottom
 /// of the deepest paths, never more.
-pub fn assert_tree_walk_recursion(arch: GuestArch, rec: &Recording, symbols: &KernelSymbols) {
+pub fn assert_tree_walk_recursion(arch: GuestArch, rec: &Recording) {
+    let symbols = symbols(arch);
     let depths: Vec<usize> = rec
         .in_bench()
         .iter()
@@ -263,7 +295,8 @@ pub fn assert_tree_walk_recursion(arch: GuestArch, rec: &Recording, symbols: &Ke
 }
 
 /// insn mode lands inside blocks: more distinct pcs in mix_leaf than a handful.
-pub fn assert_insn_pcs_inside_blocks(rec: &Recording, symbols: &KernelSymbols) {
+pub fn assert_insn_pcs_inside_blocks(arch: GuestArch, rec: &Recording) {
+    let symbols = symbols(arch);
     let distinct: std::collections::BTreeSet<u64> = rec
         .in_bench()
         .iter()

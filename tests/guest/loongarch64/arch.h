@@ -11,16 +11,7 @@
 #define TRAP_PC     "era"
 #define TRAP_VALUE  "badv"
 
-static volatile uint8_t *const uart = (volatile uint8_t *)UART_BASE;
-
-static void uart_putc(char c) {
-    while ((uart[5] & 0x20) == 0) { }   /* LSR.THRE */
-    uart[0] = (uint8_t)c;
-}
-static int uart_getc(void) {
-    while ((uart[5] & 0x01) == 0) { }   /* LSR.DR */
-    return uart[0];
-}
+#include "../ns16550.h"
 
 static uint32_t cpucfg(uint32_t word) {
     uint32_t v;

@@ -8,16 +8,7 @@
 #define TRAP_PC     "sepc"
 #define TRAP_VALUE  "stval"
 
-static volatile uint8_t *const uart = (volatile uint8_t *)UART_BASE;
-
-static void uart_putc(char c) {
-    while ((uart[5] & 0x20) == 0) { }   /* LSR.THRE */
-    uart[0] = (uint8_t)c;
-}
-static int uart_getc(void) {
-    while ((uart[5] & 0x01) == 0) { }   /* LSR.DR */
-    return uart[0];
-}
+#include "../ns16550.h"
 
 static void arch_init(void) { }
 static uint64_t arch_ticks(void) { uint64_t t; __asm__ volatile("rdtime %0" : "=r"(t)); return t; }
