@@ -13,7 +13,9 @@
 # a shared 2-core machine wall time swings by ±20 % when anything else runs; CPU time
 # barely moves, so its ratio is the one to trust there. The pipeline run has wall time
 # only (perfscope's own threads share the machine with QEMU's, as they do for a user).
-# A dwarf callchain does not exist yet (issue 14); its row is absent, not faked.
+# The dwarf callchain runs on the kernel built without frame pointers (FRAME_POINTERS=no,
+# unwound with its .debug_frame): its rows (`…/nofp`) compare with that kernel's own
+# no-plugin time (`none/nofp`), since the two builds differ in speed.
 #
 #   scripts/bench-plugin-overhead.sh [N] [ROUNDS] [FREQ]     defaults: 3000 3 997
 #
@@ -29,14 +31,21 @@ mkdir -p "$OUT"
 
 command -v qemu-system-riscv64 >/dev/null || { echo "qemu-system-riscv64 missing: run scripts/install-test-deps.sh" >&2; exit 1; }
 make -s -C tests/guest O="$PWD/target/test-guest"
+make -s -C tests/guest FRAME_POINTERS=no O="$PWD/target/test-guest-riscv64-nofp"
 cargo build --release -q -p perfscope-qemu-plugin
 cargo build --release -q --bin perfscope
 KERNEL=target/test-guest/kernel.bin
 ELF=target/test-guest/kernel.elf
+KERNEL_NOFP=target/test-guest-riscv64-nofp/kernel.bin
+ELF_NOFP=target/test-guest-riscv64-nofp/kernel.elf
 SO=target/release/libperfscope_qemu_plugin.so
-STEXT=$(riscv64-unknown-elf-nm "$ELF" | awk '$3=="_stext"{print $1}')
-ETEXT=$(riscv64-unknown-elf-nm "$ELF" | awk '$3=="_etext"{print $1}')
-FILTER="filter_start=0x$STEXT,filter_end=0x$ETEXT"
+# The kernel-text filter of the plugin-alone runs, from an ELF's _stext/_etext.
+text_filter() {
+    local stext etext
+    stext=$(riscv64-unknown-elf-nm "$1" | awk '$3=="_stext"{print $1}')
+    etext=$(riscv64-unknown-elf-nm "$1" | awk '$3=="_etext"{print $1}')
+    echo "filter_start=0x$stext,filter_end=0x$etext"
+}
 
 # One run: boot, wait for the prompt, `bench N`, time BENCH_START→BENCH_END, `exit`.
 # Prints "wall_seconds cpu_seconds".
@@ -73,7 +82,7 @@ print("%.3f %.2f" % (t1 - t0, c1 - c0))
 PY
 }
 
-QEMU=(qemu-system-riscv64 -machine virt -bios default -display none -monitor none -serial stdio -kernel "$KERNEL")
+QEMU=(qemu-system-riscv64 -machine virt -bios default -display none -monitor none -serial stdio -kernel)
 declare -A CONFIG=(
     [none]=""
     [tb+leaf]="mode=tb,callchain=leaf"
@@ -81,15 +90,18 @@ declare -A CONFIG=(
     [insn+leaf]="mode=insn,callchain=leaf"
     [tb+fp,counters=on]="mode=tb,callchain=fp,counters=on"
     [perfscope-qemu]="pipeline"
+    [none/nofp]=""
+    [tb+dwarf/nofp]="mode=tb,callchain=dwarf,cfi=$ELF_NOFP"
+    [perfscope-qemu-dwarf/nofp]="pipeline"
 )
-ORDER=(none tb+leaf tb+fp insn+leaf tb+fp,counters=on perfscope-qemu)
+ORDER=(none tb+leaf tb+fp insn+leaf tb+fp,counters=on perfscope-qemu none/nofp tb+dwarf/nofp perfscope-qemu-dwarf/nofp)
 
 # The whole pipeline: perfscope starts QEMU, reads the stream, stops at BENCH_END.
 # Prints "wall_seconds -" (window.json's marker-to-marker time; no CPU clock).
 run_pipeline() {
-    local out="$OUT/pipeline"
+    local out="$OUT/pipeline" kernel=$1 callchain=$2
     rm -rf "$out"
-    target/release/perfscope qemu --kernel "$ELF" --no-tui --freq "$FREQ" --callchain fp \
+    target/release/perfscope qemu --kernel "$kernel" --no-tui --freq "$FREQ" --callchain "$callchain" \
         --workload "bench $N" --start-marker BENCH_START --stop-marker BENCH_END --out "$out" \
         >/dev/null 2>&1 </dev/null
     python3 -c 'import json,sys; print("%.3f -" % json.load(open(sys.argv[1]))["duration_sec"])' \
@@ -97,11 +109,14 @@ run_pipeline() {
 }
 
 run_config() {
-    local name=$1
+    local name=$1 kernel=$KERNEL elf=$ELF callchain=fp
+    if [[ $name == */nofp ]]; then kernel=$KERNEL_NOFP elf=$ELF_NOFP callchain=dwarf; fi
+    local filter
+    filter=$(text_filter "$elf")
     case "${CONFIG[$name]}" in
-        "") run_once "${QEMU[@]}" ;;
-        pipeline) run_pipeline ;;
-        *) run_once "${QEMU[@]}" -plugin "$SO,out=$OUT/$name.bin,freq=$FREQ,${CONFIG[$name]},$FILTER" ;;
+        "") run_once "${QEMU[@]}" "$kernel" ;;
+        pipeline) run_pipeline "$elf" "$callchain" ;;
+        *) run_once "${QEMU[@]}" "$kernel" -plugin "$SO,out=$OUT/${name//\//-}.bin,freq=$FREQ,${CONFIG[$name]},$filter" ;;
     esac
 }
 
@@ -119,12 +134,13 @@ median() { tr ' ' '\n' | { grep -v '^-\?$' || true; } | sort -n | awk '{a[NR]=$1
 ratio() { awk -v m="$1" -v b="$2" 'BEGIN {if (m == "-" || b == "-") print "-"; else printf "%.2f×", m / b}'; }
 printf '| config | wall s per round | median wall s | vs none | median CPU s | vs none |\n'
 printf '|---|---|---|---|---|---|\n'
-WALL_NONE=$(echo "${WALLS[none]}" | median)
-CPU_NONE=$(echo "${CPUS[none]}" | median)
 for name in "${ORDER[@]}"; do
+    base=none
+    [[ $name == */nofp ]] && base=none/nofp
     wall=$(echo "${WALLS[$name]}" | median)
     cpu=$(echo "${CPUS[$name]}" | median)
     printf '| %s | %s| %s | %s | %s | %s |\n' "$name" "${WALLS[$name]}" "$wall" \
-        "$(ratio "$wall" "$WALL_NONE")" "$cpu" "$(ratio "$cpu" "$CPU_NONE")"
+        "$(ratio "$wall" "$(echo "${WALLS[$base]}" | median)")" "$cpu" \
+        "$(ratio "$cpu" "$(echo "${CPUS[$base]}" | median)")"
 done
 echo "bench $N, freq $FREQ Hz, $RUNS alternating rounds; summaries in $OUT/*.summary.txt"

@@ -35,6 +35,9 @@ impl SampleMode {
 pub enum CallchainMode {
     Leaf,
     FramePointer,
+    /// The kernel ELF's DWARF CFI (`cfi=`); `logical`, the reference's name for the mode
+    /// it documents but rejects, is accepted for xtask scripts.
+    Dwarf,
 }
 
 impl CallchainMode {
@@ -42,6 +45,7 @@ impl CallchainMode {
         match self {
             CallchainMode::Leaf => 0,
             CallchainMode::FramePointer => 1,
+            CallchainMode::Dwarf => 2,
         }
     }
 
@@ -50,7 +54,13 @@ impl CallchainMode {
         match self {
             CallchainMode::Leaf => "leaf",
             CallchainMode::FramePointer => "fp",
+            CallchainMode::Dwarf => "dwarf",
         }
+    }
+
+    /// Whether samples read registers and walk the stack.
+    pub fn unwinds(self) -> bool {
+        self != CallchainMode::Leaf
     }
 }
 
@@ -74,6 +84,8 @@ pub struct PluginArgs {
     /// without in one run of scripts/bench-plugin-overhead.sh, 1.11× both in another).
     /// Off, the summary says `disabled`.
     pub counters: bool,
+    /// The kernel ELF whose CFI `callchain=dwarf` unwinds with.
+    pub cfi: Option<PathBuf>,
 }
 
 /// What [`PluginArgs::parse`] has to say besides the result.
@@ -117,6 +129,7 @@ const KNOWN_KEYS: &[&str] = &[
     "stream",
     "epoch_ns",
     "counters",
+    "cfi",
 ];
 
 fn err(message: impl Into<String>) -> ArgError {
@@ -218,12 +231,23 @@ impl PluginArgs {
         let callchain = match get("callchain").map(str::trim) {
             None | Some("leaf") => CallchainMode::Leaf,
             Some("fp" | "frame-pointer" | "frame_pointer") => CallchainMode::FramePointer,
+            Some("dwarf" | "logical") => CallchainMode::Dwarf,
             Some(other) => {
                 return Err(err(format!(
-                    "callchain={other}: expected leaf, fp, frame-pointer or frame_pointer"
+                    "callchain={other}: expected leaf, fp, frame-pointer, frame_pointer, dwarf or logical"
                 )));
             }
         };
+        let cfi = match get("cfi") {
+            None => None,
+            Some(v) if v.trim().is_empty() => return Err(err("cfi= is empty: give the kernel ELF")),
+            Some(v) => Some(PathBuf::from(v)),
+        };
+        if callchain == CallchainMode::Dwarf && cfi.is_none() {
+            return Err(err(
+                "callchain=dwarf needs cfi=<kernel ELF>: the ELF whose .eh_frame or .debug_frame describes the kernel's frames",
+            ));
+        }
 
         let text = match (get("filter_start"), get("filter_end")) {
             (None, None) => None,
@@ -304,6 +328,7 @@ impl PluginArgs {
                 epoch_ns,
                 stream,
                 counters,
+                cfi,
             },
             warnings,
         ))
@@ -413,7 +438,19 @@ mod tests {
                 CallchainMode::FramePointer
             );
         }
-        assert!(parse(&["callchain=logical"]).is_err());
+        assert_eq!(
+            parse(&["callchain=logical", "cfi=/k.elf"]).unwrap().callchain,
+            CallchainMode::Dwarf,
+            "the reference's name for it"
+        );
+        let dwarf = parse(&["callchain=dwarf", "cfi=/k.elf"]).unwrap();
+        assert_eq!(
+            (dwarf.callchain, dwarf.cfi.as_deref()),
+            (CallchainMode::Dwarf, Some(std::path::Path::new("/k.elf")))
+        );
+        assert_eq!(dwarf.callchain.record_byte(), 2);
+        let e = parse(&["callchain=dwarf"]).unwrap_err();
+        assert!(e.0.contains("needs cfi="), "{e}");
         assert!(parse(&["mode=cond"]).is_err());
         assert!(parse(&["max_depth=0"]).is_err());
         assert!(parse(&["max_depth=40000"]).is_err());

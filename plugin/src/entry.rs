@@ -13,6 +13,7 @@ use qemu_plugin::plugin::{HasCallbacks, Register};
 use qemu_plugin::{PluginId, sys};
 
 use crate::args::{CallchainMode, PluginArgs};
+use crate::cfi::{CfiTable, StopReason};
 use crate::instrument::PROFILER;
 use crate::sampler::{Profiler, RegisterSet, VcpuBoard};
 use crate::unwind::Arch;
@@ -53,12 +54,17 @@ fn install(id: PluginId, args: &Args, info: &Info) -> Result<(), String> {
         eprintln!("{NAME}: warning: {warning}");
     }
     let arch = Arch::from_target(&info.target_name);
-    if parsed.callchain == CallchainMode::FramePointer && arch.is_none() {
+    if parsed.callchain.unwinds() && arch.is_none() {
         return Err(format!(
-            "callchain=fp is not supported for target {}: frame layouts exist for riscv64, loongarch64 and x86_64; use callchain=leaf",
+            "callchain={} is not supported for target {}: stack unwinding exists for riscv64, loongarch64 and x86_64; use callchain=leaf",
+            parsed.callchain.name(),
             info.target_name
         ));
     }
+    let cfi = match (parsed.callchain, &parsed.cfi, arch) {
+        (CallchainMode::Dwarf, Some(elf), Some(arch)) => Some(CfiTable::open(elf, arch)?),
+        _ => None,
+    };
     let epoch_ns = parsed.epoch_ns.unwrap_or_else(qemu::monotonic_ns);
     let file = File::create(&parsed.out).map_err(|e| {
         format!(
@@ -84,6 +90,8 @@ fn install(id: PluginId, args: &Args, info: &Info) -> Result<(), String> {
         registers: OnceLock::new(),
         skipped: AtomicU64::new(0),
         stopping: AtomicBool::new(false),
+        cfi,
+        unwind_stops: Default::default(),
     });
     if PROFILER.set(Arc::clone(&profiler)).is_err() {
         return Err("installed twice in one QEMU; load the plugin once".into());
@@ -96,6 +104,13 @@ fn install(id: PluginId, args: &Args, info: &Info) -> Result<(), String> {
     }
     sampler::spawn_timer(Arc::clone(&profiler)).map_err(|e| format!("cannot start the timer thread: {e}"))?;
     let a = &profiler.args;
+    if let (Some(table), Some(elf)) = (&profiler.cfi, &a.cfi) {
+        eprintln!(
+            "{NAME}: cfi={}: {} functions with call-frame information",
+            elf.display(),
+            table.functions()
+        );
+    }
     eprintln!(
         "{NAME}: loaded (target={} api={}) freq={} Hz mode={} callchain={} out={} stream={} epoch_ns={}",
         info.target_name,
@@ -116,7 +131,7 @@ unsafe extern "C" fn on_vcpu_init(_id: sys::qemu_plugin_id_t, vcpu: std::ffi::c_
     let Some(profiler) = PROFILER.get() else {
         return;
     };
-    if profiler.args.callchain == CallchainMode::FramePointer
+    if profiler.args.callchain.unwinds()
         && let Some(arch) = profiler.arch
     {
         profiler.registers.get_or_init(|| find_registers(arch));
@@ -181,6 +196,14 @@ unsafe extern "C" fn on_exit(_id: sys::qemu_plugin_id_t, _userdata: *mut c_void)
         epoch_ns: profiler.epoch_ns,
         stream_errors: report.stream_errors,
         written_records: report.written_records,
+        unwind_stops: profiler.cfi.as_ref().map(|_| {
+            StopReason::ALL.map(|reason| {
+                (
+                    reason.name(),
+                    profiler.unwind_stops[reason.index()].load(Ordering::Relaxed),
+                )
+            })
+        }),
     }
     .to_text();
     let path = summary::sidecar_path(&profiler.args.out);

@@ -11,7 +11,7 @@ use std::ffi::{c_uint, c_void};
 
 use qemu_plugin::sys;
 
-use crate::args::{CallchainMode, SampleMode};
+use crate::args::SampleMode;
 use crate::counters;
 use crate::prologue::block_frame_states;
 use crate::sampler::{Profiler, VcpuBoard};
@@ -109,7 +109,9 @@ pub unsafe fn instrument_block(profiler: &Profiler, tb: *mut sys::qemu_plugin_tb
             count_block(board, tb, n_insns);
         }
 
-        let fp_mode = profiler.args.callchain == CallchainMode::FramePointer && profiler.arch.is_some();
+        // Frame states serve the frame-pointer walk and, with dwarf, its fallback for code
+        // without CFI.
+        let fp_mode = profiler.args.callchain.unwinds() && profiler.arch.is_some();
         let flags = if fp_mode {
             sys::qemu_plugin_cb_flags::QEMU_PLUGIN_CB_R_REGS
         } else {

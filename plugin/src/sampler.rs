@@ -17,6 +17,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::args::{CallchainMode, PluginArgs};
+use crate::cfi::{self, CfiTable, StopReason};
 use crate::counters;
 use crate::qemu::{self, RegisterHandle, VcpuU64};
 use crate::record::Record;
@@ -75,6 +76,10 @@ pub struct Profiler {
     pub registers: OnceLock<Option<RegisterSet>>,
     pub skipped: AtomicU64,
     pub stopping: AtomicBool,
+    /// The kernel's CFI (`callchain=dwarf`).
+    pub cfi: Option<CfiTable>,
+    /// Why each dwarf unwind ended, by [`StopReason::index`].
+    pub unwind_stops: [AtomicU64; StopReason::ALL.len()],
 }
 
 struct VcpuMemory;
@@ -131,6 +136,25 @@ impl Profiler {
                     &self.args.filter,
                     self.args.max_depth,
                 );
+            }
+            (CallchainMode::Dwarf, Some(_)) => {
+                let (Some(regs), Some(table)) = (self.read_registers(), &self.cfi) else {
+                    self.queue.failures.fetch_add(1, Ordering::Relaxed);
+                    return;
+                };
+                record.sp = regs.sp;
+                record.fp = regs.fp;
+                let (trace, stop) = cfi::unwind(
+                    table,
+                    pc,
+                    regs,
+                    state,
+                    &VcpuMemory,
+                    &self.args.filter,
+                    self.args.max_depth,
+                );
+                self.unwind_stops[stop.index()].fetch_add(1, Ordering::Relaxed);
+                record.trace = trace;
             }
             _ => record.trace = vec![pc],
         }

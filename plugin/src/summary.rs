@@ -19,6 +19,8 @@ pub struct Summary<'a> {
     pub epoch_ns: u64,
     pub stream_errors: u64,
     pub written_records: u64,
+    /// `callchain=dwarf`: how many unwinds ended for each reason (`unwind_stop_<reason>`).
+    pub unwind_stops: Option<[(&'static str, u64); 5]>,
 }
 
 /// The reference's rule: `qperf.bin` → `qperf.summary.txt`.
@@ -37,7 +39,7 @@ impl Summary<'_> {
     }
 
     pub fn to_text(&self) -> String {
-        let fp = self.args.callchain.record_byte() == 1;
+        let unwinds = self.args.callchain.unwinds();
         let stream = self
             .args
             .stream
@@ -48,7 +50,7 @@ impl Summary<'_> {
             ("record_timestamp", "elapsed_ns".into()),
             ("record_fields", "elapsed_ns,pc,sp,fp,cpu,callchain,trace".into()),
             ("callchain_method", self.args.callchain.name().into()),
-            ("callchain_enabled", fp.to_string()),
+            ("callchain_enabled", unwinds.to_string()),
             ("samples", self.samples.to_string()),
             ("dropped_samples", self.dropped_samples.to_string()),
             ("sample_failures", self.sample_failures.to_string()),
@@ -65,9 +67,11 @@ impl Summary<'_> {
             ("sampling_mode", self.args.mode.name().into()),
             ("written_records", self.written_records.to_string()),
         ];
+        let stops = self.unwind_stops.iter().flatten();
         lines
             .iter()
             .map(|(key, value)| format!("{key} = {value}\n"))
+            .chain(stops.map(|(reason, n)| format!("unwind_stop_{reason} = {n}\n")))
             .collect()
     }
 }
@@ -91,6 +95,7 @@ mod tests {
             epoch_ns: 42,
             stream_errors: 0,
             written_records: 10,
+            unwind_stops: None,
         }
         .to_text();
         let keys: Vec<&str> = text.lines().filter_map(|l| l.split(" = ").next()).collect();
@@ -116,6 +121,44 @@ mod tests {
         assert_eq!(
             sidecar_path(&args.out),
             PathBuf::from("/tmp/run/qperf.summary.txt")
+        );
+        assert!(
+            !text.contains("unwind_stop"),
+            "only dwarf unwinds count their stops"
+        );
+    }
+
+    #[test]
+    fn dwarf_unwinds_count_why_they_stopped() {
+        let (args, _) = PluginArgs::parse(&["callchain=dwarf", "cfi=/k.elf"]).unwrap();
+        let text = Summary {
+            args: &args,
+            arch: "riscv64",
+            samples: 10,
+            dropped_samples: 0,
+            sample_failures: 0,
+            executed_instructions: 0,
+            executed_blocks: 0,
+            skipped_samples: 0,
+            epoch_ns: 42,
+            stream_errors: 0,
+            written_records: 10,
+            unwind_stops: Some([
+                ("end", 7),
+                ("cfi_missing", 1),
+                ("bad_read", 0),
+                ("depth_limit", 2),
+                ("left_kernel_text", 0),
+            ]),
+        }
+        .to_text();
+        assert!(
+            text.contains("callchain_method = dwarf\ncallchain_enabled = true\n"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("written_records = 10\nunwind_stop_end = 7\nunwind_stop_cfi_missing = 1\nunwind_stop_bad_read = 0\nunwind_stop_depth_limit = 2\nunwind_stop_left_kernel_text = 0\n"),
+            "{text}"
         );
     }
 }

@@ -283,7 +283,7 @@ fn frameless_caller(
 
 /// Follow frame records from `fp` until the chain ends, leaves the kernel, stops growing
 /// towards higher addresses (which also rules out loops), or `max_depth` is reached.
-fn walk_frames(
+pub fn walk_frames(
     layout: FrameLayout,
     mut fp: u64,
     memory: &dyn GuestMemory,

@@ -58,7 +58,9 @@ pub struct QemuArgs {
     #[arg(long, value_enum, default_value_t = SampleMode::Tb, ignore_case = true)]
     pub mode: SampleMode,
     /// Call stacks: `fp` walks the guest's frame pointers (build the kernel with them),
-    /// `leaf` records only the sampled address (a flat profile).
+    /// `dwarf` (alias `logical`) unwinds with the kernel ELF's call-frame information (a
+    /// normal `-g` build, no frame pointers needed), `leaf` records only the sampled
+    /// address (a flat profile).
     #[arg(long, visible_alias = "perf-callchain", value_enum, default_value_t = CallchainMode::Fp, ignore_case = true)]
     pub callchain: CallchainMode,
     #[arg(long, value_name = "N", default_value_t = 128)]

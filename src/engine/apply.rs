@@ -80,7 +80,10 @@ impl Engine {
             Update::Input(input) => state.provenance.input = input,
             Update::Facts(facts) => state.provenance.facts = facts,
             Update::Window(window) => state.provenance.window = Some(window),
-            Update::PluginSummary(entries) => state.provenance.plugin_summary = entries,
+            Update::PluginSummary(entries) => {
+                state.stats.unwind_stops = crate::model::facts::UnwindStops::from_summary(&entries);
+                state.provenance.plugin_summary = entries;
+            }
             Update::Warning(text) => {
                 if !state.provenance.warnings.contains(&text) {
                     state.provenance.warnings.push(text);

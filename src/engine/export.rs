@@ -121,6 +121,7 @@ impl Engine {
         });
         // Facts a live source does not keep itself: what arrived, and when.
         let mut facts = state.provenance.facts.clone();
+        facts.unwind_stops = state.stats.unwind_stops;
         if facts.raw_records == 0 {
             facts.raw_records = state.stats.samples;
         }

@@ -219,6 +219,10 @@ impl ResolveStats {
                 None => Value::Null,
             },
         );
+        m.insert(
+            "unwind_stops".into(),
+            facts.unwind_stops.map_or(Value::Null, |stops| stops.to_json()),
+        );
         m.insert("unique_stacks".into(), json!(leaf_paths(view)));
         m.insert("counting".into(), json!("per_sample"));
         Value::Object(m)

@@ -168,6 +168,7 @@ pub fn start_qemu(o: &QemuRunOptions) -> anyhow::Result<QemuFeed> {
         stream: Some(stream_socket.clone()),
         epoch_ns,
         counters: o.guest_counters,
+        cfi: (o.callchain == CallchainMode::Dwarf).then(|| symbols_elf.clone()),
     }
     .to_arg()?;
     let firmware = ovmf

@@ -45,6 +45,92 @@ pub struct SourceFacts {
     /// The symbols do not match the samples (another ELF, another architecture): why.
     /// The reports then say `result: incomplete`.
     pub symbols_mismatch: Option<String>,
+    /// How the plugin's DWARF unwinds ended (`--callchain dwarf`), over the whole run.
+    pub unwind_stops: Option<UnwindStops>,
+}
+
+/// Why the plugin's DWARF CFI unwinds ended (its summary's `unwind_stop_*` counts; whole
+/// run, not per window: the plugin counts them as it samples).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct UnwindStops {
+    /// At the outermost frame (a zero return address or frame pointer): whole stacks.
+    pub end: u64,
+    /// At an address without call-frame information (assembly).
+    pub cfi_missing: u64,
+    /// A guest read failed or a rule could not be evaluated.
+    pub bad_read: u64,
+    /// At `--max-depth`.
+    pub depth_limit: u64,
+    /// At a return address outside the kernel text.
+    pub left_kernel_text: u64,
+}
+
+impl UnwindStops {
+    const KEYS: [&'static str; 5] = [
+        "end",
+        "cfi_missing",
+        "bad_read",
+        "depth_limit",
+        "left_kernel_text",
+    ];
+
+    fn counts(&self) -> [u64; 5] {
+        [
+            self.end,
+            self.cfi_missing,
+            self.bad_read,
+            self.depth_limit,
+            self.left_kernel_text,
+        ]
+    }
+
+    /// From a plugin summary's `unwind_stop_<reason> = n` lines; `None` without them (a
+    /// leaf or frame-pointer run, or an older plugin).
+    pub fn from_summary(entries: &[(String, String)]) -> Option<UnwindStops> {
+        let count = |reason: &str| -> Option<u64> {
+            let key = format!("unwind_stop_{reason}");
+            entries.iter().find(|(k, _)| *k == key)?.1.trim().parse().ok()
+        };
+        Some(UnwindStops {
+            end: count("end")?,
+            cfi_missing: count("cfi_missing")?,
+            bad_read: count("bad_read")?,
+            depth_limit: count("depth_limit")?,
+            left_kernel_text: count("left_kernel_text")?,
+        })
+    }
+
+    pub fn total(&self) -> u64 {
+        self.counts().iter().sum()
+    }
+
+    pub fn to_json(&self) -> Value {
+        let mut m = serde_json::Map::new();
+        for (key, n) in Self::KEYS.iter().zip(self.counts()) {
+            m.insert((*key).into(), json!(n));
+        }
+        Value::Object(m)
+    }
+
+    /// `unwinds: 97% whole · 2% no CFI · 1% depth limit`: the non-zero reasons, in order.
+    pub fn describe(&self) -> String {
+        let total = self.total().max(1) as f64;
+        let labels = ["whole", "no CFI", "bad read", "depth limit", "left kernel"];
+        let parts: Vec<String> = labels
+            .iter()
+            .zip(self.counts())
+            .filter(|(_, n)| *n > 0)
+            .map(|(label, n)| format!("{:.0}% {label}", 100.0 * n as f64 / total))
+            .collect();
+        format!(
+            "unwinds: {}",
+            if parts.is_empty() {
+                "none".into()
+            } else {
+                parts.join(" · ")
+            }
+        )
+    }
 }
 
 /// Samples whose leaf lies outside the kernel image, by region, and the return addresses
@@ -162,6 +248,33 @@ mod tests {
         assert_eq!(
             WindowInfo::from_seconds(None, None).to_json()["method"],
             json!("disabled")
+        );
+    }
+
+    #[test]
+    fn unwind_stops_come_from_the_plugin_summary() {
+        let entries: Vec<(String, String)> = [
+            ("callchain_method", "dwarf"),
+            ("unwind_stop_end", "97"),
+            ("unwind_stop_cfi_missing", "2"),
+            ("unwind_stop_bad_read", "0"),
+            ("unwind_stop_depth_limit", "1"),
+            ("unwind_stop_left_kernel_text", "0"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let stops = UnwindStops::from_summary(&entries).unwrap();
+        assert_eq!(stops.total(), 100);
+        assert_eq!(
+            stops.describe(),
+            "unwinds: 97% whole · 2% no CFI · 1% depth limit"
+        );
+        assert_eq!(stops.to_json()["cfi_missing"], json!(2));
+        assert_eq!(
+            UnwindStops::from_summary(&entries[..1]),
+            None,
+            "a frame-pointer run has none"
         );
     }
 }

@@ -77,6 +77,8 @@ pub enum Callchain {
     Leaf,
     /// Frame-pointer unwinding.
     FramePointer,
+    /// DWARF call-frame-information unwinding.
+    Dwarf,
     /// A method code the model does not know.
     Other(u8),
 }
@@ -87,6 +89,7 @@ impl Callchain {
             Callchain::Unknown => "unknown",
             Callchain::Leaf => "leaf",
             Callchain::FramePointer => "fp",
+            Callchain::Dwarf => "dwarf",
             Callchain::Other(_) => "other",
         }
     }

@@ -171,7 +171,7 @@ pub fn instance_kind_from_name(name: &str) -> Option<crate::model::InstanceKind>
 }
 
 /// `samples.meta`: raw depth in bits 0–15, flags in 16–23, callchain method in 24–31
-/// (0 unknown, 1 leaf, 2 frame pointer, 3 other with its code in 32–39).
+/// (0 unknown, 1 leaf, 2 frame pointer, 3 other with its code in 32–39, 4 dwarf).
 pub fn pack_sample_meta(meta: &crate::model::SampleMeta) -> i64 {
     use crate::model::Callchain;
     let (method, code) = match meta.callchain {
@@ -179,6 +179,7 @@ pub fn pack_sample_meta(meta: &crate::model::SampleMeta) -> i64 {
         Callchain::Leaf => (1, 0),
         Callchain::FramePointer => (2, 0),
         Callchain::Other(c) => (3, u64::from(c)),
+        Callchain::Dwarf => (4, 0),
     };
     (u64::from(meta.raw_depth) | u64::from(meta.flags) << 16 | method << 24 | code << 32) as i64
 }
@@ -193,6 +194,7 @@ pub fn unpack_sample_meta(packed: i64) -> crate::model::SampleMeta {
             1 => Callchain::Leaf,
             2 => Callchain::FramePointer,
             3 => Callchain::Other(((v >> 32) & 0xff) as u8),
+            4 => Callchain::Dwarf,
             _ => Callchain::Unknown,
         },
     }

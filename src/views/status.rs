@@ -113,6 +113,16 @@ pub fn status_parts(snapshot: &Snapshot, info: &StatusInfo, theme: &Theme) -> Ve
             1,
         ));
     }
+    if let Some(stops) = stats.unwind_stops.filter(|s| s.total() > 0) {
+        // The plugin says it once QEMU has exited: how whole the DWARF stacks are.
+        let cut = stops.total() - stops.end;
+        let style = if cut * 10 > stops.total() {
+            theme.warning.patch(theme.status)
+        } else {
+            theme.status
+        };
+        parts.push((stops.describe(), style, 3));
+    }
     let mut window = format!(
         "window {}",
         window_label(&snapshot.selection.window, snapshot.time_origin_ns)

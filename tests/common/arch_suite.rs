@@ -100,6 +100,7 @@ pub fn runner_plugin_args(
         stream: None,
         epoch_ns,
         counters: false,
+        cfi: (callchain == CallchainMode::Dwarf).then(|| guest.elf.clone()),
     }
     .to_arg()
     .expect("plugin argument");

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use perfscope::sources::qemu::Arch;
 
@@ -110,28 +110,58 @@ pub fn build_test_guest() -> TestGuest {
 
 /// Build (or reuse, when up to date) the test kernel for `arch`.
 pub fn build_test_guest_for(arch: GuestArch) -> TestGuest {
-    static RISCV64: OnceLock<TestGuest> = OnceLock::new();
-    static X86_64: OnceLock<TestGuest> = OnceLock::new();
-    static LOONGARCH64: OnceLock<TestGuest> = OnceLock::new();
-    let once = match arch {
-        GuestArch::Riscv64 => &RISCV64,
-        GuestArch::X86_64 => &X86_64,
-        GuestArch::Loongarch64 => &LOONGARCH64,
+    build(arch, FramePointers::Kept)
+}
+
+/// The same kernel as a normal debug build without frame pointers (`FRAME_POINTERS=no`):
+/// only its `.debug_frame` describes its frames (`--callchain dwarf`).
+pub fn build_test_guest_without_frame_pointers(arch: GuestArch) -> TestGuest {
+    build(arch, FramePointers::Omitted)
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum FramePointers {
+    Kept,
+    Omitted,
+}
+
+fn build(arch: GuestArch, frame_pointers: FramePointers) -> TestGuest {
+    type Builds = Mutex<Vec<((GuestArch, FramePointers), &'static OnceLock<TestGuest>)>>;
+    static BUILDS: Builds = Mutex::new(Vec::new());
+    let once: &'static OnceLock<TestGuest> = {
+        let mut builds = BUILDS.lock().unwrap_or_else(|e| e.into_inner());
+        let key = (arch, frame_pointers);
+        match builds.iter().find(|(k, _)| *k == key) {
+            Some((_, once)) => once,
+            None => {
+                let once = Box::leak(Box::new(OnceLock::new()));
+                builds.push((key, once));
+                once
+            }
+        }
     };
     once.get_or_init(|| {
-        let out = arch.out_dir();
+        let (out, make_var) = match frame_pointers {
+            FramePointers::Kept => (arch.out_dir(), "FRAME_POINTERS=yes"),
+            FramePointers::Omitted => {
+                let dir = arch.out_dir();
+                let name = format!("{}-nofp", dir.file_name().unwrap().to_string_lossy());
+                (dir.with_file_name(name), "FRAME_POINTERS=no")
+            }
+        };
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/guest");
         let status = Command::new("make")
             .arg("-s")
             .arg("-C")
             .arg(&src)
             .arg(format!("ARCH={}", arch.name()))
+            .arg(make_var)
             .arg(format!("O={}", out.display()))
             .status()
             .expect("cannot run make: install build-essential");
         assert!(
             status.success(),
-            "building the {} test kernel failed (make -C tests/guest ARCH={}); if {} is missing, run scripts/install-test-deps.sh",
+            "building the {} test kernel failed (make -C tests/guest ARCH={} {make_var}); if {} is missing, run scripts/install-test-deps.sh",
             arch.name(),
             arch.name(),
             arch.compiler()

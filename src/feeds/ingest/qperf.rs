@@ -39,6 +39,7 @@ fn callchain(c: qperf_file::Callchain) -> Callchain {
     match c {
         qperf_file::Callchain::Leaf => Callchain::Leaf,
         qperf_file::Callchain::Fp => Callchain::FramePointer,
+        qperf_file::Callchain::Dwarf => Callchain::Dwarf,
         qperf_file::Callchain::Unknown(b) => Callchain::Other(b),
     }
 }

@@ -136,6 +136,8 @@ impl QperfIngest {
                 },
             }),
             symbols_mismatch: None,
+            // From the plugin's summary, which the engine keeps (it comes at QEMU's exit).
+            unwind_stops: None,
         }
     }
 }

@@ -23,8 +23,14 @@ pub enum SampleMode {
 /// How stacks are collected.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum CallchainMode {
+    /// The sampled address only.
     Leaf,
+    /// The frame-pointer chain (build the kernel with frame pointers).
     Fp,
+    /// The kernel ELF's DWARF call-frame information (.eh_frame / .debug_frame): whole
+    /// stacks without frame pointers. `logical` is xtask's name for it.
+    #[value(alias = "logical")]
+    Dwarf,
 }
 
 /// The kernel's text and its physical alias (early boot runs before the MMU is on).
@@ -95,6 +101,8 @@ pub struct PluginOptions {
     /// The plugin's executed-instruction/block counters (`--guest-counters`; they cost
     /// guest time, so they are off unless asked for).
     pub counters: bool,
+    /// The kernel ELF whose call-frame information `--callchain dwarf` unwinds with.
+    pub cfi: Option<PathBuf>,
 }
 
 fn path_value(what: &str, p: &Path) -> anyhow::Result<String> {
@@ -136,6 +144,7 @@ impl PluginOptions {
                 match self.callchain {
                     CallchainMode::Leaf => "leaf",
                     CallchainMode::Fp => "fp",
+                    CallchainMode::Dwarf => "dwarf",
                 }
             ),
             format!("out={}", path_value("qperf.bin", &self.out)?),
@@ -156,6 +165,15 @@ impl PluginOptions {
         }
         parts.push(format!("epoch_ns={}", self.epoch_ns));
         parts.push(format!("counters={}", u8::from(self.counters)));
+        match (&self.cfi, self.callchain) {
+            (Some(elf), CallchainMode::Dwarf) => {
+                parts.push(format!("cfi={}", path_value("kernel ELF", elf)?))
+            }
+            (None, CallchainMode::Dwarf) => {
+                bail!("--callchain dwarf needs the kernel ELF's call-frame information")
+            }
+            _ => {}
+        }
         Ok(parts.join(","))
     }
 }
@@ -182,6 +200,7 @@ mod tests {
             stream: Some("/o/qperf/stream.sock".into()),
             epoch_ns: 42,
             counters: false,
+            cfi: None,
         }
     }
 
@@ -204,6 +223,19 @@ mod tests {
         let mut o = options();
         o.freq_hz = 0;
         assert!(o.to_arg().unwrap_err().to_string().contains("--freq"));
+    }
+
+    #[test]
+    fn dwarf_passes_the_kernel_elf_as_cfi_and_needs_it() {
+        let mut o = options();
+        o.callchain = CallchainMode::Dwarf;
+        assert!(o.to_arg().is_err(), "no ELF: refused");
+        o.cfi = Some("/k/kernel.elf".into());
+        let arg = o.to_arg().unwrap();
+        assert!(arg.contains(",callchain=dwarf,"), "{arg}");
+        assert!(arg.ends_with(",cfi=/k/kernel.elf"), "{arg}");
+        use clap::ValueEnum;
+        assert_eq!(CallchainMode::from_str("logical", true), Ok(CallchainMode::Dwarf));
     }
 
     #[test]

@@ -125,6 +125,9 @@ pub enum Callchain {
     Leaf,
     /// 1: frame-pointer unwinding.
     Fp,
+    /// 2: DWARF CFI unwinding (perfscope's plugin, `callchain=dwarf`; the reference knows
+    /// no such byte and treats it as unknown).
+    Dwarf,
     /// Any other byte; the reference analyzer ignores it, we keep the value.
     Unknown(u8),
 }
@@ -134,6 +137,7 @@ impl Callchain {
         match byte {
             0 => Callchain::Leaf,
             1 => Callchain::Fp,
+            2 => Callchain::Dwarf,
             other => Callchain::Unknown(other),
         }
     }
@@ -142,6 +146,7 @@ impl Callchain {
         match self {
             Callchain::Leaf => 0,
             Callchain::Fp => 1,
+            Callchain::Dwarf => 2,
             Callchain::Unknown(byte) => byte,
         }
     }
@@ -152,6 +157,7 @@ impl fmt::Display for Callchain {
         match self {
             Callchain::Leaf => f.write_str("leaf"),
             Callchain::Fp => f.write_str("fp"),
+            Callchain::Dwarf => f.write_str("dwarf"),
             Callchain::Unknown(byte) => write!(f, "unknown({byte})"),
         }
     }

@@ -120,6 +120,7 @@ impl PluginSummary {
         match self.get("callchain_method")? {
             "leaf" => Some(Callchain::Leaf),
             "fp" => Some(Callchain::Fp),
+            "dwarf" => Some(Callchain::Dwarf),
             _ => None,
         }
     }

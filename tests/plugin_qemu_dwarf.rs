@@ -1,0 +1,161 @@
+//! `--callchain dwarf` on real QEMU: the test kernel built without frame pointers
+//! (`FRAME_POINTERS=no`, a normal `-g` build whose `.debug_frame` describes its frames) is
+//! unwound by the plugin with that call-frame information, on riscv64, loongarch64 and
+//! x86_64. The frame-pointer walk on the same kernel cannot give those paths.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::arch_suite::FULL_PATH;
+use common::guest::{GuestArch, build_test_guest_without_frame_pointers};
+use common::plugin::build_plugin;
+use common::profile::{folded_lines, read_json};
+
+/// `perfscope qemu --callchain <callchain>` on `arch`'s frame-pointer-less kernel with
+/// `bench 300` between the markers; the run's directory.
+fn run(arch: GuestArch, callchain: &str, out: &Path) -> PathBuf {
+    run_with(arch, callchain, &[], out)
+}
+
+fn run_with(arch: GuestArch, callchain: &str, extra: &[&str], out: &Path) -> PathBuf {
+    let g = build_test_guest_without_frame_pointers(arch);
+    let o = Command::new(env!("CARGO_BIN_EXE_perfscope"))
+        .args(["qemu", "--no-tui", "--arch", arch.name(), "--kernel"])
+        .arg(&g.bin)
+        .arg("--elf")
+        .arg(&g.elf)
+        .arg("--plugin")
+        .arg(build_plugin())
+        .arg("--out")
+        .arg(out)
+        .args(["--freq", "997", "--callchain", callchain])
+        .args(["--shell-prefix", "starry:~# ", "--workload", "bench 300"])
+        .args(["--start-marker", "BENCH_START", "--stop-marker", "BENCH_END"])
+        .args(["--timeout", "90"])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "perfscope qemu --callchain {callchain} failed:\n{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    out.join(format!("perf/{}/latest", arch.name()))
+}
+
+/// mix_leaf's two real callers' whole paths.
+const SORT_PATH: &str = "kmain;run_bench;sort_workload;mix_leaf";
+
+/// (mix_leaf samples in the workload window, those on one of its full named paths).
+fn mix_leaf_paths(latest: &Path) -> (u64, u64) {
+    let lines = folded_lines(&latest.join("qperf/stack.workload.folded"));
+    let mix = lines
+        .iter()
+        .filter(|(s, _)| s.ends_with(";mix_leaf") || s == "mix_leaf");
+    let total = mix.clone().map(|(_, n)| n).sum();
+    let full = mix
+        .filter(|(s, _)| s.ends_with(FULL_PATH) || s.ends_with(SORT_PATH))
+        .map(|(_, n)| n)
+        .sum();
+    (total, full)
+}
+
+fn assert_dwarf_gives_full_paths_where_fp_cannot(arch: GuestArch) {
+    let dir = tempfile::tempdir().unwrap();
+    let dwarf = run(arch, "dwarf", &dir.path().join("dwarf"));
+    let (mix, full) = mix_leaf_paths(&dwarf);
+    let stats = read_json(&dwarf.join("qperf/resolve.stats.json"));
+    let stops = &stats["unwind_stops"];
+    let others: Vec<(String, u64)> = folded_lines(&dwarf.join("qperf/stack.workload.folded"))
+        .into_iter()
+        .filter(|(s, _)| s.ends_with("mix_leaf") && !s.ends_with(FULL_PATH) && !s.ends_with(SORT_PATH))
+        .collect();
+    eprintln!(
+        "{} --callchain dwarf: {full} of {mix} mix_leaf samples on their full paths; unwind stops {stops}; others {others:?}",
+        arch.name()
+    );
+    assert!(mix >= 100, "{mix} mix_leaf samples");
+    assert!(full * 100 >= mix * 95, "{full} of {mix} on the full path");
+    assert_eq!(stats["callchain"]["method"], "dwarf", "{stats:#}");
+    // Every unwind's end is counted; in the kernel nearly all reach the outermost frame
+    // (the firmware's samples before it are leaves outside the kernel text).
+    let counted: u64 = [
+        "end",
+        "cfi_missing",
+        "bad_read",
+        "depth_limit",
+        "left_kernel_text",
+    ]
+    .iter()
+    .map(|k| {
+        stops[k]
+            .as_u64()
+            .unwrap_or_else(|| panic!("unwind_stops.{k}: {stats:#}"))
+    })
+    .sum();
+    let records = read_json(&dwarf.join("report.json"))["input"]["records"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(counted, records, "one stop per sample");
+    let in_kernel = counted - stops["left_kernel_text"].as_u64().unwrap();
+    assert!(stops["end"].as_u64().unwrap() * 100 >= in_kernel * 95, "{stops}");
+    assert_eq!(stops["depth_limit"], 0, "{stops}");
+    let summary = std::fs::read_to_string(dwarf.join("qperf/qperf.summary.txt")).unwrap();
+    assert!(summary.contains("callchain_method = dwarf\n"), "{summary}");
+
+    let fp = run(arch, "fp", &dir.path().join("fp"));
+    let (fp_mix, fp_full) = mix_leaf_paths(&fp);
+    eprintln!(
+        "{} --callchain fp on the same kernel: {fp_full} of {fp_mix}",
+        arch.name()
+    );
+    assert!(fp_mix >= 100, "{fp_mix} mix_leaf samples with fp");
+    assert!(
+        fp_full * 2 < fp_mix,
+        "without frame pointers fp cannot: {fp_full} of {fp_mix}"
+    );
+}
+
+#[test]
+fn riscv64_dwarf_unwinds_a_kernel_without_frame_pointers() {
+    assert_dwarf_gives_full_paths_where_fp_cannot(GuestArch::Riscv64);
+}
+
+#[test]
+fn x86_64_dwarf_unwinds_a_kernel_without_frame_pointers() {
+    assert_dwarf_gives_full_paths_where_fp_cannot(GuestArch::X86_64);
+}
+
+#[test]
+fn loongarch64_dwarf_unwinds_a_kernel_without_frame_pointers() {
+    assert_dwarf_gives_full_paths_where_fp_cannot(GuestArch::Loongarch64);
+}
+
+/// insn mode samples every instruction, also inside prologues and epilogues, where only
+/// the per-instruction CFI rows say where the return address is.
+#[test]
+fn riscv64_dwarf_in_insn_mode_follows_the_rules_instruction_by_instruction() {
+    let dir = tempfile::tempdir().unwrap();
+    let latest = run_with(GuestArch::Riscv64, "dwarf", &["--mode", "insn"], dir.path());
+    let (mix, full) = mix_leaf_paths(&latest);
+    let lines = folded_lines(&latest.join("qperf/stack.workload.folded"));
+    let hash_block: u64 = lines
+        .iter()
+        .filter(|(s, _)| s.ends_with(";hash_block"))
+        .map(|(_, n)| n)
+        .sum();
+    let hash_block_full: u64 = lines
+        .iter()
+        .filter(|(s, _)| s.ends_with("kmain;run_bench;hash_workload;hash_block"))
+        .map(|(_, n)| n)
+        .sum();
+    eprintln!("riscv64 insn+dwarf: mix_leaf {full} of {mix}, hash_block {hash_block_full} of {hash_block}");
+    assert!(mix >= 100 && full * 100 >= mix * 95, "{full} of {mix}");
+    assert!(
+        hash_block_full * 100 >= hash_block * 95,
+        "{hash_block_full} of {hash_block}"
+    );
+}
