@@ -300,4 +300,33 @@ mod tests {
         let parts = status_parts(&snap, &StatusInfo::default(), &theme);
         assert_eq!(parts[1].0, "2000 events", "{parts:?}");
     }
+
+    #[test]
+    fn a_dwarf_run_says_how_whole_its_stacks_are_and_warns_when_many_were_cut() {
+        let mut snap = crate::views::test_support::snapshot_of(&[]);
+        snap.stats.finished = true;
+        let theme = Theme::builtin_dark();
+        let mut stops = crate::model::facts::UnwindStops {
+            end: 97,
+            cfi_missing: 3,
+            ..Default::default()
+        };
+        snap.stats.unwind_stops = Some(stops);
+        let parts = status_parts(&snap, &StatusInfo::default(), &theme);
+        let part = parts
+            .iter()
+            .find(|(t, _, _)| t.starts_with("unwinds:"))
+            .expect("{parts:?}");
+        assert_eq!(part.0, "unwinds: 97% whole · 3% no CFI");
+        assert_eq!(part.1, theme.status);
+        stops.cfi_missing = 40;
+        snap.stats.unwind_stops = Some(stops);
+        let parts = status_parts(&snap, &StatusInfo::default(), &theme);
+        let part = parts.iter().find(|(t, _, _)| t.starts_with("unwinds:")).unwrap();
+        assert_eq!(
+            part.1,
+            theme.warning.patch(theme.status),
+            "a third cut: a warning"
+        );
+    }
 }
