@@ -25,6 +25,7 @@ fn tracepoint_format() -> SampleFormat {
         sample_type: u64::from(bits),
         read_format: 0,
         sample_id_all: true,
+        regs_user: 0,
     }
 }
 

@@ -4,7 +4,8 @@
 //! The road a record travels here, one file per step:
 //! [`attr`] builds the `perf_event_attr` → [`targets`] says where (CPUs or threads) →
 //! [`fd`] opens it and drives its ioctls → [`ring`] reads the mmap ring in place →
-//! [`record`] decodes one record from its bytes ([`callchain`] splits its stack;
+//! [`record`] decodes one record from its bytes ([`callchain`] splits its stack,
+//! [`user_stack`] reads the user registers and stack copy of `--call-graph dwarf`;
 //! [`sample_layout`] reads a tracing session's few fields of a sample in place) → [`merge`] orders records across rings
 //! when an analyzer needs time order → [`reader`] ties it together as [`PerfEvents`].
 //!
@@ -23,6 +24,7 @@ pub mod ring;
 pub mod sample_layout;
 pub mod software;
 pub mod targets;
+pub mod user_stack;
 
 pub use error::PerfEventError;
 

@@ -90,6 +90,12 @@ pub struct EventAttr {
     /// Set it on one event per ring.
     pub comm_records: bool,
     pub wakeup: Wakeup,
+    /// `sample_regs_user` (with `PERF_SAMPLE_REGS_USER`): the user registers each sample
+    /// carries, by `perf_regs.h` bit.
+    pub regs_user: u64,
+    /// `sample_stack_user` (with `PERF_SAMPLE_STACK_USER`): bytes of user stack copied
+    /// into each sample.
+    pub stack_user_bytes: u32,
 }
 
 /// The sample fields every sampling event wants: where, who, when, which CPU.
@@ -126,6 +132,8 @@ impl EventAttr {
             context_switch: false,
             comm_records: false,
             wakeup: Wakeup::default(),
+            regs_user: 0,
+            stack_user_bytes: 0,
         }
     }
 
@@ -138,6 +146,17 @@ impl EventAttr {
     /// `-g`: sample callchains (kernel and user unless excluded).
     pub fn with_callchain(self) -> EventAttr {
         self.with_sample(b::PERF_SAMPLE_CALLCHAIN)
+    }
+
+    /// `--call-graph dwarf,SIZE`: each sample carries the user registers an unwinder needs
+    /// and `stack_bytes` of user stack, and the kernel no longer walks the user frame
+    /// pointers (as perf: the user part of the chain comes from the unwinder; the kernel
+    /// part stays in the callchain).
+    pub fn with_user_stack(mut self, stack_bytes: u32) -> EventAttr {
+        self.regs_user = super::user_stack::UNWIND_REGS_MASK;
+        self.stack_user_bytes = stack_bytes;
+        self.exclude_callchain_user = true;
+        self.with_sample(b::PERF_SAMPLE_REGS_USER | b::PERF_SAMPLE_STACK_USER)
     }
 
     /// `--user-only`: count user mode only.
@@ -196,6 +215,7 @@ impl EventAttr {
             sample_type: self.sample_type | u64::from(b::PERF_SAMPLE_IDENTIFIER),
             read_format: 0,
             sample_id_all: true,
+            regs_user: self.regs_user,
         }
     }
 
@@ -233,6 +253,13 @@ impl EventAttr {
         attr.set_exclude_callchain_user(u64::from(self.exclude_callchain_user));
         attr.set_exclude_callchain_kernel(u64::from(self.exclude_callchain_kernel));
         attr.sample_max_stack = self.max_stack;
+        if self.stack_user_bytes > super::user_stack::MAX_STACK_BYTES
+            || !self.stack_user_bytes.is_multiple_of(8)
+        {
+            return Err(PerfEventError::BadStackSize(self.stack_user_bytes));
+        }
+        attr.sample_regs_user = self.regs_user;
+        attr.sample_stack_user = self.stack_user_bytes;
         if self.task_records {
             attr.set_comm(1);
             attr.set_comm_exec(1);
@@ -265,7 +292,7 @@ impl EventAttr {
     /// The attr fields the kernel may refuse, for an EINVAL message.
     pub fn describe(&self) -> String {
         format!(
-            "{} {:?} sample_type={:#x} exclude_user={} exclude_kernel={} exclude_idle={} exclude_callchain_user={} exclude_callchain_kernel={} sample_max_stack={} task_records={} comm_records={} wakeup={:?} clockid=CLOCK_MONOTONIC",
+            "{} {:?} sample_type={:#x} exclude_user={} exclude_kernel={} exclude_idle={} exclude_callchain_user={} exclude_callchain_kernel={} sample_max_stack={} sample_regs_user={:#x} sample_stack_user={} task_records={} comm_records={} wakeup={:?} clockid=CLOCK_MONOTONIC",
             self.kind.name(),
             self.sampling,
             self.sample_format().sample_type,
@@ -275,6 +302,8 @@ impl EventAttr {
             self.exclude_callchain_user,
             self.exclude_callchain_kernel,
             self.max_stack,
+            self.regs_user,
+            self.stack_user_bytes,
             self.task_records,
             self.comm_records,
             self.wakeup
@@ -377,5 +406,30 @@ mod tests {
         assert_eq!(fallback.fallback(), None, "cpu-clock has nothing to fall back to");
         let kernel = EventAttr::cpu_profile(99).kernel_only().to_raw(4096).unwrap();
         assert_eq!((kernel.exclude_user(), kernel.exclude_kernel()), (1, 0));
+    }
+
+    #[test]
+    fn a_dwarf_attr_asks_for_user_registers_and_stack_and_no_user_frame_pointers() {
+        let event = EventAttr::cpu_profile(997).with_callchain().with_user_stack(8192);
+        let attr = event.to_raw(4096).unwrap();
+        let wanted = b::PERF_SAMPLE_CALLCHAIN | b::PERF_SAMPLE_REGS_USER | b::PERF_SAMPLE_STACK_USER;
+        assert_eq!(attr.sample_type & u64::from(wanted), u64::from(wanted));
+        assert_eq!(attr.sample_stack_user, 8192);
+        assert_eq!(attr.sample_regs_user, super::super::user_stack::UNWIND_REGS_MASK);
+        #[cfg(target_arch = "x86_64")]
+        assert_eq!(
+            attr.sample_regs_user,
+            (1 << 6) | (1 << 7) | (1 << 8),
+            "bp, sp, ip"
+        );
+        assert_eq!(
+            (attr.exclude_callchain_user(), attr.exclude_callchain_kernel()),
+            (1, 0)
+        );
+        assert_eq!(event.sample_format().regs_user, attr.sample_regs_user);
+        for bad in [12, 65536] {
+            let err = EventAttr::cpu_profile(99).with_user_stack(bad).to_raw(4096);
+            assert!(matches!(err, Err(PerfEventError::BadStackSize(n)) if n == bad));
+        }
     }
 }

@@ -53,6 +53,10 @@ pub enum PerfEventError {
     Mmap { bytes: usize, cause: io::Error },
     #[error("--watermark must be between 0 and 100 (% of the ring), got {0}")]
     BadWatermark(u32),
+    #[error(
+        "user stack copy of {0} bytes: the kernel takes a multiple of 8 up to 65528 (--call-graph dwarf,SIZE)"
+    )]
+    BadStackSize(u32),
     #[error("bad CPU list {text:?}: {why} (expected e.g. `0-3,5`)")]
     CpuList { text: String, why: String },
     #[error("bad id list {text:?}: {why} (expected e.g. `1234,1240`)")]

@@ -9,6 +9,8 @@
 use perf_event_open_sys::bindings as b;
 
 pub use super::callchain::{CONTEXT_KERNEL, CONTEXT_USER, Callchain, Frame, FrameContext};
+use super::user_stack::read_user_tail;
+pub use super::user_stack::{UserRegs, UserStack};
 
 /// The perf record header size: `u32 type; u16 misc; u16 size`.
 pub const HEADER_BYTES: usize = 8;
@@ -40,6 +42,8 @@ pub struct SampleFormat {
     pub read_format: u64,
     /// Non-sample records end with a `sample_id` trailer.
     pub sample_id_all: bool,
+    /// The attr's `sample_regs_user`: which registers `PERF_SAMPLE_REGS_USER` carries.
+    pub regs_user: u64,
 }
 
 impl SampleFormat {
@@ -106,6 +110,10 @@ pub struct Sample<'a> {
     pub callchain: Callchain<'a>,
     /// The tracepoint record (`PERF_SAMPLE_RAW`), empty when not asked for.
     pub raw: &'a [u8],
+    /// `PERF_SAMPLE_REGS_USER` (`--call-graph dwarf`).
+    pub user_regs: Option<UserRegs<'a>>,
+    /// `PERF_SAMPLE_STACK_USER` (`--call-graph dwarf`).
+    pub user_stack: Option<UserStack<'a>>,
 }
 
 impl Sample<'_> {
@@ -487,6 +495,21 @@ fn decode_sample<'a>(c: &mut Cursor<'a>, misc: u16, f: &SampleFormat) -> Result<
     if f.has(b::PERF_SAMPLE_RAW) {
         let size = c.u32("raw size")? as usize;
         s.raw = c.take(size, "raw data")?;
+    }
+    // The branch stack would come first; its length depends on `branch_sample_type`, which
+    // perfscope never sets, so a format with both has its user fields left unread.
+    let user_tail = b::PERF_SAMPLE_REGS_USER | b::PERF_SAMPLE_STACK_USER;
+    if f.sample_type & u64::from(user_tail) != 0 && !f.has(b::PERF_SAMPLE_BRANCH_STACK) {
+        let rest = &c.bytes[c.pos..c.end];
+        let (regs, stack, used) =
+            read_user_tail(rest, f.sample_type, f.regs_user).map_err(|e| DecodeError::Truncated {
+                record_type: c.record_type,
+                what: e.what,
+                needed: c.pos.saturating_add(e.needed),
+                len: c.end,
+            })?;
+        (s.user_regs, s.user_stack) = (regs, stack);
+        c.pos += used;
     }
     Ok(s)
 }

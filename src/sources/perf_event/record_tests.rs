@@ -47,6 +47,7 @@ fn format_with_trailer() -> SampleFormat {
         sample_type: ALL_ID,
         read_format: 0,
         sample_id_all: true,
+        regs_user: 0,
     }
 }
 
@@ -70,6 +71,7 @@ fn a_full_sample_decodes_every_field_and_splits_the_callchain() {
         sample_type: sample_type as u64,
         read_format: 0,
         sample_id_all: true,
+        regs_user: 0,
     };
     let kernel = CONTEXT_KERNEL;
     let user = CONTEXT_USER;
@@ -164,6 +166,7 @@ fn a_sample_with_read_value_decodes_its_read_format() {
         sample_type: u64::from(b::PERF_SAMPLE_TIME | b::PERF_SAMPLE_READ),
         read_format: u64::from(b::PERF_FORMAT_TOTAL_TIME_ENABLED | b::PERF_FORMAT_ID),
         sample_id_all: false,
+        regs_user: 0,
     };
     let bytes = Builder::new(b::PERF_RECORD_SAMPLE, 0)
         .u64(9)
@@ -452,6 +455,7 @@ fn short_and_corrupt_records_are_errors_not_panics() {
         sample_type: u64::MAX >> 40,
         read_format: 0xf,
         sample_id_all: true,
+        regs_user: 0,
     };
     let sample = Builder::new(b::PERF_RECORD_SAMPLE, 0)
         .bytes(&[0xff; 120])
@@ -491,6 +495,7 @@ fn random_bytes_never_panic_the_decoder_or_the_ring_walk() {
             sample_type: next() & 0xffff,
             read_format: next() & 0xf,
             sample_id_all: next() % 2 == 0,
+            regs_user: 0,
         };
         decoded += usize::from(decode(&bytes, &format).is_ok());
         let _ = peek_identifier(&bytes);

@@ -10,6 +10,7 @@
 use perf_event_open_sys::bindings as b;
 
 use super::record::{Callchain, HEADER_BYTES, SampleFormat, record_type};
+use super::user_stack::{UserRegs, UserStack, read_user_tail};
 
 /// The fields of one sample a tracing session needs, borrowed from its bytes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -20,6 +21,10 @@ pub struct SampleFields<'a> {
     pub tid: u32,
     pub raw: &'a [u8],
     pub callchain: Callchain<'a>,
+    /// `PERF_SAMPLE_REGS_USER`, when the format has it.
+    pub user_regs: Option<UserRegs<'a>>,
+    /// `PERF_SAMPLE_STACK_USER`, when the format has it.
+    pub user_stack: Option<UserStack<'a>>,
 }
 
 /// Offsets (from the record's start) of a format's fields.
@@ -33,6 +38,9 @@ pub struct SampleLayout {
     variable: Option<usize>,
     callchain: bool,
     raw: bool,
+    /// `sample_type` and `regs_user` when the user registers or stack follow the raw
+    /// record (and no branch stack sits between).
+    user_tail: Option<(u64, u64)>,
 }
 
 /// The fixed-size sample fields in the kernel's order, each with its size in bytes; the
@@ -85,6 +93,9 @@ impl SampleLayout {
             variable,
             callchain: has(b::PERF_SAMPLE_CALLCHAIN),
             raw: has(b::PERF_SAMPLE_RAW),
+            user_tail: ((has(b::PERF_SAMPLE_REGS_USER) || has(b::PERF_SAMPLE_STACK_USER))
+                && !has(b::PERF_SAMPLE_BRANCH_STACK))
+            .then_some((format.sample_type, format.regs_user)),
         }
     }
 
@@ -119,9 +130,19 @@ impl SampleLayout {
         };
         let raw: &[u8] = if self.raw {
             let size = u32::from_le_bytes(record.get(at..at + 4)?.try_into().ok()?) as usize;
-            record.get(at + 4..(at + 4).checked_add(size)?)?
+            let raw = record.get(at + 4..(at + 4).checked_add(size)?)?;
+            // The kernel pads `size` itself so the next field starts on a u64.
+            at = at + 4 + size;
+            raw
         } else {
             &[]
+        };
+        let (user_regs, user_stack) = match self.user_tail {
+            Some((sample_type, regs_mask)) => {
+                let (regs, stack, _) = read_user_tail(record.get(at..)?, sample_type, regs_mask).ok()?;
+                (regs, stack)
+            }
+            None => (None, None),
         };
         Some(SampleFields {
             time_ns: word(record, self.time?)?,
@@ -130,6 +151,8 @@ impl SampleLayout {
             tid: (pid_tid >> 32) as u32,
             raw,
             callchain,
+            user_regs,
+            user_stack,
         })
     }
 }

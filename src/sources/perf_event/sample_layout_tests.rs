@@ -25,6 +25,7 @@ fn format(sample_type: u32, read_format: u32) -> SampleFormat {
         sample_type: u64::from(sample_type),
         read_format: u64::from(read_format),
         sample_id_all: true,
+        regs_user: 0,
     }
 }
 
@@ -40,6 +41,8 @@ fn decoded<'a>(record: &'a [u8], format: &SampleFormat) -> Option<SampleFields<'
         tid: s.tid?,
         raw: s.raw,
         callchain: s.callchain,
+        user_regs: s.user_regs,
+        user_stack: s.user_stack,
     })
 }
 
@@ -148,6 +151,8 @@ fn random_records_read_as_the_full_decode_reads_them() {
                 },
             read_format: next() & 0x1f,
             sample_id_all: true,
+            // A few registers at most, so user tails fit the short records.
+            regs_user: next() & 0x7,
         };
         let words: Vec<u64> = (0..next() % 14)
             .map(|_| if next() % 3 == 0 { next() % 4 } else { next() })
