@@ -17,6 +17,8 @@
 //! - [`vdso`]: the `[vdso]` image, read from this process.
 //! - [`address_cache`]: the bounded per-address cache.
 //! - [`file_cache`]: the loaded files, dropped when idle.
+//! - [`unwind`]: user stack copies → return addresses (`--call-graph dwarf`), through
+//!   [`unwind_sections`], the mapped files' call frame information.
 //!
 //! Symbols are cached per file (device + inode), never per pid: a hundred processes
 //! mapping libc load it once, and a file replaced on disk (a new inode) is loaded anew. A
@@ -40,6 +42,8 @@ pub mod perf_map;
 pub mod probe_offset;
 pub mod processes;
 pub mod stack_names;
+pub mod unwind;
+pub mod unwind_sections;
 pub mod vdso;
 
 use std::path::{Path, PathBuf};
@@ -443,8 +447,23 @@ fn open_mapped_file(
     inline_frames: bool,
 ) -> Option<MappedFile> {
     let mapped = Path::new(path);
+    open_mapping(path, key, pid, range, |open_path| {
+        MappedFile::open(open_path, mapped, debug_root, inline_frames).ok()
+    })
+}
+
+/// `open` the file mapping `range` of process `pid` shows (`path`, identified by `key`):
+/// at its path when that still names the mapped inode, else through the kernel's handle
+/// `/proc/PID/map_files/START-END` (the file was replaced or deleted since).
+pub(crate) fn open_mapping<T>(
+    path: &str,
+    key: FileKey,
+    pid: u32,
+    range: (u64, u64),
+    open: impl Fn(&Path) -> Option<T>,
+) -> Option<T> {
     if FileKey::of_path(path) == Some(key)
-        && let Ok(file) = MappedFile::open(mapped, mapped, debug_root, inline_frames)
+        && let Some(file) = open(Path::new(path))
     {
         return Some(file);
     }
@@ -453,7 +472,7 @@ fn open_mapped_file(
     if handle_key != Some(key) {
         return None;
     }
-    MappedFile::open(&handle, mapped, debug_root, inline_frames).ok()
+    open(&handle)
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! The mapped files whose symbols are loaded, dropped when idle.
+//! The mapped files whose symbols (or unwind tables) are loaded, dropped when idle.
 //!
 //! A profiler left running on a developer's machine sees every build's new binaries (new
 //! inodes), each parsed once and never used again: kept forever they are the one thing
@@ -16,20 +16,22 @@ use super::maps::FileKey;
 /// How often the cache looks for idle files.
 const SWEEP_EVERY: Duration = Duration::from_secs(1);
 
-struct Entry {
+struct Entry<F> {
     /// `None`: the file could not be loaded; not retried while it is kept.
-    file: Option<MappedFile>,
+    file: Option<F>,
     last_used: Instant,
 }
 
-pub struct FileCache {
-    files: FxHashMap<FileKey, Entry>,
+/// Loaded files by [`FileKey`]: a [`MappedFile`]'s symbols, or what else is read of a
+/// mapped file once and shared by every process mapping it (its unwind tables).
+pub struct FileCache<F = MappedFile> {
+    files: FxHashMap<FileKey, Entry<F>>,
     idle: Duration,
     max_files: usize,
     last_sweep: Instant,
 }
 
-impl FileCache {
+impl<F> FileCache<F> {
     pub fn new(idle: Duration, max_files: usize) -> Self {
         Self {
             files: FxHashMap::default(),
@@ -42,11 +44,7 @@ impl FileCache {
     /// The file of `key`, loaded by `load` when not kept (`loaded` tells which happened).
     /// The sweep runs first, so a file idle past the limit is loaded anew even when this
     /// is the lookup that needs it: what is kept never depends on when sweeps happen.
-    pub fn get_or_load(
-        &mut self,
-        key: FileKey,
-        load: impl FnOnce() -> Option<MappedFile>,
-    ) -> (Option<&MappedFile>, bool) {
+    pub fn get_or_load(&mut self, key: FileKey, load: impl FnOnce() -> Option<F>) -> (Option<&F>, bool) {
         let now = Instant::now();
         self.sweep(now, &key);
         let mut loaded = false;
@@ -62,7 +60,7 @@ impl FileCache {
     }
 
     /// The file of `key` if it is kept (no load, no use noted).
-    pub fn get(&self, key: &FileKey) -> Option<&MappedFile> {
+    pub fn get(&self, key: &FileKey) -> Option<&F> {
         self.files.get(key)?.file.as_ref()
     }
 
@@ -120,7 +118,7 @@ mod tests {
 
     #[test]
     fn idle_files_are_dropped_and_loaded_again() {
-        let mut cache = FileCache::new(Duration::from_millis(50), 100);
+        let mut cache: FileCache = FileCache::new(Duration::from_millis(50), 100);
         assert!(cache.get_or_load(key(1), || None).1);
         assert!(!cache.get_or_load(key(1), || panic!("kept: no load")).1);
         std::thread::sleep(SWEEP_EVERY + Duration::from_millis(60));
@@ -135,7 +133,7 @@ mod tests {
 
     #[test]
     fn at_most_max_files_stay_and_the_least_recently_used_leave() {
-        let mut cache = FileCache::new(Duration::from_secs(3600), 3);
+        let mut cache: FileCache = FileCache::new(Duration::from_secs(3600), 3);
         for i in 1..=3 {
             cache.get_or_load(key(i), || None);
             std::thread::sleep(Duration::from_millis(2));

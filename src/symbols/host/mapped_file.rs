@@ -103,15 +103,7 @@ impl MappedFile {
     /// The ELF virtual address of file offset `offset`. An offset outside every segment's
     /// file bytes (padding between segments) maps through the nearest segment before it.
     pub fn virtual_address(&self, offset: u64) -> u64 {
-        let containing = self
-            .loads
-            .iter()
-            .find(|s| s.offset <= offset && offset < s.offset + s.file_size);
-        let segment = containing.or_else(|| self.loads.iter().rev().find(|s| s.offset <= offset));
-        match segment {
-            Some(s) => s.vaddr.wrapping_add(offset - s.offset),
-            None => offset,
-        }
+        virtual_address(&self.loads, offset)
     }
 
     /// The inline chain at ELF virtual address `vaddr`, innermost first.
@@ -130,6 +122,19 @@ impl MappedFile {
         let mut out = vec![self.image.path().to_path_buf()];
         out.extend(self.debug_path().map(Path::to_path_buf));
         out
+    }
+}
+
+/// The ELF virtual address of file offset `offset`, through the `PT_LOAD` segment whose
+/// file bytes hold it (or the nearest one before it, for padding between segments).
+pub(super) fn virtual_address(loads: &[LoadSegment], offset: u64) -> u64 {
+    let containing = loads
+        .iter()
+        .find(|s| s.offset <= offset && offset < s.offset + s.file_size);
+    let segment = containing.or_else(|| loads.iter().rev().find(|s| s.offset <= offset));
+    match segment {
+        Some(s) => s.vaddr.wrapping_add(offset - s.offset),
+        None => offset,
     }
 }
 

@@ -22,6 +22,8 @@ const REREAD_AFTER_MISS: Duration = Duration::from_secs(1);
 
 struct Process {
     maps: Arc<ProcessMaps>,
+    /// Changes whenever `maps` does (an unwinder rebuilds its modules then).
+    version: u64,
     /// When `/proc/PID/maps` was last read for this process (`None`: only records so far).
     read_at: Option<Instant>,
     exited: bool,
@@ -34,6 +36,8 @@ pub struct ProcessTable {
     exited_kept: usize,
     /// `/proc/PID/maps` files read (for the status line).
     pub maps_reads: u64,
+    /// The next maps version handed out.
+    next_version: u64,
 }
 
 impl ProcessTable {
@@ -43,7 +47,18 @@ impl ProcessTable {
             exited: VecDeque::new(),
             exited_kept,
             maps_reads: 0,
+            next_version: 1,
         }
+    }
+
+    fn new_version(&mut self) -> u64 {
+        self.next_version += 1;
+        self.next_version
+    }
+
+    /// A number that changes whenever the maps of `pid` change (`None`: unknown pid).
+    pub fn maps_version(&self, pid: u32) -> Option<u64> {
+        self.processes.get(&pid).map(|p| p.version)
     }
 
     /// The mapping that holds `address` in process `pid`. An unknown pid has its maps read
@@ -81,18 +96,23 @@ impl ProcessTable {
         self.maps_reads += 1;
         let text = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
         let maps = parse_proc_maps(&text);
+        let version = self.new_version();
         match self.processes.get_mut(&pid) {
             // A process that vanished keeps what the records told us.
             Some(p) if maps.is_empty() => p.read_at = Some(now),
+            // Nothing new: the version stays, so nothing built on these maps is rebuilt.
+            Some(p) if *p.maps == maps => p.read_at = Some(now),
             Some(p) => {
                 p.maps = Arc::new(maps);
                 p.read_at = Some(now);
+                p.version = version;
             }
             None => {
                 self.processes.insert(
                     pid,
                     Process {
                         maps: Arc::new(maps),
+                        version,
                         read_at: Some(now),
                         exited: false,
                     },
@@ -104,9 +124,11 @@ impl ProcessTable {
     /// An MMAP2 record. For a pid never seen the record is dropped: its first lookup reads
     /// /proc, which lists this mapping too.
     pub fn on_mmap(&mut self, pid: u32, start: u64, len: u64, pgoff: u64, path: &str, key: Option<FileKey>) {
+        let version = self.new_version();
         let Some(process) = self.processes.get_mut(&pid) else {
             return;
         };
+        process.version = version;
         let key = key.or_else(|| FileKey::of_path(path));
         Arc::make_mut(&mut process.maps).insert(Mapping {
             start,
@@ -119,10 +141,12 @@ impl ProcessTable {
     /// A COMM record with the exec flag: the old image is gone; the new one's mappings
     /// follow as MMAP2 records.
     pub fn on_exec(&mut self, pid: u32) {
+        let version = self.new_version();
         self.processes.insert(
             pid,
             Process {
                 maps: Arc::new(ProcessMaps::default()),
+                version,
                 read_at: None,
                 exited: false,
             },
@@ -134,6 +158,7 @@ impl ProcessTable {
         if parent == child {
             return;
         }
+        let version = self.new_version();
         match self.processes.get(&parent) {
             Some(p) => {
                 let maps = Arc::clone(&p.maps);
@@ -141,6 +166,7 @@ impl ProcessTable {
                     child,
                     Process {
                         maps,
+                        version,
                         read_at: None,
                         exited: false,
                     },
@@ -232,6 +258,30 @@ mod tests {
         assert_eq!(t.on_exit(OTHER), vec![CHILD]);
         assert!(t.maps(CHILD).is_none());
         assert_eq!(module_at(&mut t, OTHER, 0x1100).as_deref(), Some("parent"));
+    }
+
+    #[test]
+    fn the_maps_version_changes_with_the_maps_only() {
+        let mut t = ProcessTable::new(4);
+        assert_eq!(t.maps_version(PARENT), None);
+        t.on_exec(PARENT);
+        let first = t.maps_version(PARENT).unwrap();
+        t.on_mmap(PARENT, 0x1000, 0x1000, 0, "/bin/parent", None);
+        let mapped = t.maps_version(PARENT).unwrap();
+        assert_ne!(first, mapped);
+        t.find(PARENT, 0x1800);
+        assert_eq!(t.maps_version(PARENT), Some(mapped), "a hit changes nothing");
+        t.on_fork(PARENT, CHILD);
+        assert_ne!(t.maps_version(CHILD), Some(mapped), "a child is built anew");
+        t.on_exec(PARENT);
+        assert_ne!(t.maps_version(PARENT), Some(mapped));
+        // This process's maps read twice from /proc: the same maps, the same version.
+        let me = std::process::id();
+        let here = the_maps_version_changes_with_the_maps_only as *const () as usize as u64;
+        t.find(me, here);
+        let read = t.maps_version(me).unwrap();
+        t.read_proc(me, Instant::now());
+        assert_eq!(t.maps_version(me), Some(read));
     }
 
     #[test]

@@ -19,20 +19,8 @@ impl Vdso {
     /// Copy this process's vDSO to a temporary file just long enough for the ELF reader to
     /// map it (the map keeps it after the name is gone). `None` when there is no vDSO.
     pub fn load_own() -> Option<Self> {
-        let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
-        let (start, end) = maps.lines().filter(|l| l.ends_with("[vdso]")).find_map(|l| {
-            let (start, end) = l.split_whitespace().next()?.split_once('-')?;
-            Some((
-                u64::from_str_radix(start, 16).ok()?,
-                u64::from_str_radix(end, 16).ok()?,
-            ))
-        })?;
-        let size = end.checked_sub(start)?;
-        let mut image = vec![0u8; usize::try_from(size).ok()?];
-        std::fs::File::open("/proc/self/mem")
-            .ok()?
-            .read_exact_at(&mut image, start)
-            .ok()?;
+        let image = own_image()?;
+        let size = image.len() as u64;
         let path = std::env::temp_dir().join(format!("perfscope-vdso-{}.so", std::process::id()));
         std::fs::write(&path, &image).ok()?;
         let file = MappedFile::open(&path, Path::new("[vdso]"), Path::new("/nonexistent"), false);
@@ -42,4 +30,24 @@ impl Vdso {
             size,
         })
     }
+}
+
+/// The bytes of this process's vDSO mapping (its whole ELF image), read from
+/// /proc/self/mem; `None` when there is no vDSO.
+pub fn own_image() -> Option<Vec<u8>> {
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    let (start, end) = maps.lines().filter(|l| l.ends_with("[vdso]")).find_map(|l| {
+        let (start, end) = l.split_whitespace().next()?.split_once('-')?;
+        Some((
+            u64::from_str_radix(start, 16).ok()?,
+            u64::from_str_radix(end, 16).ok()?,
+        ))
+    })?;
+    let size = end.checked_sub(start)?;
+    let mut image = vec![0u8; usize::try_from(size).ok()?];
+    std::fs::File::open("/proc/self/mem")
+        .ok()?
+        .read_exact_at(&mut image, start)
+        .ok()?;
+    Some(image)
 }
