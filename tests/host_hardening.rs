@@ -487,6 +487,7 @@ fn followed_children_on_two_cpus_drain_in_time_order() {
     let sampling = SamplingOptions {
         freq_hz: 997,
         callchain: false,
+        call_graph: Default::default(),
         user_only: false,
         kernel_only: false,
         exclude_self: false,

@@ -34,6 +34,7 @@ fn host_samples_reach_the_engine_as_ids_and_names_travel_once() {
     let sampling = SamplingOptions {
         freq_hz: 997,
         callchain: true,
+        call_graph: Default::default(),
         user_only: false,
         kernel_only: false,
         exclude_self: false,

@@ -8,7 +8,8 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 
 use crate::analyzers::options::{AnalyzerKind, TraceOptions};
-use crate::feeds::host::options::{HostRunOptions, HostTarget, RingOptions, SamplingOptions};
+use crate::feeds::host::options::{CallGraph, HostRunOptions, HostTarget, RingOptions, SamplingOptions};
+use crate::sources::perf_event::user_stack::{DEFAULT_STACK_BYTES, parse_stack_bytes};
 
 use super::units::parse_duration_ns;
 use crate::symbols::host::RootFrame;
@@ -139,9 +140,20 @@ pub struct SamplingArgs {
     /// Samples per second per CPU.
     #[arg(short = 'F', long = "freq", value_name = "HZ", default_value_t = 997)]
     pub freq: u64,
-    /// Sample kernel + user call chains (the default; kept for perf-prof command lines).
-    #[arg(short = 'g', long = "call-graph")]
-    pub call_graph: bool,
+    /// Sample kernel + user call chains (the default for top; `-g` alone, as perf-prof
+    /// takes it, is `fp`), the user part as perf finds it: `fp` walks frame pointers;
+    /// `dwarf[,SIZE]` copies SIZE bytes of user stack per sample (default 8192, a multiple
+    /// of 8 up to 65528) and unwinds them with the programs' .eh_frame, for programs built
+    /// without frame pointers (larger rings, more bytes per sample).
+    #[arg(
+        short = 'g',
+        long = "call-graph",
+        value_name = "fp|dwarf[,SIZE]",
+        num_args = 0..=1,
+        default_missing_value = "fp",
+        value_parser = parse_call_graph
+    )]
+    pub call_graph: Option<CallGraph>,
     /// Sample only the interrupted address, no call chain.
     #[arg(long, conflicts_with = "call_graph")]
     pub no_call_graph: bool,
@@ -169,9 +181,17 @@ impl SamplingArgs {
         if self.freq == 0 {
             return Err("-F must be at least 1 Hz".into());
         }
+        let call_graph = self.call_graph.unwrap_or_default();
+        if call_graph != CallGraph::FramePointer && self.kernel_only {
+            return Err(
+                "--call-graph dwarf unwinds user-space stacks: drop --kernel-only (--exclude-user), or use --call-graph fp"
+                    .into(),
+            );
+        }
         Ok(SamplingOptions {
             freq_hz: self.freq,
             callchain: !self.no_call_graph,
+            call_graph,
             user_only: self.user_only,
             kernel_only: self.kernel_only,
             exclude_self: self.exclude_self,
@@ -184,6 +204,28 @@ impl SamplingArgs {
             },
             sample_lines: false,
         })
+    }
+}
+
+/// `--call-graph fp|dwarf[,SIZE]`, perf's spelling.
+pub fn parse_call_graph(text: &str) -> Result<CallGraph, String> {
+    let (mode, size) = match text.split_once(',') {
+        Some((mode, size)) => (mode, Some(size)),
+        None => (text, None),
+    };
+    match (mode.trim(), size) {
+        ("fp", None) => Ok(CallGraph::FramePointer),
+        ("fp", Some(_)) => Err("fp takes no size: --call-graph fp, or --call-graph dwarf,SIZE".into()),
+        ("dwarf", None) => Ok(CallGraph::Dwarf {
+            stack_bytes: DEFAULT_STACK_BYTES,
+        }),
+        ("dwarf", Some(size)) => Ok(CallGraph::Dwarf {
+            stack_bytes: parse_stack_bytes(size)?,
+        }),
+        ("lbr", _) => Err("lbr needs a hardware PMU perfscope does not drive: use fp or dwarf[,SIZE]".into()),
+        (other, _) => Err(format!(
+            "unknown call graph mode '{other}': use fp (frame pointers) or dwarf[,SIZE] (stack copies, SIZE default {DEFAULT_STACK_BYTES})"
+        )),
     }
 }
 
@@ -346,5 +388,91 @@ mod tests {
             "-p inherits only with --inherit"
         );
         assert!(Probe::try_parse_from(["x", "--inherit", "--no-inherit"]).is_err());
+    }
+
+    #[derive(Parser)]
+    struct SamplingProbe {
+        #[command(flatten)]
+        host: HostArgs,
+        #[command(flatten)]
+        sampling: SamplingArgs,
+    }
+
+    fn call_graph(args: &[&str]) -> Result<(Option<CallGraph>, SamplingOptions), String> {
+        let p = SamplingProbe::try_parse_from(std::iter::once("top").chain(args.iter().copied()))
+            .map_err(|e| e.to_string())?;
+        let options = p.sampling.options()?;
+        Ok((p.sampling.call_graph, options))
+    }
+
+    #[test]
+    fn call_graph_takes_perfs_fp_and_dwarf_with_a_size() {
+        let dwarf = |bytes| CallGraph::Dwarf { stack_bytes: bytes };
+        // No flag: callchains with frame pointers, as before.
+        let (flag, options) = call_graph(&[]).unwrap();
+        assert_eq!(
+            (flag, options.callchain, options.call_graph),
+            (None, true, CallGraph::FramePointer)
+        );
+        // -g alone (perf-prof's) and --call-graph fp.
+        assert_eq!(call_graph(&["-g"]).unwrap().0, Some(CallGraph::FramePointer));
+        assert_eq!(
+            call_graph(&["-F", "99", "-g", "--exclude-user"]).unwrap().0,
+            Some(CallGraph::FramePointer)
+        );
+        assert_eq!(
+            call_graph(&["--call-graph", "fp"]).unwrap().0,
+            Some(CallGraph::FramePointer)
+        );
+        // -g before a workload does not swallow it.
+        let p = SamplingProbe::try_parse_from(["top", "-g", "--", "./busy", "3"]).unwrap();
+        assert_eq!(
+            (p.sampling.call_graph, &p.host.workload[..]),
+            (
+                Some(CallGraph::FramePointer),
+                &["./busy".to_string(), "3".to_string()][..]
+            )
+        );
+        // dwarf: perf's default size, or the one given.
+        let (_, options) = call_graph(&["--call-graph", "dwarf"]).unwrap();
+        assert_eq!(options.call_graph, dwarf(8192));
+        assert!(options.callchain);
+        assert_eq!(
+            call_graph(&["--call-graph=dwarf,16384"]).unwrap().1.call_graph,
+            dwarf(16384)
+        );
+        assert_eq!(
+            call_graph(&["-g", "dwarf,65528"]).unwrap().1.call_graph,
+            dwarf(65528)
+        );
+        assert_eq!(
+            call_graph(&["--call-graph", "dwarf,0x1000"])
+                .unwrap()
+                .1
+                .call_graph,
+            dwarf(4096)
+        );
+    }
+
+    #[test]
+    fn bad_call_graphs_say_what_to_give() {
+        let err = |args: &[&str]| {
+            call_graph(args)
+                .err()
+                .unwrap_or_else(|| panic!("{args:?} parsed"))
+        };
+        let e = err(&["--call-graph", "dwarf,1001"]);
+        assert!(e.contains("multiple of 8") && e.contains("1008"), "{e}");
+        let e = err(&["--call-graph", "dwarf,65536"]);
+        assert!(e.contains("65528"), "{e}");
+        let e = err(&["--call-graph", "dwarf,big"]);
+        assert!(e.contains("not a number"), "{e}");
+        let e = err(&["--call-graph", "frames"]);
+        assert!(e.contains("fp") && e.contains("dwarf[,SIZE]"), "{e}");
+        let e = err(&["--call-graph", "fp,8192"]);
+        assert!(e.contains("fp takes no size"), "{e}");
+        let e = err(&["--call-graph", "dwarf", "--kernel-only"]);
+        assert!(e.contains("drop --kernel-only"), "{e}");
+        assert!(call_graph(&["--call-graph", "dwarf", "--no-call-graph"]).is_err());
     }
 }

@@ -49,7 +49,7 @@ impl ProfileArgs {
             self.interval.is_some() && self.flame_graph.as_ref().is_some_and(String::is_empty);
         ProfileTextOptions {
             event_name: event_name.to_string(),
-            print_stacks: self.sampling.call_graph,
+            print_stacks: self.sampling.call_graph.is_some(),
             busy: self.than.map(|p| BusyFilter::new(self.sampling.freq, p)),
             folded: self
                 .flame_graph
@@ -75,7 +75,7 @@ pub fn run_profile(args: &ProfileArgs) -> anyhow::Result<Outcome> {
     let mut sampling = args.sampling.options().map_err(anyhow::Error::msg)?;
     sampling.sample_lines = true;
     // Sample lines carry the callchain only with -g, as perf-prof's.
-    sampling.callchain = args.sampling.call_graph;
+    sampling.callchain = args.sampling.call_graph.is_some();
     let recording = super::host_commands::recorder(&run, args.host.force, "host")?;
     let feed = HostSampleFeed::start(&run, &sampling)?;
     let mut text = ProfileText::new(std::io::stdout(), args.text_options(feed.event_name()));

@@ -2,6 +2,7 @@
 //! that drains the rings promptly (so the kernel loses as little as possible) and hands
 //! typed batches to the engine.
 
+pub mod dwarf_stacks;
 pub mod event_lines;
 pub mod event_plan;
 pub mod every_cpu_targets;
@@ -10,6 +11,7 @@ pub mod missed_switch;
 pub mod offender_stacks;
 pub mod options;
 pub mod probes;
+pub mod sample_resolver;
 pub mod sampling;
 pub mod sampling_feed;
 pub mod targets;

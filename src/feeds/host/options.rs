@@ -48,12 +48,37 @@ pub struct RingOptions {
     pub realtime: bool,
 }
 
+/// How the user part of a call chain is found (`--call-graph fp|dwarf[,SIZE]`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallGraph {
+    /// The kernel walks the frame pointers (perf's `fp`, the default).
+    #[default]
+    FramePointer,
+    /// Each sample carries the user registers and `stack_bytes` of user stack, unwound
+    /// with the mapped files' call frame information (perf's `dwarf,SIZE`).
+    Dwarf { stack_bytes: u32 },
+}
+
+impl CallGraph {
+    /// The user stack copy per sample, for `dwarf`.
+    pub fn stack_bytes(&self) -> Option<u32> {
+        match self {
+            CallGraph::FramePointer => None,
+            CallGraph::Dwarf { stack_bytes } => Some(*stack_bytes),
+        }
+    }
+}
+
 /// CPU sampling (`perfscope top` / `profile`), as typed data (a recording keeps it).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SamplingOptions {
     pub freq_hz: u64,
     /// Kernel + user call chains (`-g`); off = the sampled address only.
     pub callchain: bool,
+    /// How the user part of the chains is found (with `callchain`).
+    #[serde(default)]
+    pub call_graph: CallGraph,
     pub user_only: bool,
     pub kernel_only: bool,
     /// Drop perfscope's own samples.

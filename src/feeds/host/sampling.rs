@@ -1,31 +1,22 @@
 //! A CPU sampling session (`perfscope top` / `profile`): cpu-clock (or cycles where the
 //! PMU exists) at `-F` Hz on every target. Two halves, for two threads: [`SampleSession`]
 //! only drains the rings into plain [`RawItem`]s (so it is back in poll(2) quickly and the
-//! kernel loses as little as possible), and [`SampleResolver`] turns them into model
-//! samples — root-first stacks interned into the feed's tables, kernel frames through
-//! kallsyms, user frames through the process's mappings — however long a first DWARF load
-//! takes. An address is named and interned once per process; a sample is then a few
-//! integer lookups, never a string.
+//! kernel loses as little as possible; with `--call-graph dwarf` it unwinds each stack
+//! copy as it reads it, see [`super::dwarf_stacks`]), and [`SampleResolver`]
+//! (`sample_resolver.rs`) turns them into model samples.
 
 use std::time::Duration;
 
 use anyhow::Context;
 
-use rustc_hash::FxHashMap;
-
-use crate::feeds::SampleLine;
-use crate::feeds::interned::FeedTables;
 use crate::model::threads::ThreadNames;
-use crate::model::{
-    Callchain, FrameKind, FrameOrigin, Instance, Line, Location, LocationId, ProfileInfo, Sample, SampleMeta,
-};
 use crate::sources::clock::monotonic_ns;
 use crate::sources::perf_event::attr::{EventAttr, EventKind, Wakeup};
 use crate::sources::perf_event::reader::{Ordered, PerfEvents, RingOptions};
 use crate::sources::perf_event::record::{MappedFile, Record};
-use crate::store::SymbolRecord;
-use crate::symbols::host::{FileKey, HostFrame, HostSymbolizer, HostSymbolizerOptions, lookup_address};
+use crate::symbols::host::FileKey;
 
+use super::dwarf_stacks::DwarfStacks;
 use super::options::{HostRunOptions, SamplingOptions};
 use super::targets::{SessionTargets, open_targets};
 use crate::sources::perf_event::targets::{Target, online_cpus};
@@ -35,6 +26,20 @@ use crate::sources::perf_event::targets::{Target, online_cpus};
 /// room for the reader to be descheduled on a loaded machine without losing samples.
 const DEFAULT_PAGES: usize = 64;
 
+/// The most a ring grows to hold stack copies unasked (4 MiB; `-m` sets any size).
+const MAX_DWARF_PAGES: usize = 1024;
+
+/// Ring pages for `--call-graph dwarf`: the same quarter second as [`DEFAULT_PAGES`], of
+/// samples now each a stack copy plus registers, header and kernel chain (~512 bytes) —
+/// 1024 pages (4 MiB) at 997 Hz with 8 KiB copies, where 64 would hold 30 samples.
+pub fn dwarf_ring_pages(freq_hz: u64, stack_bytes: u32) -> usize {
+    let per_sample = u64::from(stack_bytes) + 512;
+    let bytes = freq_hz.saturating_mul(per_sample) / 4;
+    let pages = usize::try_from(bytes.div_ceil(crate::sources::perf_event::ring::page_size() as u64))
+        .unwrap_or(usize::MAX);
+    pages.next_power_of_two().clamp(DEFAULT_PAGES, MAX_DWARF_PAGES)
+}
+
 /// Counters for the status line and the closing summary.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct SampleCounters {
@@ -42,6 +47,18 @@ pub struct SampleCounters {
     pub lost: u64,
     /// perfscope's own samples left out (`--exclude-self`).
     pub own_samples: u64,
+    /// `--call-graph dwarf`: samples that carried a user stack copy.
+    pub stack_samples: u64,
+    /// Bytes of stack copies the rings carried (each the asked size: what the ring pays).
+    pub stack_bytes: u64,
+    /// Of them, the bytes that held stack (the kernel's `dyn_size`).
+    pub stack_used_bytes: u64,
+    /// User frames the unwinder found.
+    pub user_frames: u64,
+    /// Walks that reached the outermost frame.
+    pub unwound_to_root: u64,
+    /// Time the reader spent unwinding.
+    pub unwind_ns: u64,
 }
 
 /// What the reader hands the resolver: a sample's addresses, or a side-band record the
@@ -109,6 +126,8 @@ pub struct SampleSession {
     /// With sample lines: the threads already named at their first sample, and the names
     /// /proc gave when the session started.
     named: Option<(rustc_hash::FxHashSet<u32>, ThreadNames)>,
+    /// `--call-graph dwarf`: the unwinder of the samples' stack copies.
+    dwarf: Option<DwarfStacks>,
     finished: bool,
 }
 
@@ -116,8 +135,18 @@ impl SampleSession {
     pub fn open(run: &HostRunOptions, options: &SamplingOptions) -> anyhow::Result<SampleSession> {
         let targets = open_targets(&run.target)?;
         let mut attr = EventAttr::cpu_profile(options.freq_hz).with_task_records();
+        let stack_bytes = options.call_graph.stack_bytes().filter(|_| options.callchain);
         if options.callchain {
             attr = attr.with_callchain();
+        }
+        if let Some(bytes) = stack_bytes {
+            if crate::sources::perf_event::user_stack::UNWIND_REGS_MASK == 0 {
+                anyhow::bail!(
+                    "--call-graph dwarf unwinds x86_64 and aarch64 stacks only: use --call-graph fp on {}",
+                    std::env::consts::ARCH
+                );
+            }
+            attr = attr.with_user_stack(bytes);
         }
         if options.user_only {
             attr = attr.user_only();
@@ -128,7 +157,11 @@ impl SampleSession {
         if let Some(w) = run.ring.watermark_percent {
             attr = attr.with_wakeup(Wakeup::WatermarkPercent(u32::from(w)));
         }
-        let pages = run.ring.pages.unwrap_or(DEFAULT_PAGES);
+        let pages = match (run.ring.pages, stack_bytes) {
+            (Some(pages), _) => pages,
+            (None, Some(bytes)) => dwarf_ring_pages(options.freq_hz, bytes),
+            (None, None) => DEFAULT_PAGES,
+        };
         let mut attrs = vec![attr];
         let mut ring_targets = targets.targets.clone();
         let cpu_wide = targets.targets.iter().all(|t| matches!(t, Target::Cpu(_)));
@@ -173,6 +206,7 @@ impl SampleSession {
                 crate::symbols::host::comms::scan_proc_comms(&mut names);
                 (Default::default(), names)
             }),
+            dwarf: stack_bytes.map(|_| DwarfStacks::new()),
             finished: false,
         };
         session
@@ -228,6 +262,7 @@ impl SampleSession {
         let own_pid = self.own_pid;
         let limit = self.exit_after;
         let named = &mut self.named;
+        let mut dwarf = self.dwarf.as_mut();
         let mut take = |item: Ordered<'_>| {
             if let Ordered::Record(record) = item {
                 if let (Some((named, names)), Record::Sample(s)) = (named.as_mut(), &record.record) {
@@ -239,7 +274,14 @@ impl SampleSession {
                 if over_limit && matches!(record.record, Record::Sample(_)) {
                     return;
                 }
-                raw_item(record.record, counters, exclude_self, own_pid, out);
+                raw_item_unwound(
+                    record.record,
+                    counters,
+                    exclude_self,
+                    own_pid,
+                    dwarf.as_deref_mut(),
+                    out,
+                );
             }
         };
         self.events.drain_ordered(&mut take);
@@ -297,6 +339,22 @@ pub(super) fn raw_item(
     own_pid: u32,
     out: &mut Vec<RawItem>,
 ) {
+    raw_item_unwound(record, counters, exclude_self, own_pid, None, out);
+}
+
+/// [`raw_item`], the user part of each sample's chain unwound from its stack copy by
+/// `dwarf` (which sees every side-band record too).
+fn raw_item_unwound(
+    record: Record<'_>,
+    counters: &mut SampleCounters,
+    exclude_self: bool,
+    own_pid: u32,
+    mut dwarf: Option<&mut DwarfStacks>,
+    out: &mut Vec<RawItem>,
+) {
+    if let Some(dwarf) = dwarf.as_deref_mut() {
+        dwarf.on_record(&record);
+    }
     match record {
         Record::Sample(sample) => {
             let (Some(pid), Some(tid)) = (sample.pid, sample.tid) else {
@@ -307,6 +365,10 @@ pub(super) fn raw_item(
                 return;
             }
             counters.samples += 1;
+            let user = match dwarf {
+                Some(dwarf) => dwarf.user_frames(pid, &sample, counters),
+                None => sample.callchain.user_ips().collect(),
+            };
             out.push(RawItem::Sample(RawSample {
                 time_ns: sample.time.unwrap_or(0),
                 pid,
@@ -316,7 +378,7 @@ pub(super) fn raw_item(
                 in_kernel: sample.in_kernel(),
                 ip: sample.ip,
                 kernel: sample.callchain.kernel_ips().collect(),
-                user: sample.callchain.user_ips().collect(),
+                user,
             }));
         }
         Record::Comm(c) => out.push(RawItem::Comm {
@@ -350,317 +412,4 @@ pub(super) fn raw_item(
     }
 }
 
-/// Above this many addresses the "already learnt" set starts over (a long session records
-/// a hot address again rather than growing without bound).
-const MAX_LEARNT: usize = 1 << 20;
-
-/// Above this many cached addresses (all processes) the location cache starts over.
-const MAX_CACHED_LOCATIONS: usize = 1 << 20;
-
-/// Names the addresses of raw samples and interns them.
-pub struct SampleResolver {
-    symbols: HostSymbolizer,
-    /// Samples are per thread (the instance is the thread), else per CPU.
-    threads: bool,
-    pub tables: FeedTables,
-    /// (pid, 0 for the kernel) → address → its interned location, so a hot address is
-    /// named and interned once per process.
-    locations: FxHashMap<u32, FxHashMap<(u64, bool), LocationId>>,
-    cached: usize,
-    /// (pid, tid) → the root frame's location (`--root comm|pid`).
-    roots: FxHashMap<(u32, u32), LocationId>,
-    /// `Some` when the session is recorded: (module, address) pairs already reported.
-    learnt: Option<rustc_hash::FxHashSet<(u32, u64)>>,
-    /// New symbol rows since the last [`SampleResolver::take_learnt`].
-    new_symbols: Vec<SymbolRecord>,
-    scratch: Vec<LocationId>,
-    /// `Some` when each sample's line is wanted (perf-prof's `profile` text): the lines
-    /// since the last [`SampleResolver::take_lines`].
-    lines: Option<Vec<SampleLine>>,
-}
-
-/// How a frame reads in the flamegraph: the function, or `[module]` when no symbol named it.
-fn frame_name(frame: &HostFrame) -> std::borrow::Cow<'_, str> {
-    if frame.name.as_ref() == "[unknown]" {
-        format!("[{}]", frame.module.trim_matches(|c| c == '[' || c == ']')).into()
-    } else {
-        frame.name.as_ref().into()
-    }
-}
-
-impl SampleResolver {
-    /// `record_symbols`: collect every newly named address for the session file.
-    pub fn new(
-        options: &SamplingOptions,
-        threads: bool,
-        record_symbols: bool,
-        info: ProfileInfo,
-    ) -> anyhow::Result<SampleResolver> {
-        let symbols = HostSymbolizer::new(HostSymbolizerOptions {
-            kernel: !options.user_only,
-            root_frame: options.root,
-            inline_frames: options.inline_frames,
-            ..HostSymbolizerOptions::default()
-        })
-        .context("cannot read the kernel's symbols")?;
-        Ok(SampleResolver {
-            symbols,
-            threads,
-            tables: FeedTables::new(info),
-            locations: FxHashMap::default(),
-            cached: 0,
-            roots: FxHashMap::default(),
-            learnt: record_symbols.then(Default::default),
-            new_symbols: Vec::new(),
-            scratch: Vec::new(),
-            lines: options.sample_lines.then(Vec::new),
-        })
-    }
-
-    /// The samples' lines since the last call (empty unless asked for).
-    pub fn take_lines(&mut self) -> Vec<SampleLine> {
-        self.lines.as_mut().map(std::mem::take).unwrap_or_default()
-    }
-
-    /// The symbol rows learnt since the last call.
-    pub fn take_learnt(&mut self) -> Vec<SymbolRecord> {
-        std::mem::take(&mut self.new_symbols)
-    }
-
-    /// Note `frame` as the name of `address` in the process `pid` (0 for the kernel).
-    fn learn(&mut self, pid: u32, address: u64, frame: &HostFrame) {
-        let Some(learnt) = &mut self.learnt else {
-            return;
-        };
-        if learnt.len() >= MAX_LEARNT {
-            learnt.clear();
-        }
-        if learnt.insert((pid, address)) {
-            self.new_symbols.push(SymbolRecord {
-                module: frame.module.to_string(),
-                address,
-                name: frame.name.to_string(),
-                offset: frame.offset.unwrap_or(0),
-            });
-        }
-    }
-
-    /// A process's addresses may mean something else from now on (an exec, an exit).
-    fn forget(&mut self, pid: u32) {
-        if let Some(map) = self.locations.remove(&pid) {
-            self.cached -= map.len();
-        }
-        self.roots.retain(|(p, _), _| *p != pid);
-    }
-
-    /// Resolve `items` in order (side-band records update the address spaces first).
-    pub fn resolve(&mut self, items: Vec<RawItem>, out: &mut Vec<Sample>) {
-        for item in items {
-            match item {
-                RawItem::Sample(sample) => {
-                    let resolved = self.resolve_sample(&sample);
-                    if self.lines.is_some() {
-                        let line = self.sample_line(&sample, &resolved);
-                        self.lines.get_or_insert_default().push(line);
-                    }
-                    out.push(resolved);
-                }
-                RawItem::Comm { pid, tid, comm, exec } => {
-                    self.symbols.on_comm(pid, tid, &comm, exec);
-                    self.roots.retain(|(_, t), _| *t != tid);
-                    if exec {
-                        self.forget(pid);
-                    }
-                }
-                RawItem::Mmap {
-                    pid,
-                    start,
-                    len,
-                    pgoff,
-                    path,
-                    file,
-                } => self.symbols.on_mmap(pid, start, len, pgoff, &path, file),
-                RawItem::Fork { parent, child } => {
-                    self.symbols.on_fork(parent, child);
-                    // A child goes by its parent's name until it execs (a COMM record then
-                    // renames it): one that never execs and is gone by its first sample
-                    // is still named.
-                    self.name_after(parent, parent, child, child);
-                }
-                RawItem::Thread { pid, parent_tid, tid } => self.name_after(pid, parent_tid, pid, tid),
-                RawItem::Exit { pid } => {
-                    self.symbols.on_exit(pid);
-                    self.forget(pid);
-                }
-            }
-        }
-    }
-
-    /// The interned location of one callchain entry of `pid` (0: the kernel).
-    fn location(&mut self, pid: u32, ip: u64, index: usize, in_kernel: bool) -> LocationId {
-        let key = (ip, index == 0);
-        let space = if in_kernel { 0 } else { pid };
-        if let Some(&loc) = self.locations.get(&space).and_then(|m| m.get(&key)) {
-            return loc;
-        }
-        if self.cached >= MAX_CACHED_LOCATIONS {
-            self.locations.clear();
-            self.cached = 0;
-        }
-        let address = lookup_address(ip, index);
-        let tables = &mut self.tables.tables;
-        // Host locations carry names only (address 0): the same function at two addresses
-        // is one location, and pprof gets no mapping that would lump every module together.
-        let loc = if in_kernel {
-            let frame = self.symbols.resolve_kernel(address);
-            let origin = FrameOrigin::new(FrameKind::Kernel, Some(&frame.module));
-            let id = tables.frames.intern_from(&frame_name(&frame), None, origin);
-            let loc = tables.locations.intern(Location {
-                address: 0,
-                lines: Box::new([Line { frame: id, line: 0 }]),
-            });
-            self.learn(0, ip, &frame);
-            loc
-        } else {
-            // Inline chains come innermost first, as a location keeps them.
-            let resolved = self.symbols.resolve_user(pid, address);
-            let lines: Vec<Line> = resolved
-                .iter()
-                .map(|f| Line {
-                    frame: tables.frames.intern_from(
-                        &frame_name(f),
-                        None,
-                        FrameOrigin::new(FrameKind::User, Some(&f.module)),
-                    ),
-                    line: 0,
-                })
-                .collect();
-            let loc = tables.locations.intern(Location {
-                address: 0,
-                lines: lines.into(),
-            });
-            if let Some(outer) = resolved.last() {
-                self.learn(pid, ip, outer);
-            }
-            loc
-        };
-        self.locations.entry(space).or_default().insert(key, loc);
-        self.cached += 1;
-        loc
-    }
-
-    fn root_location(&mut self, pid: u32, tid: u32) -> Option<LocationId> {
-        if let Some(&loc) = self.roots.get(&(pid, tid)) {
-            return Some(loc);
-        }
-        let text = self.symbols.root_frame_text(pid, tid, None)?;
-        let tables = &mut self.tables.tables;
-        let frame = tables
-            .frames
-            .intern_from(&text, None, FrameOrigin::new(FrameKind::Pseudo, None));
-        let loc = tables.locations.intern(Location {
-            address: 0,
-            lines: Box::new([Line { frame, line: 0 }]),
-        });
-        if self.roots.len() >= MAX_CACHED_LOCATIONS {
-            self.roots.clear();
-        }
-        self.roots.insert((pid, tid), loc);
-        Some(loc)
-    }
-
-    /// A new task (`pid`, `tid`) takes the name of the one that created it.
-    fn name_after(&mut self, parent_pid: u32, parent_tid: u32, pid: u32, tid: u32) {
-        if let Some(name) = self.symbols.comm(parent_pid, parent_tid) {
-            self.symbols.on_comm(pid, tid, &name, false);
-        }
-    }
-
-    /// What perf-prof's profile prints of `sample` (resolved as `resolved`).
-    fn sample_line(&mut self, sample: &RawSample, resolved: &Sample) -> SampleLine {
-        let callchain = if sample.kernel.is_empty() && sample.user.is_empty() {
-            sample.ip.into_iter().collect()
-        } else {
-            sample.kernel.iter().chain(&sample.user).copied().collect()
-        };
-        SampleLine {
-            time_ns: sample.time_ns,
-            pid: sample.pid,
-            tid: sample.tid,
-            cpu: sample.cpu,
-            period: sample.period,
-            comm: self
-                .symbols
-                .comm(sample.pid, sample.tid)
-                .map(|c| c.to_string())
-                .unwrap_or_default(),
-            instance: resolved.instance,
-            stack: resolved.stack,
-            callchain,
-        }
-    }
-
-    fn resolve_sample(&mut self, sample: &RawSample) -> Sample {
-        let (pid, tid) = (sample.pid, sample.tid);
-        let mut scratch = std::mem::take(&mut self.scratch);
-        scratch.clear();
-        // The kernel delivers leaf first: kernel entries, then user ones. Root first is
-        // [root] + user (outer → leaf) + kernel (outer → leaf).
-        let only_ip = sample.kernel.is_empty() && sample.user.is_empty();
-        if only_ip {
-            if let Some(ip) = sample.ip {
-                scratch.push(self.location(pid, ip, 0, sample.in_kernel));
-            }
-        } else {
-            for (index, &ip) in sample.kernel.iter().enumerate() {
-                scratch.push(self.location(pid, ip, index, true));
-            }
-            let kernel_len = sample.kernel.len();
-            for (i, &ip) in sample.user.iter().enumerate() {
-                scratch.push(self.location(pid, ip, kernel_len + i, false));
-            }
-            // kernel (leaf first) + user (leaf first) → user reversed, then kernel reversed.
-            let (kernel, user) = scratch.split_at_mut(kernel_len);
-            kernel.reverse();
-            user.reverse();
-            scratch.rotate_left(kernel_len);
-        }
-        if let Some(root) = self.root_location(pid, tid) {
-            scratch.insert(0, root);
-        }
-        let tables = &mut self.tables.tables;
-        if scratch.is_empty() {
-            let frame = tables.frames.intern("[unknown]", None);
-            scratch.push(tables.locations.intern(Location {
-                address: 0,
-                lines: Box::new([Line { frame, line: 0 }]),
-            }));
-        }
-        let depth: usize = scratch.iter().map(|&l| tables.locations.get(l).lines.len()).sum();
-        let stack = tables.stacks.intern(&scratch);
-        self.scratch = scratch;
-        let instance = if self.threads {
-            let comm = self
-                .symbols
-                .comm(pid, tid)
-                .map(|c| c.to_string())
-                .unwrap_or_default();
-            Instance::thread(tid, &comm)
-        } else {
-            Instance::cpu(sample.cpu)
-        };
-        let instance = self.tables.tables.instance(instance);
-        Sample {
-            time_ns: Some(sample.time_ns),
-            instance,
-            // One per sample, as perf top counts: percentages are shares of samples.
-            weight: 1,
-            stack,
-            meta: SampleMeta {
-                raw_depth: depth.min(usize::from(u16::MAX)) as u16,
-                flags: SampleMeta::HAS_PC | SampleMeta::HAS_CPU,
-                callchain: Callchain::FramePointer,
-            },
-        }
-    }
-}
+pub use super::sample_resolver::SampleResolver;

@@ -57,7 +57,7 @@ impl HostSampleFeed {
             frequency_hz: Some(sampling.freq_hz),
         };
         let stop = Arc::new(AtomicBool::new(false));
-        let mut resolver = SampleResolver::new(sampling, session.on_threads(), run.record.is_some(), info)?;
+        let threads = session.on_threads();
         // Raw batches may queue up while the resolver loads a big file's DWARF: the bound
         // is generous (each batch is one drain, ~100 ms of samples) so the reader keeps
         // draining the rings meanwhile; resolved batches are few and small.
@@ -98,6 +98,18 @@ impl HostSampleFeed {
                 let _ = raw_tx.try_send((Vec::new(), session.counters, Some(reason)));
             })
             .context("cannot start the sampling thread")?;
+        // The kernel's symbols load (hundreds of ms) while the reader already drains the
+        // rings: the events and the workload run from `open`, and with `--call-graph
+        // dwarf` a ring fills in half a second.
+        let mut resolver = match SampleResolver::new(sampling, threads, run.record.is_some(), info) {
+            Ok(resolver) => resolver,
+            Err(e) => {
+                stop.store(true, Ordering::Relaxed);
+                drop(raw_rx);
+                let _ = reader.join();
+                return Err(e);
+            }
+        };
         let thread = std::thread::Builder::new()
             .name("perfscope-resolver".into())
             .spawn(move || {

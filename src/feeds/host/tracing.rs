@@ -512,6 +512,7 @@ impl TraceSession {
                     &SamplingOptions {
                         freq_hz: 0,
                         callchain: true,
+                        call_graph: Default::default(),
                         user_only: false,
                         kernel_only: false,
                         exclude_self: false,
