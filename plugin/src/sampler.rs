@@ -120,41 +120,23 @@ impl Profiler {
             ..Record::default()
         };
         match (self.args.callchain, self.arch) {
-            (CallchainMode::FramePointer, Some(arch)) => {
+            (CallchainMode::FramePointer | CallchainMode::Dwarf, Some(arch)) => {
                 let Some(regs) = self.read_registers() else {
                     self.queue.failures.fetch_add(1, Ordering::Relaxed);
                     return;
                 };
                 record.sp = regs.sp;
                 record.fp = regs.fp;
-                record.trace = unwind::unwind(
-                    arch,
-                    pc,
-                    regs,
-                    state,
-                    &VcpuMemory,
-                    &self.args.filter,
-                    self.args.max_depth,
-                );
-            }
-            (CallchainMode::Dwarf, Some(_)) => {
-                let (Some(regs), Some(table)) = (self.read_registers(), &self.cfi) else {
-                    self.queue.failures.fetch_add(1, Ordering::Relaxed);
-                    return;
+                let (memory, filter, depth) = (&VcpuMemory, &self.args.filter, self.args.max_depth);
+                // The CFI table exists exactly when callchain=dwarf.
+                record.trace = match &self.cfi {
+                    Some(table) => {
+                        let (trace, stop) = cfi::unwind(table, pc, regs, state, memory, filter, depth);
+                        self.unwind_stops[stop.index()].fetch_add(1, Ordering::Relaxed);
+                        trace
+                    }
+                    None => unwind::unwind(arch, pc, regs, state, memory, filter, depth),
                 };
-                record.sp = regs.sp;
-                record.fp = regs.fp;
-                let (trace, stop) = cfi::unwind(
-                    table,
-                    pc,
-                    regs,
-                    state,
-                    &VcpuMemory,
-                    &self.args.filter,
-                    self.args.max_depth,
-                );
-                self.unwind_stops[stop.index()].fetch_add(1, Ordering::Relaxed);
-                record.trace = trace;
             }
             _ => record.trace = vec![pc],
         }
