@@ -588,6 +588,11 @@ pub(crate) fn run_sampling(
         if let Some(set) = &outcome.exported {
             report::print_summary(set, 20);
         }
+        if let Some(copies) = &outcome.engine.state.stats.stack_copies {
+            // What --call-graph dwarf cost: the copies' bytes through the rings, the
+            // records lost, how whole the stacks came out.
+            println!("{}", copies.summary_line());
+        }
         return Outcome::of_headless(&outcome);
     }
     let mut config = tui.config(export, Selection::all())?;

@@ -77,6 +77,7 @@ impl Engine {
             }
             Update::Waiting(waiting) => state.stats.waiting = waiting,
             Update::Dropped { total } => state.stats.dropped = state.stats.dropped.max(total),
+            Update::StackCopies(copies) => state.stats.stack_copies = Some(copies),
             Update::Input(input) => state.provenance.input = input,
             Update::Facts(facts) => state.provenance.facts = facts,
             Update::Window(window) => state.provenance.window = Some(window),

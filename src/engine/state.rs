@@ -54,6 +54,8 @@ pub struct SourceStats {
     pub waiting: Option<crate::feeds::Waiting>,
     /// The symbols do not match the samples (said once the session is finished).
     pub symbols_mismatch: Option<String>,
+    /// `--call-graph dwarf`: what the user stack copies cost so far.
+    pub stack_copies: Option<crate::model::stack_copies::StackCopies>,
     /// How the plugin's DWARF unwinds ended (known once its summary is read).
     pub unwind_stops: Option<crate::model::facts::UnwindStops>,
     pub warnings: Vec<String>,

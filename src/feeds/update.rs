@@ -7,6 +7,7 @@ use crate::analyzers::latency::SlowPair;
 use crate::model::analysis::{AnalysisInfo, AnalysisRows};
 use crate::model::sample::InstanceId;
 use crate::model::stack::StackId;
+use crate::model::stack_copies::StackCopies;
 use crate::model::tables::TableDelta;
 use crate::model::{InputInfo, PhaseMarkers, Sample, SourceFacts, WindowInfo};
 use crate::sources::tracefs::EventPrinter;
@@ -155,6 +156,8 @@ pub enum Update {
     Dropped {
         total: u64,
     },
+    /// `--call-graph dwarf`: the user stack copies so far (totals, and the recent rate).
+    StackCopies(StackCopies),
     /// What was read, for the reports.
     Input(InputInfo),
     Facts(SourceFacts),

@@ -36,6 +36,7 @@ pub mod sample_list;
 pub mod selection;
 pub mod sql_rows;
 pub mod stack;
+pub mod stack_copies;
 pub mod tables;
 #[cfg(test)]
 pub(crate) mod test_rng;

@@ -123,6 +123,16 @@ pub fn status_parts(snapshot: &Snapshot, info: &StatusInfo, theme: &Theme) -> Ve
         };
         parts.push((stops.describe(), style, 3));
     }
+    if let Some(copies) = &stats.stack_copies {
+        // `--call-graph dwarf`: the bandwidth the stack copies take through the rings,
+        // and whether the rings kept up (a full ring loses whole samples).
+        let style = if copies.lost_records > 0 {
+            theme.warning.patch(theme.status)
+        } else {
+            theme.status
+        };
+        parts.push((copies.status_text(), style, 3));
+    }
     let mut window = format!(
         "window {}",
         window_label(&snapshot.selection.window, snapshot.time_origin_ns)
@@ -328,5 +338,38 @@ mod tests {
             theme.warning.patch(theme.status),
             "a third cut: a warning"
         );
+    }
+
+    #[test]
+    fn a_dwarf_session_shows_its_stack_copy_bandwidth_and_losses() {
+        let theme = Theme::builtin_dark();
+        let mut snap = crate::views::test_support::snapshot_of(&[]);
+        let mut copies = crate::model::stack_copies::StackCopies {
+            stack_bytes: 8192,
+            bytes_per_sec: 8.5 * 1024.0 * 1024.0,
+            ..Default::default()
+        };
+        snap.stats.stack_copies = Some(copies);
+        let parts = status_parts(&snap, &StatusInfo::default(), &theme);
+        let part = parts
+            .iter()
+            .find(|(t, _, _)| t.starts_with("stacks "))
+            .expect("{parts:?}");
+        assert_eq!(
+            (part.0.as_str(), part.1),
+            ("stacks 8.5 MiB/s · lost 0", theme.status)
+        );
+        copies.lost_records = 12;
+        snap.stats.stack_copies = Some(copies);
+        let parts = status_parts(&snap, &StatusInfo::default(), &theme);
+        let part = parts.iter().find(|(t, _, _)| t.starts_with("stacks ")).unwrap();
+        assert_eq!(
+            (part.0.as_str(), part.1),
+            ("stacks 8.5 MiB/s · lost 12", theme.warning.patch(theme.status))
+        );
+        // Without dwarf there is no such part.
+        snap.stats.stack_copies = None;
+        let parts = status_parts(&snap, &StatusInfo::default(), &theme);
+        assert!(!parts.iter().any(|(t, _, _)| t.starts_with("stacks ")));
     }
 }

@@ -14,6 +14,7 @@ use anyhow::Context;
 use crate::feeds::{Feed, FeedStatus, RecordOnly, SessionStart, Update};
 use crate::model::{InputInfo, ProfileInfo};
 
+use super::dwarf_stacks::{CopyRate, stack_copies};
 use super::options::{HostRunOptions, SamplingOptions};
 use super::sampling::{RawItem, SampleCounters, SampleResolver, SampleSession};
 
@@ -110,9 +111,11 @@ impl HostSampleFeed {
                 return Err(e);
             }
         };
+        let stack_bytes = sampling.call_graph.stack_bytes().filter(|_| sampling.callchain);
         let thread = std::thread::Builder::new()
             .name("perfscope-resolver".into())
             .spawn(move || {
+                let mut copy_rate = CopyRate::default();
                 for (items, counters, end) in raw_rx {
                     let mut samples = Vec::new();
                     resolver.resolve(items, &mut samples);
@@ -131,6 +134,13 @@ impl HostSampleFeed {
                         total: counters.lost,
                         time_ns: last_time,
                     });
+                    if let Some(bytes) = stack_bytes {
+                        let now = Instant::now();
+                        let rate = copy_rate.note(now, counters.stack_bytes);
+                        let elapsed_ns = crate::sources::clock::monotonic_ns().saturating_sub(started_ns);
+                        let elapsed = Duration::from_nanos(elapsed_ns);
+                        updates.push(Update::StackCopies(stack_copies(&counters, bytes, elapsed, rate)));
+                    }
                     if tx.send(Batch::Updates(updates, counters)).is_err() {
                         break;
                     }
