@@ -126,6 +126,10 @@ fn top(exe: &Path, call_graph: &str) -> (BTreeMap<String, u64>, String) {
             "1.5",
         ],
     );
+    // The run's facts say how its chains were found.
+    let stats = std::fs::read_to_string(artifact(&stdout, dir.path(), "resolve_stats")).unwrap();
+    let stats: serde_json::Value = serde_json::from_str(&stats).unwrap();
+    assert_eq!(stats["callchain"]["method"], call_graph, "{stats:#}");
     (folded(&artifact(&stdout, dir.path(), "folded")), stdout)
 }
 

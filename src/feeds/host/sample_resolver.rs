@@ -16,7 +16,7 @@ use crate::model::{
 use crate::store::SymbolRecord;
 use crate::symbols::host::{HostFrame, HostSymbolizer, HostSymbolizerOptions, lookup_address};
 
-use super::options::SamplingOptions;
+use super::options::{CallGraph, SamplingOptions};
 use super::sampling::{RawItem, RawSample};
 
 /// Above this many addresses the "already learnt" set starts over (a long session records
@@ -31,6 +31,8 @@ pub struct SampleResolver {
     symbols: HostSymbolizer,
     /// Samples are per thread (the instance is the thread), else per CPU.
     threads: bool,
+    /// How the samples' chains were found (`SampleMeta::callchain`).
+    method: Callchain,
     pub tables: FeedTables,
     /// (pid, 0 for the kernel) → address → its interned location, so a hot address is
     /// named and interned once per process.
@@ -75,6 +77,10 @@ impl SampleResolver {
         Ok(SampleResolver {
             symbols,
             threads,
+            method: match options.call_graph {
+                CallGraph::Dwarf { .. } if options.callchain => Callchain::Dwarf,
+                _ => Callchain::FramePointer,
+            },
             tables: FeedTables::new(info),
             locations: FxHashMap::default(),
             cached: 0,
@@ -328,7 +334,7 @@ impl SampleResolver {
             meta: SampleMeta {
                 raw_depth: depth.min(usize::from(u16::MAX)) as u16,
                 flags: SampleMeta::HAS_PC | SampleMeta::HAS_CPU,
-                callchain: Callchain::FramePointer,
+                callchain: self.method,
             },
         }
     }
