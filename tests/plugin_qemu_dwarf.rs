@@ -159,3 +159,33 @@ fn riscv64_dwarf_in_insn_mode_follows_the_rules_instruction_by_instruction() {
         "{hash_block_full} of {hash_block}"
     );
 }
+
+/// A kernel ELF without call-frame information is refused before QEMU starts, saying why.
+#[test]
+fn dwarf_without_call_frame_information_is_refused_before_qemu() {
+    let g = build_test_guest_without_frame_pointers(GuestArch::Riscv64);
+    let dir = tempfile::tempdir().unwrap();
+    let stripped = dir.path().join("stripped.elf");
+    let status = Command::new("riscv64-unknown-elf-objcopy")
+        .args(["--remove-section", ".debug_frame"])
+        .arg(&g.elf)
+        .arg(&stripped)
+        .status()
+        .expect("riscv64-unknown-elf-objcopy: run scripts/install-test-deps.sh");
+    assert!(status.success());
+    let o = Command::new(env!("CARGO_BIN_EXE_perfscope"))
+        .args(["qemu", "--no-tui", "--arch", "riscv64", "--kernel"])
+        .arg(&g.bin)
+        .arg("--elf")
+        .arg(&stripped)
+        .args(["--callchain", "dwarf", "--workload", "bench 1", "--timeout", "30"])
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{stderr}");
+    assert!(stderr.contains("has no .eh_frame or .debug_frame"), "{stderr}");
+    assert!(!stderr.contains("OpenSBI"), "QEMU never started: {stderr}");
+    assert!(!dir.path().join("out/perf/riscv64/latest/qperf/qperf.bin").exists());
+}

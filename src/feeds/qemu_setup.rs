@@ -13,7 +13,9 @@ use crate::sources::clock::monotonic_ns;
 use crate::sources::qemu::console::STARRY_PROMPTS;
 use crate::sources::qemu::host_perf::DEFAULT_EVENTS;
 use crate::sources::qemu::machine::QemuLaunch;
-use crate::sources::qemu::plugin_args::{CallchainMode, PluginOptions, SampleMode, kernel_text_of};
+use crate::sources::qemu::plugin_args::{
+    CallchainMode, PluginOptions, SampleMode, has_call_frame_info, kernel_text_of,
+};
 use crate::sources::qemu::runtime_dir::RuntimeDir;
 use crate::sources::qemu::uefi::{OVMF_DIR_ENV, UefiBoot, find_ovmf};
 use crate::sources::qemu::{Arch, SessionOptions};
@@ -134,6 +136,12 @@ pub fn start_qemu(o: &QemuRunOptions) -> anyhow::Result<QemuFeed> {
         false => None,
     };
     let boot = if o.uefi { Boot::Uefi } else { Boot::Direct };
+    if o.callchain == CallchainMode::Dwarf && !has_call_frame_info(&symbols_elf)? {
+        bail!(
+            "--callchain dwarf: {} has no .eh_frame or .debug_frame: build the kernel with debug info (-g), or use --callchain fp",
+            symbols_elf.display()
+        );
+    }
     let plugin = find_plugin(o.plugin.as_deref())?;
     let layout = OutputLayout::new(&o.out, o.arch.name());
     std::fs::create_dir_all(&layout.qperf_dir)

@@ -81,6 +81,18 @@ pub fn kernel_text_of(elf: &Path) -> anyhow::Result<Option<KernelText>> {
     }))
 }
 
+/// Whether `elf` carries call-frame information (a non-empty `.eh_frame` or
+/// `.debug_frame`) for `--callchain dwarf`: checked before QEMU starts, so a stripped ELF
+/// is a clear error here rather than the plugin refusing to load.
+pub fn has_call_frame_info(elf: &Path) -> anyhow::Result<bool> {
+    let data = std::fs::read(elf).with_context(|| format!("cannot read {}", elf.display()))?;
+    let file =
+        object::File::parse(&*data).with_context(|| format!("{} is not an ELF file", elf.display()))?;
+    Ok([".eh_frame", ".debug_frame"]
+        .iter()
+        .any(|name| file.section_by_name(name).is_some_and(|s| s.size() > 0)))
+}
+
 /// Arguments of perfscope's plugin.
 #[derive(Clone, Debug)]
 pub struct PluginOptions {
@@ -236,6 +248,22 @@ mod tests {
         assert!(arg.ends_with(",cfi=/k/kernel.elf"), "{arg}");
         use clap::ValueEnum;
         assert_eq!(CallchainMode::from_str("logical", true), Ok(CallchainMode::Dwarf));
+    }
+
+    #[test]
+    fn call_frame_info_is_found_in_the_test_kernel_and_not_in_a_file_without_it() {
+        let elf = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/tinyk-riscv64.elf");
+        assert!(has_call_frame_info(&elf).unwrap(), ".debug_frame of a -g build");
+        let dir = tempfile::tempdir().unwrap();
+        let bytes = std::fs::read(&elf).unwrap();
+        // The same ELF with its CFI section renamed away.
+        let needle = b".debug_frame";
+        let at = bytes.windows(needle.len()).position(|w| w == needle).unwrap();
+        let mut renamed = bytes.clone();
+        renamed[at..at + needle.len()].copy_from_slice(b".debug_fxxxx");
+        let stripped = dir.path().join("stripped.elf");
+        std::fs::write(&stripped, renamed).unwrap();
+        assert!(!has_call_frame_info(&stripped).unwrap());
     }
 
     #[test]
