@@ -187,5 +187,9 @@ fn dwarf_without_call_frame_information_is_refused_before_qemu() {
     assert!(!o.status.success(), "{stderr}");
     assert!(stderr.contains("has no .eh_frame or .debug_frame"), "{stderr}");
     assert!(!stderr.contains("OpenSBI"), "QEMU never started: {stderr}");
-    assert!(!dir.path().join("out/perf/riscv64/latest/qperf/qperf.bin").exists());
+    assert!(
+        !dir.path()
+            .join("out/perf/riscv64/latest/qperf/qperf.bin")
+            .exists()
+    );
 }
