@@ -18,6 +18,8 @@ echo "== cargo clippy -p perfscope-fuzz --all-targets --features libfuzzer -- -D
 cargo clippy --locked -p perfscope-fuzz --all-targets --features libfuzzer -- -D warnings
 echo "== cargo test"
 cargo test --all-targets --no-fail-fast
+echo "== cargo test -p perfscope-qemu-plugin"
+cargo test -p perfscope-qemu-plugin
 echo "== cargo test -p perfscope-fuzz"
 cargo test --locked -p perfscope-fuzz
 echo "== fuzz smoke: every target, ${FUZZ_SECONDS:=20} s each"
