@@ -196,11 +196,15 @@ fn stat_counts_software_events_cpu_clock_and_page_faults() {
         of.iter().map(|r| r.total).sum()
     };
     // cpu-clock counts ns: the child's own CPU time, to the 1 ms sampling period (and the
-    // exec before main, which its clock also counts).
+    // exec before main, which its clock also counts). It may fall short of the child's
+    // rusage by a partial period per CPU the child ran on and by the exec's work before
+    // enable_on_exec armed the counters, which a machine busy just before (page cache
+    // evicted) makes longer: 2 % + 3 ms (measured: up to 11 ms of 604 on a loaded 2-core
+    // machine, under 4 ms otherwise).
     let cpu_ns = child_cpu_ns(&stderr);
     let clock_ns = total_of("cpu-clock");
     assert!(
-        clock_ns + 3_000_000 >= cpu_ns && clock_ns <= cpu_ns + cpu_ns / 10 + 3_000_000,
+        clock_ns + 3_000_000 + cpu_ns / 50 >= cpu_ns && clock_ns <= cpu_ns + cpu_ns / 10 + 3_000_000,
         "cpu-clock {clock_ns} ns for a child that ran {cpu_ns} ns:\n{stdout}"
     );
     // Every fresh page written is a fault of its own.
