@@ -385,17 +385,7 @@ mod tests {
 
     use super::*;
     use crate::filter::TextRange;
-
-    struct FakeStack(HashMap<u64, u64>);
-
-    impl GuestMemory for FakeStack {
-        fn read_u64(&self, address: u64) -> Option<u64> {
-            self.0.get(&address).copied()
-        }
-        fn read_pair(&self, address: u64) -> Option<(u64, u64)> {
-            Some((self.read_u64(address)?, self.read_u64(address + 8)?))
-        }
-    }
+    use crate::unwind::FakeStack;
 
     const KMAIN: u64 = 0x1000;
     const OUTER: u64 = 0x1100;

@@ -312,22 +312,25 @@ pub fn walk_frames(
     }
 }
 
+/// Guest memory for unit tests: 8-byte words by address (unwind's and cfi's tests).
+#[cfg(test)]
+pub struct FakeStack(pub std::collections::HashMap<u64, u64>);
+
+#[cfg(test)]
+impl GuestMemory for FakeStack {
+    fn read_u64(&self, address: u64) -> Option<u64> {
+        self.0.get(&address).copied()
+    }
+    fn read_pair(&self, address: u64) -> Option<(u64, u64)> {
+        Some((self.read_u64(address)?, self.read_u64(address + 8)?))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::filter::TextRange;
     use std::collections::HashMap;
-
-    struct FakeStack(HashMap<u64, u64>);
-
-    impl GuestMemory for FakeStack {
-        fn read_u64(&self, address: u64) -> Option<u64> {
-            self.0.get(&address).copied()
-        }
-        fn read_pair(&self, address: u64) -> Option<(u64, u64)> {
-            Some((self.read_u64(address)?, self.read_u64(address + 8)?))
-        }
-    }
 
     const TEXT: u64 = 0xffffffc080200000;
     const STACK: u64 = 0xffffffc080210000;
