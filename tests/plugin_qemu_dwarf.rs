@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::arch_suite::FULL_PATH;
-use common::guest::{GuestArch, build_test_guest_without_frame_pointers};
-use common::plugin::build_plugin;
+use common::guest::{GuestArch, TestGuest, build_test_guest_without_frame_pointers};
+use common::plugin::{output_ok, perfscope_qemu};
 use common::profile::{folded_lines, read_json};
 
 /// `perfscope qemu --callchain <callchain>` on `arch`'s frame-pointer-less kernel with
@@ -21,27 +21,14 @@ fn run(arch: GuestArch, callchain: &str, out: &Path) -> PathBuf {
 
 fn run_with(arch: GuestArch, callchain: &str, extra: &[&str], out: &Path) -> PathBuf {
     let g = build_test_guest_without_frame_pointers(arch);
-    let o = Command::new(env!("CARGO_BIN_EXE_perfscope"))
-        .args(["qemu", "--no-tui", "--arch", arch.name(), "--kernel"])
-        .arg(&g.bin)
-        .arg("--elf")
-        .arg(&g.elf)
-        .arg("--plugin")
-        .arg(build_plugin())
-        .arg("--out")
-        .arg(out)
-        .args(["--freq", "997", "--callchain", callchain])
-        .args(["--shell-prefix", "starry:~# ", "--workload", "bench 300"])
-        .args(["--start-marker", "BENCH_START", "--stop-marker", "BENCH_END"])
-        .args(["--timeout", "90"])
-        .args(extra)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "perfscope qemu --callchain {callchain} failed:\n{}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
+    output_ok(
+        perfscope_qemu(&g, out)
+            .args(["--freq", "997", "--callchain", callchain])
+            .args(["--shell-prefix", "starry:~# ", "--workload", "bench 300"])
+            .args(["--start-marker", "BENCH_START", "--stop-marker", "BENCH_END"])
+            .args(["--timeout", "90"])
+            .args(extra),
+        &format!("perfscope qemu --callchain {callchain}"),
     );
     out.join(format!("perf/{}/latest", arch.name()))
 }
@@ -173,14 +160,9 @@ fn dwarf_without_call_frame_information_is_refused_before_qemu() {
         .status()
         .expect("riscv64-unknown-elf-objcopy: run scripts/install-test-deps.sh");
     assert!(status.success());
-    let o = Command::new(env!("CARGO_BIN_EXE_perfscope"))
-        .args(["qemu", "--no-tui", "--arch", "riscv64", "--kernel"])
-        .arg(&g.bin)
-        .arg("--elf")
-        .arg(&stripped)
+    let without_cfi = TestGuest { elf: stripped, ..g };
+    let o = perfscope_qemu(&without_cfi, &dir.path().join("out"))
         .args(["--callchain", "dwarf", "--workload", "bench 1", "--timeout", "30"])
-        .arg("--out")
-        .arg(dir.path().join("out"))
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);

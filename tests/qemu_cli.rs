@@ -15,39 +15,21 @@ use common::profile::{
 use perfscope::sources::qperf_file::{FormatVersion, ReadEnd, read_file};
 
 fn qemu_command(out: &Path, extra: &[&str]) -> Command {
-    let guest = common::guest::build_test_guest();
-    let plugin = common::plugin::build_plugin();
-    let mut c = Command::new(env!("CARGO_BIN_EXE_perfscope"));
-    c.args(["qemu", "--no-tui", "--arch", "riscv64"])
-        .arg("--kernel")
-        .arg(&guest.bin)
-        .arg("--elf")
-        .arg(&guest.elf)
-        .arg("--plugin")
-        .arg(&plugin)
-        .arg("--out")
-        .arg(out)
-        .args([
-            "--freq",
-            "1000",
-            "--shell-prefix",
-            "starry:~# ",
-            "--timeout",
-            "90",
-        ])
-        .args(extra);
+    let mut c = common::plugin::perfscope_qemu(&common::guest::build_test_guest(), out);
+    c.args([
+        "--freq",
+        "1000",
+        "--shell-prefix",
+        "starry:~# ",
+        "--timeout",
+        "90",
+    ])
+    .args(extra);
     c
 }
 
 fn run(out: &Path, extra: &[&str]) -> Output {
-    let o = qemu_command(out, extra).output().unwrap();
-    assert!(
-        o.status.success(),
-        "perfscope qemu failed:\n{}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o
+    common::plugin::output_ok(&mut qemu_command(out, extra), "perfscope qemu")
 }
 
 #[test]

@@ -8,11 +8,10 @@ mod common;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use common::guest::{GuestArch, build_test_guest_for};
-use common::plugin::build_plugin;
+use common::plugin::{build_plugin, output_ok, perfscope_qemu};
 use common::profile::{KernelSymbols, read_json};
 use common::tmux::TmuxSession;
 use perfscope::sources::qperf_file::{ReadEnd, read_file};
@@ -27,34 +26,13 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// directory (`perf/<arch>/latest`).
 fn smp_run(arch: GuestArch, out: &Path) -> PathBuf {
     let g = build_test_guest_for(arch);
-    let o = Command::new(env!("CARGO_BIN_EXE_perfscope"))
-        .args([
-            "qemu",
-            "--no-tui",
-            "--arch",
-            arch.name(),
-            "--smp",
-            "2",
-            "--kernel",
-        ])
-        .arg(&g.bin)
-        .arg("--elf")
-        .arg(&g.elf)
-        .arg("--plugin")
-        .arg(build_plugin())
-        .arg("--out")
-        .arg(out)
-        .args(["--freq", &FREQ.to_string(), "--callchain", "fp"])
-        .args(["--shell-prefix", "starry:~# ", "--workload", "bench 300"])
-        .args(["--start-marker", "BENCH_START", "--stop-marker", "BENCH_END"])
-        .args(["--timeout", "120"])
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "perfscope qemu --smp 2 failed:\n{}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
+    output_ok(
+        perfscope_qemu(&g, out)
+            .args(["--smp", "2", "--freq", &FREQ.to_string(), "--callchain", "fp"])
+            .args(["--shell-prefix", "starry:~# ", "--workload", "bench 300"])
+            .args(["--start-marker", "BENCH_START", "--stop-marker", "BENCH_END"])
+            .args(["--timeout", "120"]),
+        "perfscope qemu --smp 2",
     );
     out.join(format!("perf/{}/latest", arch.name()))
 }

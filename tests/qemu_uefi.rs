@@ -12,7 +12,7 @@ use std::process::{Command, Output};
 use std::time::Instant;
 
 use common::guest::{TestGuest, build_test_guest_efi, symbol_address};
-use common::plugin::build_plugin;
+use common::plugin::perfscope_qemu;
 use common::profile::{
     MARKER_LATENCY_SAMPLES, folded_leaves, folded_lines, read_json, samples_before_the_start_marker,
     samples_outside,
@@ -43,17 +43,10 @@ fn ovmf_dir() -> tempfile::TempDir {
     dir
 }
 
-fn perfscope_qemu(guest: &TestGuest, ovmf: &Path, out: &Path, extra: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_perfscope"))
+fn perfscope_qemu_uefi(guest: &TestGuest, ovmf: &Path, out: &Path, extra: &[&str]) -> Output {
+    perfscope_qemu(guest, out)
         .env("TGOS_OVMF_DIR", ovmf)
-        .args(["qemu", "--no-tui", "--arch", "x86_64", "--uefi", "--kernel"])
-        .arg(&guest.bin)
-        .arg("--elf")
-        .arg(&guest.elf)
-        .arg("--plugin")
-        .arg(build_plugin())
-        .arg("--out")
-        .arg(out)
+        .arg("--uefi")
         .args(extra)
         .output()
         .unwrap()
@@ -74,7 +67,7 @@ fn ovmf_boots_kernel_efi_and_its_samples_are_firmware_never_kernel_names() {
     let ovmf = ovmf_dir();
     let dir = tempfile::tempdir().unwrap();
     let started = Instant::now();
-    let o = perfscope_qemu(
+    let o = perfscope_qemu_uefi(
         &guest,
         ovmf.path(),
         dir.path(),
@@ -283,7 +276,7 @@ fn a_tgos_ovmf_dir_without_the_firmware_or_another_arch_is_refused_before_qemu()
     let guest = build_test_guest_efi();
     let empty = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
-    let o = perfscope_qemu(&guest, empty.path(), out.path(), &["--timeout", "30"]);
+    let o = perfscope_qemu_uefi(&guest, empty.path(), out.path(), &["--timeout", "30"]);
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(
         !o.status.success(),

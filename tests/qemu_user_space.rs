@@ -1,33 +1,19 @@
 //! Guest user space on real QEMU: the riscv64 test kernel runs `user N` in U-mode, a program
 //! with its own ELF (tests/guest/riscv64/user.c, linked at 0x40400000). Those samples are
 //! `[user]`, never kernel names; given `--user-elf` (on `qemu` or on `report`) they are named
-//! by the user program's own symbols, under `[user]`.
+//! by the user program's own symbols, under `[user]`. A run almost all in user space with
+//! nothing to name it is `incomplete` (exit 3: the kernel ELF names under a tenth of it),
+//! with every artifact written and a warning that says to give --user-elf.
 
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
 use common::guest::{GuestArch, build_test_guest_for};
-use common::plugin::build_plugin;
+use common::plugin::{output_ok, perfscope_qemu};
 use common::profile::folded_lines;
 use perfscope::sources::qperf_file::read_file;
-
-fn perfscope(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_perfscope"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn assert_ok(o: &Output, what: &str) {
-    assert!(
-        o.status.success(),
-        "{what} failed:\n{}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
 
 /// Workload-window stacks → (samples whose leaf frame is `leaf`, all samples).
 fn leaf_share(folded: &Path, leaf: &str) -> (u64, u64) {
@@ -45,44 +31,35 @@ fn leaf_share(folded: &Path, leaf: &str) -> (u64, u64) {
 fn user_mode_samples_are_user_space_and_named_by_the_user_elf() {
     let g = build_test_guest_for(GuestArch::Riscv64);
     let user_elf_path = g.user_elf.clone().expect("riscv64 builds user.elf");
-    let (elf, bin, user_elf) = (
-        g.elf.to_str().unwrap(),
-        g.bin.to_str().unwrap(),
-        user_elf_path.to_str().unwrap(),
-    );
-    let plugin = build_plugin();
+    let user_elf = user_elf_path.to_str().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let out = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
-    let qemu = |extra: &[&str], out: &str| {
-        let mut args = vec![
-            "qemu", "--no-tui", "--arch", "riscv64", "--kernel", bin, "--elf", elf, "--plugin",
-        ];
-        let plugin = plugin.to_str().unwrap();
-        args.push(plugin);
-        args.extend([
-            "--freq",
-            "1000",
-            "--callchain",
-            "fp",
-            "--shell-prefix",
-            "starry:~# ",
-        ]);
-        args.extend(["--workload", "user 4000", "--start-marker", "USER_START"]);
-        args.extend(["--stop-marker", "USER_END", "--timeout", "90", "--out", out]);
-        args.extend(extra);
-        perfscope(&args)
+    let out = |name: &str| dir.path().join(name);
+    let qemu = |out: &Path| {
+        let mut command = perfscope_qemu(&g, out);
+        command
+            .args([
+                "--freq",
+                "1000",
+                "--callchain",
+                "fp",
+                "--shell-prefix",
+                "starry:~# ",
+            ])
+            .args(["--workload", "user 4000", "--start-marker", "USER_START"])
+            .args(["--stop-marker", "USER_END", "--timeout", "90"]);
+        command
     };
 
     // Without --user-elf: the region, never a kernel name; the run is incomplete.
     let plain = out("plain");
-    let o = qemu(&[], &plain);
+    let o = qemu(&plain).output().unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(3), "{stderr}");
     assert!(
         stderr.contains("are not in") && stderr.contains("--user-elf"),
         "{stderr}"
     );
-    let q = Path::new(&plain).join("perf/riscv64/latest/qperf");
+    let q = plain.join("perf/riscv64/latest/qperf");
     let (user, total) = leaf_share(&q.join("stack.workload.folded"), "[user]");
     eprintln!("user 4000 without --user-elf: {user} of {total} workload samples are [user]");
     assert!(total >= 100, "{total} workload samples");
@@ -100,19 +77,17 @@ fn user_mode_samples_are_user_space_and_named_by_the_user_elf() {
     // The same recording through `report --user-elf`: named by user.elf, under [user].
     let named = out("named");
     let qperf_bin = q.join("qperf.bin");
-    let report = perfscope(&[
-        "report",
-        qperf_bin.to_str().unwrap(),
-        "--elf",
-        elf,
-        "--user-elf",
-        user_elf,
-        "--out",
-        &named,
-    ]);
-    assert_ok(&report, "perfscope report --user-elf");
-    let folded =
-        std::fs::read_to_string(Path::new(&named).join("perf/riscv64/latest/qperf/stack.folded")).unwrap();
+    output_ok(
+        Command::new(env!("CARGO_BIN_EXE_perfscope"))
+            .arg("report")
+            .arg(&qperf_bin)
+            .arg("--elf")
+            .arg(&g.elf)
+            .args(["--user-elf", user_elf, "--out"])
+            .arg(&named),
+        "perfscope report --user-elf",
+    );
+    let folded = std::fs::read_to_string(named.join("perf/riscv64/latest/qperf/stack.folded")).unwrap();
     let user_hot: u64 = folded
         .lines()
         .filter(|l| l.starts_with("[user];user_hot "))
@@ -127,14 +102,14 @@ fn user_mode_samples_are_user_space_and_named_by_the_user_elf() {
 
     // And live, with --user-elf on `qemu`.
     let live = out("live");
-    assert_ok(
-        &qemu(&["--user-elf", user_elf], &live),
+    output_ok(
+        qemu(&live).args(["--user-elf", user_elf]),
         "perfscope qemu --user-elf",
     );
-    let workload = Path::new(&live).join("perf/riscv64/latest/qperf/stack.workload.folded");
+    let workload = live.join("perf/riscv64/latest/qperf/stack.workload.folded");
     let (hot, total) = leaf_share(&workload, "user_hot");
     eprintln!("user 4000 with --user-elf: {hot} of {total} workload samples in user_hot");
     assert!(hot * 10 >= total * 6, "{hot} of {total} in user_hot");
-    let report = std::fs::read_to_string(Path::new(&live).join("perf/riscv64/latest/report.json")).unwrap();
+    let report = std::fs::read_to_string(live.join("perf/riscv64/latest/report.json")).unwrap();
     assert!(report.contains(user_elf), "report.json names the user ELF given");
 }

@@ -5,16 +5,16 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::guest::{GuestArch, TestGuest, build_test_guest_for, symbol_range};
-use super::plugin::{BenchRun, build_plugin, monotonic_ns, run_bench_on};
+use super::plugin::{BenchRun, build_plugin, monotonic_ns, output_ok, perfscope_qemu, run_bench_on};
 use super::profile::{
     KernelSymbols, MARKER_LATENCY_SAMPLES, folded_leaves, folded_lines, in_window, read_json,
     samples_before_the_start_marker, samples_outside,
 };
+use super::{OnceCache, once_per};
 use perfscope::sources::qemu::plugin_args::{CallchainMode, PluginOptions, SampleMode, kernel_text_of};
 use perfscope::sources::qperf_file::{
     Callchain, FormatVersion, PluginSummary, QperfRecord, ReadEnd, read_file, sidecar_path,
@@ -25,21 +25,9 @@ pub const FULL_PATH: &str = "kmain;run_bench;hash_workload;hash_block;mix_leaf";
 /// ≈ 0.2–0.4 s of guest work with the plugin: a few hundred samples at 1 kHz.
 pub const BENCH_N: u32 = 200;
 
-/// The entry of `cache` for `key`, made once; the lock is held only to find it, so
-/// different keys are computed in parallel and the same key once.
-fn once_per<K: PartialEq, V>(cache: &Mutex<Vec<(K, &'static OnceLock<V>)>>, key: K) -> &'static OnceLock<V> {
-    let mut entries = cache.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((_, cell)) = entries.iter().find(|(k, _)| *k == key) {
-        return cell;
-    }
-    let cell: &'static OnceLock<V> = Box::leak(Box::new(OnceLock::new()));
-    entries.push((key, cell));
-    cell
-}
-
 /// `arch`'s test kernel symbols, opened once per test process.
 pub fn symbols(arch: GuestArch) -> &'static KernelSymbols {
-    static CACHE: Mutex<Vec<(GuestArch, &'static OnceLock<KernelSymbols>)>> = Mutex::new(Vec::new());
+    static CACHE: OnceCache<GuestArch, KernelSymbols> = Mutex::new(Vec::new());
     once_per(&CACHE, arch).get_or_init(|| KernelSymbols::open(&build_test_guest_for(arch).elf))
 }
 
@@ -47,7 +35,7 @@ pub fn symbols(arch: GuestArch) -> &'static KernelSymbols {
 /// process and shared by the tests that read it.
 pub fn recording(arch: GuestArch, mode: SampleMode, callchain: CallchainMode) -> &'static Recording {
     type Key = (GuestArch, SampleMode, CallchainMode);
-    static CACHE: Mutex<Vec<(Key, &'static OnceLock<Recording>)>> = Mutex::new(Vec::new());
+    static CACHE: OnceCache<Key, Recording> = Mutex::new(Vec::new());
     once_per(&CACHE, (arch, mode, callchain)).get_or_init(|| record(arch, BENCH_N, mode, callchain))
 }
 
@@ -319,34 +307,21 @@ pub fn assert_perfscope_qemu_end_to_end(arch: GuestArch, n: u32) {
     let dir = tempfile::tempdir().unwrap();
     let started = Instant::now();
     let bench = format!("bench {n}");
-    let o = Command::new(env!("CARGO_BIN_EXE_perfscope"))
-        .args(["qemu", "--no-tui", "--arch", arch.name(), "--kernel"])
-        .arg(&g.bin)
-        .arg("--elf")
-        .arg(&g.elf)
-        .arg("--plugin")
-        .arg(build_plugin())
-        .arg("--out")
-        .arg(dir.path())
-        .args([
-            "--freq",
-            "1000",
-            "--callchain",
-            "fp",
-            "--shell-prefix",
-            "starry:~# ",
-        ])
-        .args(["--workload", &bench, "--start-marker", "BENCH_START"])
-        .args(["--stop-marker", "BENCH_END", "--timeout", "90"])
-        .output()
-        .unwrap();
-    let wall = started.elapsed();
-    assert!(
-        o.status.success(),
-        "perfscope qemu failed:\n{}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
+    output_ok(
+        perfscope_qemu(&g, dir.path())
+            .args([
+                "--freq",
+                "1000",
+                "--callchain",
+                "fp",
+                "--shell-prefix",
+                "starry:~# ",
+            ])
+            .args(["--workload", &bench, "--start-marker", "BENCH_START"])
+            .args(["--stop-marker", "BENCH_END", "--timeout", "90"]),
+        "perfscope qemu",
     );
+    let wall = started.elapsed();
     let latest = dir.path().join(format!("perf/{}/latest", arch.name()));
     let q = latest.join("qperf");
     for f in [

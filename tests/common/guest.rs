@@ -5,9 +5,11 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 
 use perfscope::sources::qemu::Arch;
+
+use super::{OnceCache, once_per};
 
 /// The architectures tests/guest builds the kernel for.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -126,21 +128,8 @@ enum FramePointers {
 }
 
 fn build(arch: GuestArch, frame_pointers: FramePointers) -> TestGuest {
-    type Builds = Mutex<Vec<((GuestArch, FramePointers), &'static OnceLock<TestGuest>)>>;
-    static BUILDS: Builds = Mutex::new(Vec::new());
-    let once: &'static OnceLock<TestGuest> = {
-        let mut builds = BUILDS.lock().unwrap_or_else(|e| e.into_inner());
-        let key = (arch, frame_pointers);
-        match builds.iter().find(|(k, _)| *k == key) {
-            Some((_, once)) => once,
-            None => {
-                let once = Box::leak(Box::new(OnceLock::new()));
-                builds.push((key, once));
-                once
-            }
-        }
-    };
-    once.get_or_init(|| {
+    static BUILDS: OnceCache<(GuestArch, FramePointers), TestGuest> = Mutex::new(Vec::new());
+    once_per(&BUILDS, (arch, frame_pointers)).get_or_init(|| {
         let (out, make_var) = match frame_pointers {
             FramePointers::Kept => (arch.out_dir(), "FRAME_POINTERS=yes"),
             FramePointers::Omitted => {

@@ -279,3 +279,31 @@ fn bench_session(mut guest: QemuGuest, n: u32) -> BenchRun {
         exit,
     }
 }
+
+/// `perfscope qemu --no-tui` on a test kernel with this build's plugin, its artifacts under
+/// `out`; callers add the sampling, workload and marker flags.
+pub fn perfscope_qemu(guest: &TestGuest, out: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_perfscope"));
+    command
+        .args(["qemu", "--no-tui", "--arch", guest.arch.name(), "--kernel"])
+        .arg(&guest.bin)
+        .arg("--elf")
+        .arg(&guest.elf)
+        .arg("--plugin")
+        .arg(build_plugin())
+        .arg("--out")
+        .arg(out);
+    command
+}
+
+/// Run `command`; panics with its stdout and stderr unless it exited 0.
+pub fn output_ok(command: &mut Command, what: &str) -> std::process::Output {
+    let o = command.output().unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert!(
+        o.status.success(),
+        "{what} failed:\n{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
