@@ -80,6 +80,15 @@ mod tests {
     use crate::sources::qemu::machine::{Arch, QemuLaunch};
     use crate::sources::qemu::uefi::UefiBoot;
 
+    fn args_of(t: &Table) -> Vec<&str> {
+        t["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect()
+    }
+
     #[test]
     fn the_reference_keys_with_the_command_but_its_kernel() {
         let options = SessionOptions {
@@ -104,12 +113,7 @@ mod tests {
         };
         let text = qemu_toml(&options);
         let t: Table = text.parse().unwrap();
-        let args: Vec<&str> = t["args"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|a| a.as_str().unwrap())
-            .collect();
+        let args = args_of(&t);
         assert_eq!(args[..2], ["-plugin", "/p/lib.so,freq=997"]);
         assert!(
             !args.contains(&"-kernel") && !args.contains(&"/k/kernel.bin"),
@@ -153,12 +157,7 @@ mod tests {
         };
         let t: Table = qemu_toml(&options).parse().unwrap();
         assert_eq!(t["uefi"].as_bool(), Some(true));
-        let args: Vec<&str> = t["args"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|a| a.as_str().unwrap())
-            .collect();
+        let args = args_of(&t);
         assert_eq!(args.iter().filter(|a| **a == "-drive").count(), 3, "{args:?}");
         assert!(
             args.contains(&"format=raw,file=fat:rw:/q/starryos.esp"),
