@@ -108,6 +108,7 @@ fn bench_syscalls(c: &mut Criterion) {
                     event: EventIndex(*index),
                     raw,
                     callchain: &[],
+                    rebuilt: false,
                 });
             }
             analyzer.take_rows()
@@ -127,6 +128,7 @@ fn bench_syscalls(c: &mut Criterion) {
             event: EventIndex(*index),
             raw,
             callchain: &[],
+            rebuilt: false,
         });
     }
     let rows = analyzer.take_rows();
@@ -170,6 +172,7 @@ fn bench_rows_per_cell(c: &mut Criterion) {
                     event: EventIndex(*index),
                     raw,
                     callchain: &[],
+                    rebuilt: false,
                 });
             }
             taken

@@ -128,6 +128,7 @@ fn bench(c: &mut Criterion) {
                         event: EventIndex(0),
                         raw: &raw,
                         callchain: &[],
+                        rebuilt: false,
                     })
                     .unwrap();
                 }

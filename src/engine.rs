@@ -22,10 +22,11 @@ pub mod snapshot;
 pub mod state;
 pub mod symbol_verdict;
 pub mod thread;
+pub mod verdict;
 
 use std::time::Duration;
 
-use crate::model::{PhaseMarkers, Selection, TimeWindow};
+use crate::model::{Finding, Gap, PhaseMarkers, Selection, TimeWindow, Verdict};
 use crate::store::Recorder;
 
 pub use build::SnapshotBuilder;
@@ -114,12 +115,34 @@ impl Engine {
             self.state.stats.symbols_mismatch = Some(why.clone());
             self.state.provenance.warnings.push(why);
         }
-        if let Some(sink) = self.recording.take()
-            && let Some(warning) = sink.finish(&self.state)
-        {
-            self.state.provenance.recording_incomplete = Some(warning.clone());
-            self.state.provenance.warnings.push(warning);
+        if let Some(mut sink) = self.recording.take() {
+            // The file keeps the verdict (and what it did not store), so that a replay
+            // says the same; a file without it was killed or is still being written.
+            sink.flush(&self.state);
+            if let Some((dropped, why)) = sink.shortfall() {
+                self.state
+                    .provenance
+                    .note(Finding::new(Gap::NotRecorded, Some(dropped), why));
+            }
+            if let Err(e) = sink.finish(&self.verdict()) {
+                self.state
+                    .provenance
+                    .note(Finding::new(Gap::NotRecorded, None, e));
+            }
         }
+        self.builder.invalidate();
+    }
+
+    /// The session's verdict as it stands: what the exit code, the reports, the status
+    /// line and a recording say about its completeness.
+    pub fn verdict(&self) -> Verdict {
+        verdict::verdict(&self.state)
+    }
+
+    /// Something the loop running the engine knows about the session's end: the source
+    /// failed, was stopped before its end, or did not finish in time.
+    pub fn note(&mut self, finding: Finding) {
+        self.state.provenance.note(finding);
         self.builder.invalidate();
     }
 

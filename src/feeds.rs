@@ -39,6 +39,13 @@ pub trait Feed: Send {
         false
     }
 
+    /// The source is a recording read to its end (a file, a session): stopping it
+    /// earlier cuts the figures short. Sources that run until stopped (QEMU, perf events,
+    /// a followed file) say `false`: stopping is how they end.
+    fn is_recorded(&self) -> bool {
+        false
+    }
+
     /// Work done and to do (bytes of a file being decoded), when the feed knows.
     fn progress(&self) -> Option<(u64, u64)> {
         None

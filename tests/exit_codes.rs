@@ -297,7 +297,7 @@ fn a_recording_that_cannot_store_its_rows_exits_3() {
     let err = text(&o.stderr);
     assert_eq!(code(&o), Some(3), "{err}");
     assert!(
-        err.contains("perfscope: incomplete: session ") && err.contains("disk is full"),
+        err.contains("perfscope: incomplete: not recorded ") && err.contains("disk is full"),
         "{err}"
     );
 }

@@ -406,6 +406,7 @@ fn known_session(path: &Path) {
             event: EventIndex(0),
             raw: &raw,
             callchain: if i == 0 { &chain } else { &[] },
+            rebuilt: false,
         })
         .unwrap();
     }
@@ -421,6 +422,7 @@ fn known_session(path: &Path) {
         event: EventIndex(1),
         raw: &enter,
         callchain: &[],
+        rebuilt: false,
     })
     .unwrap();
     let cpu0 = r.instance(&Instance::cpu(0));
@@ -443,6 +445,7 @@ fn known_session(path: &Path) {
             event: EventIndex(9),
             raw: &[],
             callchain: &[],
+            rebuilt: false,
         }),
         Err(StoreError::UndeclaredEventType { index: 9 })
     ));

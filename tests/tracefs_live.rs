@@ -180,6 +180,7 @@ fn every_print_fmt_on_this_kernel_renders_or_falls_back() {
             event: EventIndex(0),
             raw: &raw,
             callchain: &[],
+            rebuilt: false,
         };
         let printer = EventPrinter::new(std::slice::from_ref(&layout));
         let _ = printer.fields_text(&event, &layout);

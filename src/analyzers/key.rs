@@ -77,6 +77,7 @@ mod tests {
             event: EventIndex(0),
             raw: &raw,
             callchain: &[],
+            rebuilt: false,
         };
         let field = |offset, kind| FieldLayout {
             name: "f".into(),

@@ -24,6 +24,7 @@ pub(crate) fn refill_owned(owned: &mut OwnedTraceEvent, event: &TraceEvent<'_>) 
     owned.raw.extend_from_slice(event.raw);
     owned.callchain.clear();
     owned.callchain.extend_from_slice(event.callchain);
+    owned.rebuilt = event.rebuilt;
 }
 
 /// An over-threshold pair, kept for the text printer (`--than` dumps two raw event lines).
@@ -151,6 +152,7 @@ mod tests {
             event: EventIndex(0),
             raw: vec![],
             callchain: vec![],
+            rebuilt: false,
         };
         let pair = SlowPair {
             first: event.clone(),

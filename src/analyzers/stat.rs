@@ -183,6 +183,7 @@ mod tests {
             event: EventIndex(index),
             raw: &[],
             callchain: &[],
+            rebuilt: false,
         }
     }
 

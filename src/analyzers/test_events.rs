@@ -140,6 +140,7 @@ pub fn event(index: u16, time_ns: u64, cpu: u32, tid: u32, raw: &[u8]) -> TraceE
         event: EventIndex(index),
         raw,
         callchain: &[],
+        rebuilt: false,
     }
 }
 

@@ -11,15 +11,11 @@ use crate::feeds::Feed;
 
 use super::event::{spawn_input_thread, spawn_signal_thread};
 use super::terminal::TerminalGuard;
-use super::{App, AppConfig};
+use super::{App, AppConfig, TuiEnd};
 
 /// Run the TUI until the user quits or a signal arrives. Returns the outcome of the last
-/// export (the export key, or the automatic one of a QEMU run).
-pub fn run_tui(
-    config: AppConfig,
-    feed: Box<dyn Feed>,
-    source_name: &str,
-) -> anyhow::Result<Option<Result<std::path::PathBuf, String>>> {
+/// export (the export key, or the automatic one of a QEMU run) and the session's verdict.
+pub fn run_tui(config: AppConfig, feed: Box<dyn Feed>, source_name: &str) -> anyhow::Result<TuiEnd> {
     let mouse = config.mouse;
     let (tx, rx) = channel();
     spawn_signal_thread(tx.clone()).context("cannot install signal handlers")?;
@@ -31,6 +27,6 @@ pub fn run_tui(
     stop.store(true, Ordering::Relaxed);
     // Leave the alternate screen first: stopping a QEMU run can take a few seconds.
     drop(guard);
-    let export = app.finish(&rx);
-    result.map(|()| export)
+    let end = app.finish(&rx);
+    result.map(|()| end)
 }

@@ -27,7 +27,7 @@ use crate::engine::thread::{Command, ModelEvent, ModelHandle, ModelOptions, spaw
 use crate::engine::{EngineOptions, LiveMode, SlicePolicy, Snapshot};
 use crate::feeds::Feed;
 use crate::model::aggregate::Wants;
-use crate::model::{Focus, Selection, TimeWindow};
+use crate::model::{Focus, Selection, TimeWindow, Verdict};
 use crate::store::Recorder;
 use crate::views::calltree::CallTreeView;
 use crate::views::console::ConsoleView;
@@ -128,6 +128,8 @@ pub struct App {
     pub last_export: Option<std::path::PathBuf>,
     /// The last export's outcome: its directory or the error.
     pub last_export_result: Option<Result<std::path::PathBuf, String>>,
+    /// The final verdict, once the model thread has shut down.
+    verdict: Option<Verdict>,
     pub dirty: bool,
     pub quit: bool,
     /// The workload window was selected for the stop marker (done once).
@@ -202,6 +204,7 @@ impl App {
             wants: Wants::default(),
             last_export: None,
             last_export_result: None,
+            verdict: None,
             dirty: true,
             quit: false,
             workload_selected: false,
@@ -275,6 +278,7 @@ impl App {
                 self.message = Some(format!("source stopped: {e} ({kept})"));
                 self.dirty = true;
             }
+            AppEvent::Model(ModelEvent::Finished(verdict)) => self.verdict = Some(verdict),
             AppEvent::Terminate(_) => self.quit = true,
         }
     }
@@ -834,17 +838,34 @@ impl App {
     }
 }
 
+/// How a terminal-UI session ended: the last export, and the session's verdict.
+#[derive(Debug)]
+pub struct TuiEnd {
+    /// Where the last export went (the export key, or a QEMU run's automatic one).
+    pub export: Option<Result<std::path::PathBuf, String>>,
+    /// The session's final verdict, as the model thread gave it when it shut down (the
+    /// last snapshot's if it said nothing): the process's exit code.
+    pub verdict: Verdict,
+}
+
 impl App {
     /// End the session: stop the model thread (which stops the source and, for a run,
-    /// writes the artifacts) and return the last export's outcome.
-    pub fn finish(mut self, events: &Receiver<AppEvent>) -> Option<Result<std::path::PathBuf, String>> {
+    /// writes the artifacts) and return the last export's outcome and the final verdict.
+    pub fn finish(mut self, events: &Receiver<AppEvent>) -> TuiEnd {
         drop(self.model);
         for event in events.try_iter() {
-            if let AppEvent::Model(ModelEvent::Exported(result)) = event {
-                self.last_export_result = Some(result.map(|set| set.layout.work_dir));
+            match event {
+                AppEvent::Model(ModelEvent::Exported(result)) => {
+                    self.last_export_result = Some(result.map(|set| set.layout.work_dir));
+                }
+                AppEvent::Model(ModelEvent::Finished(verdict)) => self.verdict = Some(verdict),
+                _ => {}
             }
         }
-        self.last_export_result
+        TuiEnd {
+            export: self.last_export_result,
+            verdict: self.verdict.unwrap_or_else(|| self.snapshot.verdict.clone()),
+        }
     }
 }
 

@@ -13,7 +13,7 @@ use crate::engine::export::ExportRequest;
 use crate::engine::{Engine, EngineOptions};
 use crate::export::artifacts::ArtifactSet;
 use crate::feeds::{Feed, FeedStatus, Update};
-use crate::model::Selection;
+use crate::model::{Finding, Gap, Selection};
 use crate::store::Recorder;
 
 use super::progress::Progress;
@@ -146,11 +146,14 @@ pub fn run(
             Ok(FeedStatus::Progress) => {}
             Ok(FeedStatus::Idle) => {
                 if stopping.is_some_and(|t| t.elapsed() > STOP_GRACE) {
-                    engine
-                        .state
-                        .provenance
-                        .warnings
-                        .push("the source did not finish within 20 s of being stopped".into());
+                    engine.note(Finding::new(
+                        Gap::StoppedLate,
+                        None,
+                        format!(
+                            "the source did not finish within {} s of being stopped",
+                            STOP_GRACE.as_secs()
+                        ),
+                    ));
                     break;
                 }
                 std::thread::sleep(IDLE);
@@ -158,17 +161,21 @@ pub fn run(
             Err(e) => {
                 // Keep what was recorded: export it with the reason.
                 let text = format!("{e:#}");
-                engine
-                    .state
-                    .provenance
-                    .warnings
-                    .push(format!("source stopped: {text}"));
+                engine.note(Finding::new(Gap::SourceFailed, None, text.clone()));
                 error = Some(text);
                 break;
             }
         }
     }
     drop(progress);
+    if stopping.is_some() && feed.is_recorded() && error.is_none() {
+        // A recorded input ends where it ends; a signal before that cut it short.
+        engine.note(Finding::new(
+            Gap::Interrupted,
+            None,
+            "a signal stopped the run before the input was read to its end",
+        ));
+    }
     engine.finish();
     for sink in sinks.iter_mut() {
         sink.applied(&engine, true)?;

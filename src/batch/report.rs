@@ -167,7 +167,8 @@ pub fn print_summary(set: &ArtifactSet, top: usize) {
 pub fn summary(set: &ArtifactSet, top: usize) -> String {
     let mut out = format!(
         "perfscope report: {} samples, result {}\n",
-        set.total_samples, set.result
+        set.total_samples,
+        set.result()
     );
     if !set.top_functions.is_empty() {
         out.push_str(&format!(

@@ -13,16 +13,17 @@
 use std::process::ExitCode;
 
 use crate::batch::headless;
-use crate::export::artifacts::ArtifactSet;
+use crate::model::Verdict;
+use crate::model::verdict::{EXIT_CLEAN, EXIT_ERROR, EXIT_INCOMPLETE};
 
 /// Finished, nothing missing.
-pub const CLEAN: u8 = 0;
+pub const CLEAN: u8 = EXIT_CLEAN;
 /// Failed: nothing usable was produced.
-pub const ERROR: u8 = 1;
+pub const ERROR: u8 = EXIT_ERROR;
 /// The command line is wrong (clap exits with it).
 pub const USAGE: u8 = 2;
 /// Finished, results written, but data is missing.
-pub const INCOMPLETE: u8 = 3;
+pub const INCOMPLETE: u8 = EXIT_INCOMPLETE;
 
 /// How a command that ran to its end finished.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -43,53 +44,20 @@ impl Outcome {
         }
     }
 
-    /// An artifact set's verdict (`result` in report.json) plus what the caller knows
-    /// beside it (lost events, a recording that dropped rows).
-    pub fn of_artifacts(set: &ArtifactSet, mut reasons: Vec<String>) -> Outcome {
-        if set.result != "ok" {
-            reasons.insert(
-                0,
-                format!(
-                    "report.json says result \"{}\" (the warnings say why)",
-                    set.result
-                ),
-            );
+    /// A session's verdict as the process's result: nothing usable is an error (1), a
+    /// finding that makes it incomplete is a 3 with its reasons, else clean. Every command
+    /// that ran a session — headless or in the terminal UI — ends through here, so its
+    /// exit code is the one report.json's `returncode` gives.
+    pub fn of_verdict(verdict: &Verdict) -> anyhow::Result<Outcome> {
+        if let Some(why) = verdict.failed() {
+            anyhow::bail!("{why}");
         }
-        Outcome::from_reasons(reasons)
+        Ok(Outcome::from_reasons(verdict.reasons()))
     }
 
-    /// A headless run's verdict: its feed failed (an error), or what its artifacts say
-    /// plus the records the source lost and the rows a recording did not store.
+    /// A headless run's result: its engine's verdict.
     pub fn of_headless(run: &headless::Outcome) -> anyhow::Result<Outcome> {
-        if let Some(e) = &run.error {
-            anyhow::bail!("{e}");
-        }
-        let state = &run.engine.state;
-        let mut reasons = Vec::new();
-        if state.stats.lost > 0 {
-            reasons.push(format!(
-                "the source lost {} records (kernel ring buffer or plugin overrun)",
-                state.stats.lost
-            ));
-        }
-        if let Some(r) = &state.provenance.recording_incomplete {
-            reasons.push(r.clone());
-        }
-        Ok(match &run.exported {
-            Some(set) => Outcome::of_artifacts(set, reasons),
-            None => Outcome::from_reasons(reasons),
-        })
-    }
-
-    /// Both reasons, when either is incomplete.
-    pub fn and(self, other: Outcome) -> Outcome {
-        match (self, other) {
-            (Outcome::Clean, o) | (o, Outcome::Clean) => o,
-            (Outcome::Incomplete(mut a), Outcome::Incomplete(b)) => {
-                a.extend(b);
-                Outcome::Incomplete(a)
-            }
-        }
+        Outcome::of_verdict(&run.engine.verdict())
     }
 
     pub fn code(&self) -> u8 {
@@ -127,39 +95,62 @@ mod tests {
         assert_eq!(Outcome::from_reasons(vec![]).code(), 0);
         let lost = Outcome::from_reasons(vec!["12 events lost".into()]);
         assert_eq!(lost.code(), 3);
-        assert_eq!(Outcome::Clean.and(lost.clone()), lost);
-        assert_eq!(
-            lost.clone().and(Outcome::Incomplete(vec!["b".into()])),
-            Outcome::Incomplete(vec!["12 events lost".into(), "b".into()])
-        );
         assert_eq!((ERROR, USAGE), (1, 2));
     }
 
     /// Records the kernel ring (or the plugin) lost make a finished run incomplete; a
-    /// feed's failure is an error.
+    /// feed that failed before any data is an error, after data an incomplete run; the
+    /// code is always the one the verdict (and report.json's `returncode`) gives.
     #[test]
-    fn lost_records_give_3_and_a_failed_source_1() {
+    fn the_outcome_is_the_verdicts() {
         use crate::engine::{Engine, EngineOptions};
         use crate::feeds::Update;
-        use crate::model::Selection;
-        let run = |lost: u64, error: Option<String>| {
+        use crate::model::{Finding, Gap, Selection};
+        let run = |lost: u64, samples: u64, failed: Option<&str>| {
             let mut engine = Engine::new(EngineOptions::batch(Selection::all()));
             engine.apply(vec![Update::Lost {
                 total: lost,
                 time_ns: None,
             }]);
+            engine.state.stats.samples = samples;
+            if let Some(why) = failed {
+                engine.note(Finding::new(Gap::SourceFailed, None, why));
+            }
             engine.finish();
             headless::Outcome {
                 engine,
                 exported: None,
-                error,
+                error: failed.map(str::to_string),
                 interrupted: false,
             }
         };
-        assert_eq!(Outcome::of_headless(&run(0, None)).unwrap(), Outcome::Clean);
-        let lost = Outcome::of_headless(&run(12, None)).unwrap();
+        for (lost, samples, failed) in [
+            (0, 5, None),
+            (12, 5, None),
+            (0, 0, None),
+            (0, 0, Some("QEMU exited")),
+            (0, 5, Some("QEMU exited")),
+        ] {
+            let outcome = run(lost, samples, failed);
+            let code = match Outcome::of_headless(&outcome) {
+                Ok(o) => o.code(),
+                Err(_) => ERROR,
+            };
+            assert_eq!(
+                code,
+                outcome.engine.verdict().exit_code(),
+                "{lost} {samples} {failed:?}"
+            );
+        }
+        let lost = Outcome::of_headless(&run(12, 5, None)).unwrap();
         assert_eq!(lost.code(), INCOMPLETE);
-        assert!(format!("{lost:?}").contains("lost 12 records"), "{lost:?}");
-        assert!(Outcome::of_headless(&run(0, Some("QEMU exited".into()))).is_err());
+        assert!(format!("{lost:?}").contains("lost 12"), "{lost:?}");
+        assert!(Outcome::of_headless(&run(0, 0, Some("QEMU exited"))).is_err());
+        assert_eq!(
+            Outcome::of_headless(&run(0, 5, Some("QEMU exited")))
+                .unwrap()
+                .code(),
+            3
+        );
     }
 }

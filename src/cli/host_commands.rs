@@ -604,12 +604,13 @@ pub(crate) fn run_sampling(
     }
     // Sampling has no analyzer (latency, tables) and no guest console.
     config.hidden_views = vec![ViewKind::Histogram, ViewKind::Table, ViewKind::Console];
-    match run_tui(config, Box::new(feed), "host")? {
+    let end = run_tui(config, Box::new(feed), "host")?;
+    match &end.export {
         Some(Ok(dir)) => println!("perfscope: artifacts in {}", dir.display()),
         Some(Err(e)) => bail!("writing the artifacts failed: {e}"),
         None => {}
     }
-    Ok(Outcome::Clean)
+    Outcome::of_verdict(&end.verdict)
 }
 
 pub(crate) fn run_trace_command(
@@ -651,8 +652,11 @@ pub(crate) fn run_trace_command(
     if trace.analyzer != AnalyzerKind::Trace {
         config.hidden_views = vec![ViewKind::Console];
     }
-    run_tui(config, Box::new(feed), trace.analyzer.name()).context("the terminal UI failed")?;
-    Ok(Outcome::Clean)
+    let end = run_tui(config, Box::new(feed), trace.analyzer.name()).context("the terminal UI failed")?;
+    if let Some(Err(e)) = &end.export {
+        bail!("writing the artifacts failed: {e}");
+    }
+    Outcome::of_verdict(&end.verdict)
 }
 
 /// A tracepoint session printed as text: perf-prof's tables per interval, or (`trace`,

@@ -262,10 +262,11 @@ pub fn run_qemu(a: QemuArgs) -> anyhow::Result<Outcome> {
         // Booting is what there is to see first; 2 shows the flamegraph.
         config.initial_view = ViewKind::Console;
     }
-    match run_tui(config, Box::new(feed), &format!("qemu {}", a.arch.name()))? {
+    let end = run_tui(config, Box::new(feed), &format!("qemu {}", a.arch.name()))?;
+    match &end.export {
         Some(Ok(dir)) => println!("perfscope qemu: artifacts in {}", dir.display()),
         Some(Err(e)) => bail!("writing the artifacts to {} failed: {e}", work_dir.display()),
         None => println!("perfscope qemu: no artifacts written"),
     }
-    Ok(Outcome::Clean)
+    Outcome::of_verdict(&end.verdict)
 }

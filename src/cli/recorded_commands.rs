@@ -141,7 +141,7 @@ pub fn run_report(a: ReportArgs) -> anyhow::Result<Outcome> {
     o.artifacts.min_percent = a.artifacts.min_percent;
     let set = report::run(&o)?;
     report::print_summary(&set, 10);
-    Ok(Outcome::of_artifacts(&set, Vec::new()))
+    Outcome::of_verdict(&set.verdict)
 }
 
 /// `perfscope diff`: the top changed functions and a differential flamegraph.
@@ -192,7 +192,7 @@ pub fn run_open(a: OpenArgs) -> anyhow::Result<Outcome> {
         o.console = a.console.clone();
         let set = report::run(&o)?;
         report::print_summary(&set, 10);
-        return Ok(Outcome::of_artifacts(&set, Vec::new()));
+        return Outcome::of_verdict(&set.verdict);
     }
     let markers = markers_from_secs(a.window.start_sec, a.window.stop_sec);
     // With markers the views open on the marker window, as the report's main window.
@@ -245,8 +245,11 @@ pub fn run_open(a: OpenArgs) -> anyhow::Result<Outcome> {
             config.hidden_views.push(ViewKind::Console);
         }
     }
-    run_tui(config, feed, &a.input.display().to_string())?;
-    Ok(Outcome::Clean)
+    let end = run_tui(config, feed, &a.input.display().to_string())?;
+    if let Some(Err(e)) = &end.export {
+        bail!("writing the artifacts failed: {e}");
+    }
+    Outcome::of_verdict(&end.verdict)
 }
 
 /// `perfscope sql`: the queries' results on stdout, as tables or CSV.

@@ -22,6 +22,7 @@ impl Engine {
         match update {
             Update::Start(start) => {
                 state.stats.source = start.label;
+                state.provenance.source_kind = start.kind;
                 state.time_origin_ns = start.time_origin_ns;
                 state.live_clock_offset_ns = start.live_clock_offset_ns;
             }
@@ -77,6 +78,9 @@ impl Engine {
             }
             Update::Waiting(waiting) => state.stats.waiting = waiting,
             Update::Dropped { total } => state.stats.dropped = state.stats.dropped.max(total),
+            Update::Counts(counts) => state.stats.counts = state.stats.counts.max(counts),
+            Update::Finding(finding) => state.provenance.note(finding),
+            Update::RecordedVerdict(verdict) => state.provenance.recorded_verdict = Some(verdict),
             Update::StackCopies(copies) => state.stats.stack_copies = Some(copies),
             Update::Input(input) => state.provenance.input = input,
             Update::Facts(facts) => state.provenance.facts = facts,

@@ -207,6 +207,7 @@ impl SnapshotBuilder {
             time_origin_ns: state.time_origin_ns,
             mode: self.mode,
             stats,
+            verdict: super::verdict::verdict(state),
         }
     }
 

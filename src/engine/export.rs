@@ -9,7 +9,7 @@ use serde_json::json;
 
 use crate::export::artifacts::{self, ArtifactOptions, ArtifactSet, ArtifactSource, ArtifactTarget};
 use crate::model::analysis::AnalysisSnapshot;
-use crate::model::{PhaseMarkers, WindowInfo};
+use crate::model::{PhaseMarkers, Target, WindowInfo};
 
 use super::Engine;
 use super::snapshot::LiveMode;
@@ -141,6 +141,8 @@ impl Engine {
             analysis,
             threads: &state.threads,
             extra_files: &state.provenance.extra_files,
+            target: Target::of(&state.provenance.source_kind, &state.provenance.input.kind),
+            verdict: self.verdict(),
         };
         let target = ArtifactTarget {
             out_dir: &request.out_dir,

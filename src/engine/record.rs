@@ -3,7 +3,7 @@
 //! mapped to session ids once, so a sample costs one channel send.
 
 use crate::feeds::{RecordOnly, Update};
-use crate::model::Sample;
+use crate::model::{Sample, Verdict};
 use crate::store::{InstanceRef, Recorder, StackRef};
 
 use super::state::ModelState;
@@ -180,10 +180,37 @@ impl RecordingSink {
             .sample(sample.time_ns, instance, sample.weight, stack, &sample.meta);
     }
 
-    /// Close the file; `None` when every row made it, else the warning to show.
-    pub fn finish(mut self, state: &ModelState) -> Option<String> {
+    /// Write what the state holds beyond the updates (the console's last lines).
+    pub fn flush(&mut self, state: &ModelState) {
         self.console_pending = true;
         self.catch_up(state);
-        self.recorder.finish_with_warning()
+    }
+
+    /// Rows the file did not get so far (the writer fell behind, or stopped), and why.
+    pub fn shortfall(&mut self) -> Option<(u64, String)> {
+        let dropped = self.recorder.dropped();
+        let path = self.recorder.path().display().to_string();
+        match self.recorder.writer_failure() {
+            Some(e) => Some((
+                dropped,
+                format!("the session file {path} could not be written: {e}"),
+            )),
+            None if dropped > 0 => Some((
+                dropped,
+                format!("rows the session file {path} did not get (its writer fell behind)"),
+            )),
+            None => None,
+        }
+    }
+
+    /// Store the session's verdict (its last row: a file without it did not finish) and
+    /// close the file; the error says what went wrong.
+    pub fn finish(mut self, verdict: &Verdict) -> Result<(), String> {
+        self.recorder.verdict(verdict);
+        let path = self.recorder.path().display().to_string();
+        self.recorder
+            .finish()
+            .map(|_| ())
+            .map_err(|e| format!("the session file {path} is incomplete: {e}"))
     }
 }

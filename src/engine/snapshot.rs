@@ -7,7 +7,7 @@ use crate::model::aggregate::InstanceSlice;
 use crate::model::analysis::AnalysisInfo;
 use crate::model::present::{AnalysisTable, LatencySeries};
 use crate::model::{
-    ConsoleLog, FrameTable, Hotspots, InstanceId, PhaseMarkers, Selection, StackTrie, Timeline,
+    ConsoleLog, FrameTable, Hotspots, InstanceId, PhaseMarkers, Selection, StackTrie, Timeline, Verdict,
 };
 
 pub use super::state::SourceStats;
@@ -78,6 +78,8 @@ pub struct Snapshot {
     pub time_origin_ns: u64,
     pub mode: LiveMode,
     pub stats: SourceStats,
+    /// The session's verdict as it stands (the status line's account of what is missing).
+    pub verdict: Verdict,
 }
 
 impl Snapshot {
@@ -102,6 +104,7 @@ impl Snapshot {
                 source: source.to_string(),
                 ..SourceStats::default()
             },
+            verdict: Verdict::default(),
         }
     }
 }

@@ -12,7 +12,10 @@ use crate::model::analysis::AnalysisInfo;
 use crate::model::selection::{Counted, SampleSource};
 use crate::model::tables::ProfileTables;
 use crate::model::threads::ThreadNames;
-use crate::model::{ConsoleLog, InputInfo, PhaseMarkers, SourceFacts, TimeWindow, WindowInfo};
+use crate::model::verdict::SourceCounts;
+use crate::model::{
+    ConsoleLog, Finding, InputInfo, PhaseMarkers, SourceFacts, TimeWindow, Verdict, WindowInfo,
+};
 
 use super::slices::{SlicePolicy, SliceStore};
 
@@ -20,6 +23,8 @@ use super::slices::{SlicePolicy, SliceStore};
 /// source's own summary said, what went wrong.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Provenance {
+    /// The kind the session started as (`qemu`, `host`, `host-trace`, `file`, …).
+    pub source_kind: String,
     pub input: InputInfo,
     pub facts: SourceFacts,
     pub window: Option<WindowInfo>,
@@ -29,8 +34,20 @@ pub struct Provenance {
     pub warnings: Vec<String>,
     /// Extra files of the run for the artifact directory (`qemu.time.txt`, …).
     pub extra_files: Vec<(String, Vec<u8>)>,
-    /// `--record` did not store everything: what it missed (also in `warnings`).
-    pub recording_incomplete: Option<String>,
+    /// Ways the session falls short that its source (or the engine's loop) said: typed
+    /// findings of the verdict ([`super::verdict`] adds what the counts say).
+    pub findings: Vec<Finding>,
+    /// A replayed session's verdict, as its recording stored it.
+    pub recorded_verdict: Option<Verdict>,
+}
+
+impl Provenance {
+    /// Record a finding once (a source may say the same thing at every poll).
+    pub fn note(&mut self, finding: Finding) {
+        if !self.findings.contains(&finding) {
+            self.findings.push(finding);
+        }
+    }
 }
 
 /// Counters for the status line.
@@ -48,6 +65,8 @@ pub struct SourceStats {
     pub lost: u64,
     /// Records dropped on our side (bad records, full queues).
     pub dropped: u64,
+    /// Decode errors, throttles, rebuilt events, corrupt rows the source counted.
+    pub counts: SourceCounts,
     /// No more data will come (a file fully read, QEMU exited).
     pub finished: bool,
     /// What the source waits for before the run goes on (the guest's shell prompt).

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use crate::export::artifacts::ArtifactSet;
 use crate::feeds::{Feed, FeedStatus};
-use crate::model::Selection;
 use crate::model::aggregate::Wants;
+use crate::model::{Finding, Gap, Selection, Verdict};
 
 use super::export::ExportRequest;
 use super::snapshot::{LiveMode, Snapshot};
@@ -44,6 +44,8 @@ pub enum ModelEvent {
     Exported(Result<ArtifactSet, String>),
     /// The feed failed; what was recorded so far stays shown.
     SourceFailed(String),
+    /// The model thread has shut down: the session's final verdict (the exit code).
+    Finished(Verdict),
 }
 
 /// The UI's end of the model thread.
@@ -167,10 +169,7 @@ impl ModelThread {
             Err(e) => {
                 self.feed_done = true;
                 self.engine
-                    .state
-                    .provenance
-                    .warnings
-                    .push(format!("source stopped: {e:#}"));
+                    .note(Finding::new(Gap::SourceFailed, None, format!("{e:#}")));
                 self.engine.finish();
                 self.dirty = true;
                 emit(ModelEvent::SourceFailed(format!("{e:#}")));
@@ -219,31 +218,42 @@ impl ModelThread {
         self.shut_down(emit);
     }
 
-    /// Stop the feed, let it deliver what it still has (a QEMU run flushes at exit), and
-    /// write the artifacts if this session should.
+    /// Stop the feed, let it deliver what it still has (a QEMU run flushes at exit) when
+    /// something keeps it (an export, a recording), write the artifacts if this session
+    /// should, and tell the UI the final verdict.
     fn shut_down(&mut self, emit: &dyn Fn(ModelEvent)) {
         self.feed.stop();
-        if self.export_on_finish.is_none() && !self.engine.is_recording() {
-            // Nothing keeps what the source still holds (no export, no recording): do
-            // not wait for it, so quitting a live session is immediate.
-            return;
-        }
-        let deadline = Instant::now() + STOP_GRACE;
-        while !self.feed_done && Instant::now() < deadline {
-            self.poll_feed(emit);
-            if !self.feed_done {
-                std::thread::sleep(POLL_INTERVAL);
+        // Without an export or a recording nothing keeps what the source still holds: do
+        // not wait for it, so quitting a live session is immediate.
+        if self.export_on_finish.is_some() || self.engine.is_recording() {
+            let deadline = Instant::now() + STOP_GRACE;
+            while !self.feed_done && Instant::now() < deadline {
+                self.poll_feed(emit);
+                if !self.feed_done {
+                    std::thread::sleep(POLL_INTERVAL);
+                }
             }
+            if !self.feed_done {
+                self.engine.note(Finding::new(
+                    Gap::StoppedLate,
+                    None,
+                    format!(
+                        "the source did not finish within {} s of being stopped",
+                        STOP_GRACE.as_secs()
+                    ),
+                ));
+                self.engine.finish();
+            }
+            self.export_once(emit);
         }
-        if !self.feed_done {
-            self.engine
-                .state
-                .provenance
-                .warnings
-                .push("the source did not finish within 20 s of being stopped".into());
-            self.engine.finish();
+        if !self.feed_done && self.feed.is_recorded() {
+            self.engine.note(Finding::new(
+                Gap::Interrupted,
+                None,
+                "the session was quit before its input was read to its end",
+            ));
         }
-        self.export_once(emit);
+        emit(ModelEvent::Finished(self.engine.verdict()));
     }
 
     fn export_once(&mut self, emit: &dyn Fn(ModelEvent)) {

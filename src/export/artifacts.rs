@@ -11,7 +11,8 @@ use crate::model::analysis::AnalysisSnapshot;
 use crate::model::selection::SampleSource;
 use crate::model::threads::ThreadNames;
 use crate::model::{
-    Focus, InputInfo, InstanceId, Phase, PhaseMarkers, Selection, SourceFacts, TimeWindow, WindowInfo,
+    Focus, InputInfo, InstanceId, Phase, PhaseMarkers, Selection, SourceFacts, Target, TimeWindow, Verdict,
+    WindowInfo,
 };
 
 use super::flamegraph_lines::{self, MAX_SVG_DEPTH, MAX_SVG_FRAMES, SvgCuts};
@@ -99,11 +100,17 @@ pub struct ArtifactSet {
     pub files: Vec<(String, PathBuf)>,
     pub total_samples: u64,
     pub top_functions: Vec<FunctionRow>,
-    pub result: &'static str,
+    /// The session's verdict when the set was written (report.json's `result`).
+    pub verdict: Verdict,
     pub warnings: Vec<String>,
 }
 
 impl ArtifactSet {
+    /// `ok` or `incomplete`, as report.json says.
+    pub fn result(&self) -> &'static str {
+        self.verdict.result()
+    }
+
     /// The files written (the directories are listed in `files` too, for report.json).
     pub fn file_count(&self) -> usize {
         self.files
@@ -132,6 +139,10 @@ pub struct ArtifactSource<'a> {
     pub threads: &'a ThreadNames,
     /// Files of the run to copy into the qperf directory (`qemu.time.txt`, …).
     pub extra_files: &'a [(String, Vec<u8>)],
+    /// What the session profiles (which notes the reports carry).
+    pub target: Target,
+    /// The session's verdict: report.json's `result`, `returncode`, `input.clean`.
+    pub verdict: Verdict,
 }
 
 /// Where the set goes and which window it is of.
@@ -262,6 +273,7 @@ pub fn write_all(
     let md_path = layout.report_md();
     files.push(("markdown".into(), md_path.clone()));
 
+    let artifacts = listed_artifacts(&files, &source.input);
     let report = Report::new(ReportInput {
         arch: target.arch.to_string(),
         main: &main,
@@ -273,7 +285,9 @@ pub fn write_all(
         parameters: options.parameters.clone(),
         plugin_summary: source.plugin_summary.clone(),
         variants,
-        artifacts: with_reference_labels(&files, &layout),
+        artifacts,
+        target: source.target,
+        verdict: &source.verdict,
         top: options.top,
         warnings: warnings.clone(),
         analysis: analysis_summary,
@@ -297,21 +311,26 @@ pub fn write_all(
         files,
         total_samples: main.total_weight(),
         top_functions: report.functions.clone(),
-        result: report.result(),
+        verdict: source.verdict.clone(),
         warnings,
     })
 }
 
-/// The files written under their labels, then the reference's labels this run did not
-/// write (it lists every one, with its path, whether or not the file exists).
-fn with_reference_labels(files: &[(String, PathBuf)], layout: &OutputLayout) -> Vec<(String, PathBuf)> {
-    let mut labelled = files.to_vec();
-    for (label, path) in layout.reference_artifacts() {
-        if !labelled.iter().any(|(l, _)| l == label) {
-            labelled.push((label.to_string(), path));
+/// What report.json's `artifacts` lists: the files this run wrote, and the recording it
+/// read when that is a qperf.bin (the reference's `raw_samples`, with its summary sidecar
+/// as `plugin_summary`) — each only if it is there.
+fn listed_artifacts(files: &[(String, PathBuf)], input: &InputInfo) -> Vec<(String, PathBuf)> {
+    let mut listed = files.to_vec();
+    if input.kind == "qperf" && !input.path.is_empty() {
+        let bin = PathBuf::from(&input.path);
+        let sidecar = crate::sources::qperf_file::sidecar_path(&bin);
+        for (label, path) in [("raw_samples", bin), ("plugin_summary", sidecar)] {
+            if path.is_file() && !listed.iter().any(|(l, _)| l == label) {
+                listed.push((label.to_string(), path));
+            }
         }
     }
-    labelled
+    listed
 }
 
 struct Written {
@@ -434,10 +453,12 @@ fn summary_text(
     let i = &report.input;
     let mut kv: Vec<(String, String)> = Vec::new();
     let mut put = |k: &str, v: String| kv.push((k.to_string(), v));
-    put(
-        "qperf_format_version",
-        i.facts.format_version.map_or("none".into(), |v| v.to_string()),
-    );
+    if i.target != Target::Host {
+        put(
+            "qperf_format_version",
+            i.facts.format_version.map_or("none".into(), |v| v.to_string()),
+        );
+    }
     put("arch", i.arch.clone());
     put("input", i.input.path.clone());
     put("input_end", i.input.end.clone());
@@ -480,7 +501,9 @@ fn summary_text(
     }
     let mut text: String = kv.iter().map(|(k, v)| format!("{k} = {v}\n")).collect();
     if plugin_summary.is_empty() {
-        text.push_str("dropped_samples = unknown\nplugin_summary = unavailable; no qperf.summary.txt beside the input\n");
+        if i.target != Target::Host {
+            text.push_str("dropped_samples = unknown\nplugin_summary = unavailable; no qperf.summary.txt beside the input\n");
+        }
     } else {
         text.push_str("\n[plugin_summary]\n");
         for (k, v) in plugin_summary {

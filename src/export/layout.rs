@@ -133,42 +133,6 @@ impl OutputLayout {
         .to_string()
     }
 
-    /// The reference report's `artifacts` entries: every label with its path, whether
-    /// or not this run wrote the file (the reference lists them all).
-    pub fn reference_artifacts(&self) -> Vec<(&'static str, PathBuf)> {
-        let q = &self.qperf_dir;
-        let variant_svg = |v: Variant| self.variant(v).svg;
-        vec![
-            ("work_dir", self.work_dir.clone()),
-            ("qperf_dir", q.clone()),
-            ("report", self.report_json()),
-            ("markdown", self.report_md()),
-            ("hotspots_csv", self.hotspots_csv()),
-            ("hotspot_categories_csv", self.categories_csv()),
-            ("profile_stdout", self.run_file("profile.stdout")),
-            ("profile_stderr", self.run_file("profile.stderr")),
-            ("raw_samples", q.join("qperf.bin")),
-            ("folded", self.variant(Variant::Main).folded),
-            ("flamegraph", variant_svg(Variant::Main)),
-            (
-                "flamegraph_workload",
-                variant_svg(Variant::Phase(Phase::Workload)),
-            ),
-            ("flamegraph_boot", variant_svg(Variant::Phase(Phase::Boot))),
-            ("flamegraph_post", variant_svg(Variant::Phase(Phase::Post))),
-            ("flamegraph_focus", variant_svg(Variant::Focus)),
-            ("flamegraph_html", self.html()),
-            ("summary_txt", self.summary_txt()),
-            ("stack_depth_summary", self.variant(Variant::Main).depth),
-            ("plugin_summary", q.join("qperf.summary.txt")),
-            ("qemu_config", q.join("qemu.toml")),
-            ("host_time", self.run_file("qemu.time.txt")),
-            ("host_perf", self.run_file("qemu.perf.csv")),
-            ("window", self.window_json()),
-            ("resolve_stats", self.variant(Variant::Main).stats),
-        ]
-    }
-
     /// Every derived file a run may write. Removing these (and only these) before a run
     /// keeps a stale phase graph from an earlier run from looking current, without ever
     /// touching recorded data such as `qperf/qperf.bin` beside them.

@@ -15,7 +15,7 @@ use super::categories::{self, CategoryTotal};
 use super::stats::ResolveStats;
 use super::tables::{FunctionRow, StackRow, function_rows, round4, stack_rows};
 use super::{fix_candidates, run_metrics};
-use crate::model::{InputInfo, SourceFacts, WindowInfo};
+use crate::model::{InputInfo, SourceFacts, Target, Verdict, WindowInfo};
 
 /// Where perfscope's numbers differ from qperf-analyzer and the harness, on purpose.
 pub const DIFFERENCES: &[&str] = &[
@@ -77,6 +77,11 @@ pub struct ReportInput<'a> {
     pub run_files: &'a [(String, Vec<u8>)],
     /// `--min-percent`: the fix candidates' threshold too.
     pub min_percent: f64,
+    /// What the session profiles: a host session's reports carry no QEMU/qperf notes.
+    pub target: Target,
+    /// The session's verdict: `result`, `returncode`, `input.clean` and the completeness
+    /// section come from it and nothing else.
+    pub verdict: &'a Verdict,
 }
 
 /// The rows both reports use, computed once.
@@ -118,19 +123,20 @@ impl<'a> Report<'a> {
         self.input.main.total_weight()
     }
 
-    /// `ok` when the export holds data (samples, or an analysis's events), the input
-    /// was read without a cut or a corrupt record and its symbols match it; `incomplete`
-    /// otherwise.
+    /// `ok` or `incomplete`: the session's verdict.
     pub fn result(&self) -> &'static str {
-        let analysed = self.input.analysis.as_ref().is_some_and(|a| a.events > 0);
-        if (self.total_samples() > 0 || analysed)
-            && self.input.input.clean
-            && self.input.facts.symbols_mismatch.is_none()
-        {
-            "ok"
-        } else {
-            "incomplete"
-        }
+        self.input.verdict.result()
+    }
+
+    /// A guest kernel's notes apply (QEMU, the qperf plugin, the reference harness): not
+    /// for a host session.
+    fn guest_notes(&self) -> bool {
+        self.input.target != Target::Host
+    }
+
+    /// The session is an analysis without stack samples: no CPU-profile sections.
+    fn analysis_only(&self) -> bool {
+        self.input.analysis.is_some() && self.total_samples() == 0
     }
 
     pub fn to_json(&self) -> Value {
@@ -192,7 +198,8 @@ impl<'a> Report<'a> {
         let mut report = json!({
             "arch": i.arch,
             "result": self.result(),
-            "returncode": if self.result() == "ok" { 0 } else { 1 },
+            "returncode": i.verdict.exit_code(),
+            "verdict": i.verdict.to_json(),
             "parameters": i.parameters,
             "input": {
                 "kind": i.input.kind,
@@ -201,7 +208,7 @@ impl<'a> Report<'a> {
                 "records": i.input.records,
                 "bytes_read": i.input.bytes_read,
                 "end": i.input.end,
-                "clean": i.input.clean,
+                "clean": i.verdict.input_clean(),
                 "bytes_lost": i.input.bytes_lost,
             },
             "window": window,
@@ -217,12 +224,14 @@ impl<'a> Report<'a> {
             },
             "variants": variants,
             "analysis": i.analysis.as_ref().map(AnalysisSummary::to_json),
-            "plugin_summary": plugin,
             "artifacts": artifacts,
-            "differences_from_reference": DIFFERENCES,
         });
-        for (key, value) in &self.metrics {
-            report[*key] = value.clone();
+        if self.guest_notes() {
+            report["plugin_summary"] = json!(plugin);
+            report["differences_from_reference"] = json!(DIFFERENCES);
+            for (key, value) in &self.metrics {
+                report[*key] = value.clone();
+            }
         }
         sorted(report)
     }
@@ -311,15 +320,16 @@ impl<'a> Report<'a> {
 
     pub fn to_markdown(&self) -> String {
         let i = &self.input;
-        let s = i.stats;
         let mut md = String::from("# perfscope Performance Report\n\n");
         md.push_str(&format!("- arch: `{}`\n", i.arch));
         md.push_str(&format!("- result: `{}`\n", self.result()));
-        md.push_str(&format!(
-            "- samples: {} selected of {} records\n",
-            self.total_samples(),
-            i.facts.raw_records
-        ));
+        if !self.analysis_only() {
+            md.push_str(&format!(
+                "- samples: {} selected of {} records\n",
+                self.total_samples(),
+                i.facts.raw_records
+            ));
+        }
         if let Some(a) = &i.analysis {
             md.push_str(&format!(
                 "- analysis: `{}`, {} events, {} table rows\n",
@@ -333,21 +343,72 @@ impl<'a> Report<'a> {
         if let Some(dir) = i.artifacts.iter().find(|(k, _)| k == "work_dir") {
             md.push_str(&format!("- artifacts: `{}`\n", dir.1.display()));
         }
-        if i.window.enabled {
-            let t = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.3} s"));
-            md.push_str(&format!(
-                "- workload window: {} -> {}{} ({} samples before, {} after excluded)\n",
-                t(i.window.start_time),
-                t(i.window.stop_time),
-                if i.window.truncated_by_timeout {
-                    ", truncated by timeout"
-                } else {
-                    ""
-                },
-                s.excluded_before,
-                s.excluded_after
-            ));
+        self.window_markdown(&mut md);
+        if !self.analysis_only() {
+            self.profile_header_markdown(&mut md);
         }
+        self.completeness_markdown(&mut md);
+        self.latency_markdown(&mut md);
+        if !self.analysis_only() {
+            self.profile_markdown(&mut md);
+        }
+        if self.guest_notes() {
+            self.metrics_markdown(&mut md);
+        }
+        if !self.analysis_only() {
+            self.resolve_markdown(&mut md);
+        }
+
+        let mut warnings = i.window.warnings.clone();
+        warnings.extend(i.warnings.iter().cloned());
+        if let Some(w) = i.stats.warning() {
+            warnings.push(w.to_string());
+        }
+        if !warnings.is_empty() {
+            md.push_str("\n## Warnings\n\n");
+            for w in warnings {
+                md.push_str(&format!("- {w}\n"));
+            }
+        }
+
+        md.push_str("\n## Artifacts\n\n");
+        for (label, path) in &i.artifacts {
+            md.push_str(&format!("- {label}: `{}`\n", path.display()));
+        }
+
+        if self.guest_notes() {
+            md.push_str("\n## How perfscope counts (differences from qperf-analyzer and the harness)\n\n");
+            for d in DIFFERENCES {
+                md.push_str(&format!("- {d}\n"));
+            }
+        }
+        md
+    }
+
+    /// The workload window line, when the run has one.
+    fn window_markdown(&self, md: &mut String) {
+        let (i, s) = (&self.input, self.input.stats);
+        if !i.window.enabled {
+            return;
+        }
+        let t = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.3} s"));
+        md.push_str(&format!(
+            "- workload window: {} -> {}{} ({} samples before, {} after excluded)\n",
+            t(i.window.start_time),
+            t(i.window.stop_time),
+            if i.window.truncated_by_timeout {
+                ", truncated by timeout"
+            } else {
+                ""
+            },
+            s.excluded_before,
+            s.excluded_after
+        ));
+    }
+
+    /// How the stacks were taken and which of them count (callchain, kernel filter, focus).
+    fn profile_header_markdown(&self, md: &mut String) {
+        let (i, s) = (&self.input, self.input.stats);
         match &s.callchain_method {
             Some(m) => md.push_str(&format!(
                 "- callchain: `{m}`, avg depth {:.2}, max depth {}, unwind success {}\n",
@@ -366,29 +427,51 @@ impl<'a> Report<'a> {
         if let Some(f) = &i.main.selection.focus {
             md.push_str(&format!("- focus: `{}`\n", f.pattern()));
         }
+    }
 
-        if let Some(a) = &i.analysis
-            && !a.series.is_empty()
-        {
-            md.push_str("\n## Latency\n\n");
-            md.push_str("| Series | Calls | Min | Avg | p50 | p95 | p99 | p99.9 | Max |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-            let f = crate::model::units::format_ns;
-            for s in &a.series {
-                md.push_str(&format!(
-                    "| `{}` | {} | {} | {} | {} | {} | {} | {} | {} |\n",
-                    md_code(&s.label),
-                    s.calls,
-                    f(s.min_ns),
-                    f(s.avg_ns),
-                    f(s.p50_ns),
-                    f(s.p95_ns),
-                    f(s.p99_ns),
-                    f(s.p999_ns),
-                    f(s.max_ns)
-                ));
-            }
+    /// What the session's figures miss, how much, and what it means (the verdict); what
+    /// perfscope rebuilt or could not name, said beside it.
+    fn completeness_markdown(&self, md: &mut String) {
+        let verdict = self.input.verdict;
+        md.push_str("\n## Completeness\n\n");
+        if verdict.findings.is_empty() {
+            md.push_str("Nothing was lost, dropped, cut or rebuilt: the figures are everything the source delivered.\n");
+            return;
         }
+        for reason in verdict.reasons() {
+            md.push_str(&format!("- incomplete: {reason}\n"));
+        }
+        for note in verdict.notes() {
+            md.push_str(&format!("- note: {note}\n"));
+        }
+    }
 
+    fn latency_markdown(&self, md: &mut String) {
+        let Some(a) = self.input.analysis.as_ref().filter(|a| !a.series.is_empty()) else {
+            return;
+        };
+        md.push_str("\n## Latency\n\n");
+        md.push_str("| Series | Calls | Min | Avg | p50 | p95 | p99 | p99.9 | Max |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        let f = crate::model::units::format_ns;
+        for s in &a.series {
+            md.push_str(&format!(
+                "| `{}` | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                md_code(&s.label),
+                s.calls,
+                f(s.min_ns),
+                f(s.avg_ns),
+                f(s.p50_ns),
+                f(s.p95_ns),
+                f(s.p99_ns),
+                f(s.p999_ns),
+                f(s.max_ns)
+            ));
+        }
+    }
+
+    /// Top functions, top stacks, categories, phases: the CPU profile.
+    fn profile_markdown(&self, md: &mut String) {
+        let i = &self.input;
         md.push_str("\n## Top Functions\n\n");
         if self.functions.is_empty() {
             md.push_str("No samples were selected.\n");
@@ -409,8 +492,8 @@ impl<'a> Report<'a> {
             }
         }
 
-        md.push_str("\n## Top Stacks\n\n");
         if !self.stacks.is_empty() {
+            md.push_str("\n## Top Stacks\n\n");
             md.push_str("| Samples | % | Stack (root first) |\n|---:|---:|---|\n");
             for st in self.stacks.iter().take(10) {
                 md.push_str(&format!(
@@ -422,14 +505,16 @@ impl<'a> Report<'a> {
             }
         }
 
-        md.push_str(
-            "\n## Hotspot Categories\n\n| Category | Axis | Samples | Percent |\n|---|---|---:|---:|\n",
-        );
-        for c in &self.categories {
-            md.push_str(&format!(
-                "| {} | {} | {} | {:.2} |\n",
-                c.name, c.axis, c.samples, c.percent
-            ));
+        if !self.categories.is_empty() {
+            md.push_str(
+                "\n## Hotspot Categories\n\n| Category | Axis | Samples | Percent |\n|---|---|---:|---:|\n",
+            );
+            for c in &self.categories {
+                md.push_str(&format!(
+                    "| {} | {} | {} | {:.2} |\n",
+                    c.name, c.axis, c.samples, c.percent
+                ));
+            }
         }
 
         if !i.variants.is_empty() {
@@ -448,9 +533,11 @@ impl<'a> Report<'a> {
                 ));
             }
         }
+    }
 
-        self.metrics_markdown(&mut md);
-
+    /// How the addresses were resolved; the guest's regions and alias only for a guest.
+    fn resolve_markdown(&self, md: &mut String) {
+        let (i, s) = (&self.input, self.input.stats);
         md.push_str("\n## Resolve Statistics\n\n");
         md.push_str(&format!(
             "- selected records {}, bad (unresolved) {}, frames {}, leaf-only {}, multi-frame {}\n",
@@ -460,6 +547,13 @@ impl<'a> Report<'a> {
             s.selected_leaf_records,
             s.selected_multi_frame_records
         ));
+        if !self.guest_notes() {
+            md.push_str(&format!(
+                "- addresses: {} not covered by any symbol\n",
+                i.facts.unknown_frames
+            ));
+            return;
+        }
         md.push_str(&format!(
             "- addresses: {} from physical aliases, {} not covered by any symbol\n",
             i.facts.aliased_frames, i.facts.unknown_frames
@@ -479,29 +573,6 @@ impl<'a> Report<'a> {
                 a.phys_start, a.phys_end, a.source
             ));
         }
-
-        let mut warnings = i.window.warnings.clone();
-        warnings.extend(i.warnings.iter().cloned());
-        if let Some(w) = s.warning() {
-            warnings.push(w.to_string());
-        }
-        if !warnings.is_empty() {
-            md.push_str("\n## Warnings\n\n");
-            for w in warnings {
-                md.push_str(&format!("- {w}\n"));
-            }
-        }
-
-        md.push_str("\n## Artifacts\n\n");
-        for (label, path) in &i.artifacts {
-            md.push_str(&format!("- {label}: `{}`\n", path.display()));
-        }
-
-        md.push_str("\n## How perfscope counts (differences from qperf-analyzer and the harness)\n\n");
-        for d in DIFFERENCES {
-            md.push_str(&format!("- {d}\n"));
-        }
-        md
     }
 }
 

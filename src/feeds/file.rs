@@ -266,6 +266,10 @@ impl FileFeed {
 }
 
 impl Feed for FileFeed {
+    fn is_recorded(&self) -> bool {
+        true
+    }
+
     fn progress(&self) -> Option<(u64, u64)> {
         Some((self.consumed.load(Ordering::Relaxed), self.size))
     }

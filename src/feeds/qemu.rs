@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
-use crate::model::{ConsoleLog, InputInfo, Sample};
+use crate::model::{ConsoleLog, Finding, Gap, InputInfo, Sample};
 use crate::sources::qemu::runtime_dir::RuntimeDir;
 use crate::sources::qemu::{QemuSession, SessionOptions};
 use crate::sources::qperf_file::{
@@ -266,9 +266,13 @@ impl QemuFeed {
             Ok((records, file_report)) => {
                 let streamed = self.ingest.records();
                 if records.len() as u64 != streamed {
-                    out.push(Update::Warning(format!(
-                        "qperf.bin has {} records but the live stream delivered {streamed}",
-                        records.len()
+                    out.push(Update::Finding(Finding::new(
+                        Gap::SourcesDisagree,
+                        Some((records.len() as u64).abs_diff(streamed)),
+                        format!(
+                            "qperf.bin has {} records but the live stream delivered {streamed}",
+                            records.len()
+                        ),
                     )));
                 }
                 out.push(Update::Facts(
@@ -323,7 +327,11 @@ impl QemuFeed {
             });
         }
         if let Some(died) = died {
-            out.push(Update::Warning(died));
+            out.push(Update::Finding(Finding::new(
+                Gap::SourceFailed,
+                None,
+                format!("{died} before perfscope stopped it"),
+            )));
         }
         Ok(())
     }

@@ -12,10 +12,12 @@ use anyhow::{Context, bail};
 use crate::analyzers::options::TraceOptions;
 use crate::analyzers::session::Analysis;
 use crate::feeds::host::tracing::{ROW_CELL_NS, RecordedTrace};
-use crate::model::{InputInfo, Sample, SourceFacts, WindowInfo};
+use crate::model::verdict::SourceCounts;
+use crate::model::{Finding, Gap, InputInfo, Sample, SourceFacts, Verdict, WindowInfo};
 use crate::sources::tracefs::{ResolvedEvent, bind_event, parse_selectors};
+use crate::store::schema::VERDICT_META;
 use crate::store::{RecordedSession, StoreError, open_session};
-use crate::trace::event::OwnedTraceEvent;
+use crate::trace::event::{EventLayout, OwnedTraceEvent, TraceEvent};
 
 use super::interned::FeedTables;
 use super::{EventFormat, Feed, FeedStatus, RowsUpdate, SessionStart, Update};
@@ -46,6 +48,8 @@ pub struct ReplayFeed {
     samples: Vec<Sample>,
     events: Vec<OwnedTraceEvent>,
     stage: Stage,
+    /// Recorded events skipped as corrupt so far.
+    corrupt_rows: u64,
 }
 
 impl ReplayFeed {
@@ -61,6 +65,7 @@ impl ReplayFeed {
             samples,
             events,
             stage: Stage::Start,
+            corrupt_rows: 0,
         })
     }
 
@@ -123,6 +128,21 @@ impl ReplayFeed {
             last_sample_ns: range.map(|r| r.1),
             ..SourceFacts::default()
         }));
+        // The recording's own verdict (lost, not stored, …), so the replay says the same;
+        // without it the recorder never finished.
+        match meta(VERDICT_META).map(|j| serde_json::from_str::<Verdict>(&j)) {
+            Some(Ok(verdict)) => out.push(Update::RecordedVerdict(verdict)),
+            Some(Err(e)) => out.push(Update::Finding(Finding::new(
+                Gap::CorruptRows,
+                None,
+                format!("its stored verdict does not parse ({e})"),
+            ))),
+            None => out.push(Update::Finding(Finding::new(
+                Gap::Interrupted,
+                None,
+                "the recording did not finish: its recorder was killed, or is still writing it",
+            ))),
+        }
         out.push(Update::Input(InputInfo {
             kind: "session".into(),
             path: self.path.display().to_string(),
@@ -192,6 +212,10 @@ impl ReplayFeed {
 }
 
 impl Feed for ReplayFeed {
+    fn is_recorded(&self) -> bool {
+        true
+    }
+
     fn poll(&mut self, out: &mut Vec<Update>) -> anyhow::Result<FeedStatus> {
         let stage = std::mem::replace(&mut self.stage, Stage::Done);
         self.stage = match stage {
@@ -236,6 +260,12 @@ impl Feed for ReplayFeed {
                 let end = (next + BATCH).min(self.events.len());
                 for event in &self.events[next..end] {
                     let event = event.as_event();
+                    if !fits(analysis.layouts(), &event) {
+                        // Its type is unknown or its record too short for the type's
+                        // fields: an analyzer would read garbage.
+                        self.corrupt_rows += 1;
+                        continue;
+                    }
                     let this = event.time_ns - event.time_ns % ROW_CELL_NS;
                     if cell.is_some_and(|c| c != this) {
                         flush(&mut analysis, cell, &mut cell_events, out);
@@ -243,6 +273,12 @@ impl Feed for ReplayFeed {
                     cell = Some(this);
                     cell_events += 1;
                     analysis.feed(&event);
+                }
+                if self.corrupt_rows > 0 {
+                    out.push(Update::Counts(SourceCounts {
+                        corrupt_rows: self.corrupt_rows,
+                        ..SourceCounts::default()
+                    }));
                 }
                 if end < self.events.len() {
                     Stage::Events {
@@ -266,6 +302,20 @@ impl Feed for ReplayFeed {
             FeedStatus::Progress
         })
     }
+}
+
+/// Whether a recorded event can be fed: its type is one of the session's and its record
+/// holds every fixed field of the type.
+fn fits(layouts: &[EventLayout], event: &TraceEvent<'_>) -> bool {
+    layouts.get(usize::from(event.event.0)).is_some_and(|layout| {
+        let needed = layout
+            .fields
+            .iter()
+            .map(|f| f.offset.saturating_add(f.size))
+            .max()
+            .unwrap_or(0);
+        event.raw.len() >= needed
+    })
 }
 
 /// The analyzer's rows of the cell that just ended, handed over.

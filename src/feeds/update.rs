@@ -9,7 +9,8 @@ use crate::model::sample::InstanceId;
 use crate::model::stack::StackId;
 use crate::model::stack_copies::StackCopies;
 use crate::model::tables::TableDelta;
-use crate::model::{InputInfo, PhaseMarkers, Sample, SourceFacts, WindowInfo};
+use crate::model::verdict::SourceCounts;
+use crate::model::{Finding, InputInfo, PhaseMarkers, Sample, SourceFacts, Verdict, WindowInfo};
 use crate::sources::tracefs::EventPrinter;
 use crate::store::{RecordedEventType, SymbolRecord};
 use crate::trace::event::{EventLayout, OwnedTraceEvent};
@@ -156,6 +157,14 @@ pub enum Update {
     Dropped {
         total: u64,
     },
+    /// What the source counted beside its data so far (totals): decode errors,
+    /// throttles, rebuilt events, corrupt rows.
+    Counts(SourceCounts),
+    /// A way the session falls short that the source knows of (it failed, was cut, two of
+    /// its records disagree): a finding of the session's verdict.
+    Finding(Finding),
+    /// A replayed session's verdict as its recording stored it (a replay says the same).
+    RecordedVerdict(Verdict),
     /// `--call-graph dwarf`: the user stack copies so far (totals, and the recent rate).
     StackCopies(StackCopies),
     /// What was read, for the reports.

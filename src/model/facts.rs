@@ -7,6 +7,32 @@
 
 use serde_json::{Value, json};
 
+/// What a session profiles, for the reports: a guest kernel's notes (the qperf plugin,
+/// the reference harness, firmware and physical aliases) mean nothing for a host session,
+/// and a folded profile has neither.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum Target {
+    /// A guest kernel in QEMU (a live run, a qperf.bin, or a recording of either).
+    Guest,
+    /// This Linux host through perf_event (sampling or tracepoints).
+    Host,
+    /// A profile that says neither (a folded file).
+    #[default]
+    Profile,
+}
+
+impl Target {
+    /// From the kind a session started as (`qemu`, `host`, `host-trace`, `file`, or a
+    /// replay's recorded one) and the kind of input it read (`qperf`, `folded`, …).
+    pub fn of(source_kind: &str, input_kind: &str) -> Target {
+        match (source_kind, input_kind) {
+            ("qemu", _) | (_, "qperf") => Target::Guest,
+            ("host" | "host-trace", _) | (_, "perf_event") => Target::Host,
+            _ => Target::Profile,
+        }
+    }
+}
+
 /// What was read, for the report.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct InputInfo {

@@ -9,7 +9,8 @@
 //! [`trie`] and [`hotspots`]; analyses are shaped for showing by [`present`].
 //!
 //! [`facts`] are what is known about an input besides its samples: what was read, what
-//! the source counted, and the marker window of the run. [`units`] writes durations for
+//! the source counted, and the marker window of the run; the [`verdict`] says whether
+//! the session's figures are everything that happened, and if not, what is missing. [`units`] writes durations for
 //! people (`771ns`, `3.85ms`).
 
 pub mod aggregate;
@@ -46,12 +47,13 @@ pub mod timeline;
 pub mod timer_samples;
 pub mod trie;
 pub mod units;
+pub mod verdict;
 pub mod window;
 
 pub use console::{ConsoleLine, ConsoleLog};
 pub use counts::{SampleKey, StackCounts};
 pub use diff::{FunctionDelta, ProfileDiff};
-pub use facts::{InputInfo, KernelFilterFacts, SourceFacts, WindowInfo};
+pub use facts::{InputInfo, KernelFilterFacts, SourceFacts, Target, WindowInfo};
 pub use focus::Focus;
 pub use frames::{FrameId, FrameKind, FrameOrigin, FrameTable};
 pub use histogram::LatencyHistogram;
@@ -63,4 +65,5 @@ pub use stack::{StackId, StackTable};
 pub use tables::{ProfileInfo, ProfileTables};
 pub use timeline::{Counted, Timeline};
 pub use trie::{NodeId, StackTrie, TrieNode, TrieOrder};
+pub use verdict::{Finding, Gap, Verdict};
 pub use window::{Phase, PhaseMarkers, TimeWindow};

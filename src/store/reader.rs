@@ -264,26 +264,35 @@ pub fn open_session(path: &Path) -> Result<RecordedSession, StoreError> {
 
     let event_types = read_event_types(path, &conn)?;
 
-    let events = collect(
-        &conn,
-        "SELECT time_ns, cpu, pid, tid, type_id, raw, callchain FROM events ORDER BY id",
-        |r| {
-            let chain: Option<Vec<u8>> = r.get(6)?;
-            Ok(OwnedTraceEvent {
-                time_ns: r.get::<_, i64>(0)? as u64,
-                cpu: r.get(1)?,
-                pid: r.get(2)?,
-                tid: r.get(3)?,
-                event: EventIndex(r.get(4)?),
-                raw: r.get(5)?,
-                callchain: chain
-                    .unwrap_or_default()
-                    .chunks_exact(8)
-                    .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
-                    .collect(),
-            })
-        },
-    )
+    // Sessions written before rebuilt events were marked lack the column: 0 for them.
+    let has_rebuilt = collect(&conn, "SELECT name FROM pragma_table_info('events')", |r| {
+        r.get::<_, String>(0)
+    })
+    .ctx(q("events"))?
+    .iter()
+    .any(|c| c == "rebuilt");
+    let events_sql = if has_rebuilt {
+        "SELECT time_ns, cpu, pid, tid, type_id, raw, callchain, rebuilt FROM events ORDER BY id"
+    } else {
+        "SELECT time_ns, cpu, pid, tid, type_id, raw, callchain, 0 FROM events ORDER BY id"
+    };
+    let events = collect(&conn, events_sql, |r| {
+        let chain: Option<Vec<u8>> = r.get(6)?;
+        Ok(OwnedTraceEvent {
+            time_ns: r.get::<_, i64>(0)? as u64,
+            cpu: r.get(1)?,
+            pid: r.get(2)?,
+            tid: r.get(3)?,
+            event: EventIndex(r.get(4)?),
+            raw: r.get(5)?,
+            callchain: chain
+                .unwrap_or_default()
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+                .collect(),
+            rebuilt: r.get::<_, i64>(7)? != 0,
+        })
+    })
     .ctx(q("events"))?;
 
     let symbols = collect(

@@ -22,7 +22,7 @@ use super::layout_json::layout_to_json;
 use super::schema;
 use super::writer::{self, EventTypeRow, Row, WriterTotals};
 use crate::model::FrameOrigin;
-use crate::model::{Instance, SampleMeta};
+use crate::model::{Instance, SampleMeta, Verdict};
 use crate::trace::event::{EventIndex, EventLayout, TraceEvent};
 
 /// Rows the channel holds. At 100k rows/s a commit every 100 ms needs ~10k; the rest is
@@ -369,6 +369,7 @@ impl Recorder {
             type_id: event.event.0,
             raw: event.raw.into(),
             callchain: event.callchain.into(),
+            rebuilt: event.rebuilt,
         });
         Ok(())
     }
@@ -406,6 +407,22 @@ impl Recorder {
         self.send_bulk(Row::Lost { time_ns, cpu, count });
     }
 
+    /// The session's verdict, as the last row of a finished recording: a replay says the
+    /// same, and a file without it was killed or is still being written.
+    pub fn verdict(&mut self, verdict: &Verdict) {
+        let json = serde_json::to_string(verdict).unwrap_or_default();
+        self.meta(schema::VERDICT_META, &json);
+    }
+
+    /// The writer's error, once it has stopped on one (a full disk): every row sent after
+    /// it is dropped. `None` while it runs.
+    pub fn writer_failure(&mut self) -> Option<StoreError> {
+        if self.writer.as_ref().is_some_and(|h| h.is_finished()) {
+            return Some(self.writer_error());
+        }
+        None
+    }
+
     /// Bulk rows dropped so far.
     pub fn dropped(&self) -> u64 {
         self.dropped.load(Ordering::Relaxed)
@@ -424,20 +441,6 @@ impl Recorder {
             Some(Ok(Err(e))) => e,
             Some(Err(_)) => StoreError::WriterGone("the writer thread panicked".into()),
             _ => StoreError::WriterGone("the writer thread has stopped".into()),
-        }
-    }
-
-    /// [`Recorder::finish`] for a live source: `None` when every row made it, else the
-    /// warning to show (rows dropped because the writer fell behind, or the error).
-    pub fn finish_with_warning(self) -> Option<String> {
-        let path = self.path.display().to_string();
-        match self.finish() {
-            Ok(s) if s.rows_dropped > 0 => Some(format!(
-                "session {path}: {} rows written, {} dropped (the writer fell behind)",
-                s.rows_written, s.rows_dropped
-            )),
-            Ok(_) => None,
-            Err(e) => Some(format!("session {path}: {e}")),
         }
     }
 

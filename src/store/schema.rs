@@ -16,6 +16,10 @@ pub const SCHEMA_VERSION: i64 = 2;
 /// session from any other SQLite file.
 pub const APPLICATION_ID: i64 = 0x7066_7363;
 
+/// The `meta` key of a finished recording's verdict (JSON of [`crate::model::Verdict`]):
+/// written last, so a file without it was killed or is still being written.
+pub const VERDICT_META: &str = "verdict";
+
 /// Every table and index of a session, in creation order.
 pub const DDL: &str = "
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -38,7 +42,7 @@ CREATE TABLE event_types (
 CREATE TABLE events (
     id INTEGER PRIMARY KEY, time_ns INTEGER NOT NULL, cpu INTEGER NOT NULL,
     pid INTEGER NOT NULL, tid INTEGER NOT NULL, type_id INTEGER NOT NULL,
-    raw BLOB NOT NULL, callchain BLOB);
+    raw BLOB NOT NULL, callchain BLOB, rebuilt INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX events_by_type_time ON events (type_id, time_ns);
 CREATE TABLE console (id INTEGER PRIMARY KEY, time_ns INTEGER, text TEXT NOT NULL);
 CREATE TABLE markers (id INTEGER PRIMARY KEY, time_ns INTEGER, kind TEXT NOT NULL, text TEXT NOT NULL);

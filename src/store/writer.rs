@@ -62,6 +62,7 @@ pub enum Row {
         type_id: u16,
         raw: Box<[u8]>,
         callchain: Box<[u64]>,
+        rebuilt: bool,
     },
     Console {
         time_ns: Option<u64>,
@@ -126,7 +127,7 @@ impl<'c> Statements<'c> {
             stack_frame: conn.prepare("INSERT INTO stack_frames (stack_id, depth, frame_id) VALUES (?1, ?2, ?3)")?,
             sample: conn.prepare("INSERT INTO samples (time_ns, instance_id, weight, stack_id, meta) VALUES (?1, ?2, ?3, ?4, ?5)")?,
             event_type: conn.prepare("INSERT OR REPLACE INTO event_types (id, system, name, alias, filter, layout_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?,
-            event: conn.prepare("INSERT INTO events (time_ns, cpu, pid, tid, type_id, raw, callchain) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")?,
+            event: conn.prepare("INSERT INTO events (time_ns, cpu, pid, tid, type_id, raw, callchain, rebuilt) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")?,
             console: conn.prepare("INSERT INTO console (time_ns, text) VALUES (?1, ?2)")?,
             marker: conn.prepare("INSERT INTO markers (time_ns, kind, text) VALUES (?1, ?2, ?3)")?,
             symbol: conn.prepare("INSERT OR IGNORE INTO symbols (module, address, name, offset) VALUES (?1, ?2, ?3, ?4)")?,
@@ -187,6 +188,7 @@ fn write_row(st: &mut Statements<'_>, row: Row) -> rusqlite::Result<()> {
             type_id,
             raw,
             callchain,
+            rebuilt,
         } => {
             st.event.execute(params![
                 time_ns as i64,
@@ -195,7 +197,8 @@ fn write_row(st: &mut Statements<'_>, row: Row) -> rusqlite::Result<()> {
                 tid,
                 type_id,
                 &*raw,
-                callchain_blob(&callchain)
+                callchain_blob(&callchain),
+                rebuilt
             ])?;
         }
         Row::Console { time_ns, text } => {

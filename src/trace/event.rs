@@ -166,6 +166,9 @@ pub struct TraceEvent<'a> {
     pub raw: &'a [u8],
     /// Kernel-delivered callchain, leaf first; empty unless the event asked for `stack`.
     pub callchain: &'a [u64],
+    /// perfscope rebuilt this event from other records (a `sched_switch` the kernel did
+    /// not deliver): counted like a delivered one, marked wherever events are listed.
+    pub rebuilt: bool,
 }
 
 /// A [`TraceEvent`] that outlives its buffer: what an analyzer keeps while it waits for
@@ -179,6 +182,7 @@ pub struct OwnedTraceEvent {
     pub event: EventIndex,
     pub raw: Vec<u8>,
     pub callchain: Vec<u64>,
+    pub rebuilt: bool,
 }
 
 impl OwnedTraceEvent {
@@ -191,6 +195,7 @@ impl OwnedTraceEvent {
             event: event.event,
             raw: event.raw.to_vec(),
             callchain: event.callchain.to_vec(),
+            rebuilt: event.rebuilt,
         }
     }
 
@@ -203,6 +208,7 @@ impl OwnedTraceEvent {
             event: self.event,
             raw: &self.raw,
             callchain: &self.callchain,
+            rebuilt: self.rebuilt,
         }
     }
 }
@@ -274,6 +280,7 @@ mod tests {
             event: EventIndex(4),
             raw: &raw,
             callchain: &chain,
+            rebuilt: false,
         };
         let owned = OwnedTraceEvent::from_event(&event);
         let back = owned.as_event();

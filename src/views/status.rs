@@ -102,16 +102,15 @@ pub fn status_parts(snapshot: &Snapshot, info: &StatusInfo, theme: &Theme) -> Ve
         // The engine averages it over the last second.
         parts.push((format!("{:.0} samples/s", stats.samples_per_sec), theme.status, 3));
     }
-    if stats.lost > 0 || stats.dropped > 0 {
-        parts.push((
-            format!(
-                "lost {} · dropped {}",
-                count_label(stats.lost),
-                count_label(stats.dropped)
-            ),
-            theme.warning.patch(theme.status),
-            1,
-        ));
+    // The session's verdict, as the exit code and the reports will say it: what is
+    // missing (warning style), or only what was rebuilt or left unnamed.
+    if let Some(text) = snapshot.verdict.status_text(count_label) {
+        let style = if snapshot.verdict.is_complete() {
+            theme.status
+        } else {
+            theme.warning.patch(theme.status)
+        };
+        parts.push((text, style, 1));
     }
     if let Some(stops) = stats.unwind_stops.filter(|s| s.total() > 0) {
         // The plugin says it once QEMU has exited: how whole the DWARF stacks are.
@@ -236,7 +235,14 @@ mod tests {
             PhaseMarkers::default(),
         );
         snap.stats.source = "assets/tinyk-riscv64.qperf.bin".into();
-        snap.stats.lost = 12;
+        snap.verdict = crate::model::Verdict::new(
+            [crate::model::Finding::new(
+                crate::model::Gap::Lost,
+                Some(12),
+                "ring",
+            )],
+            true,
+        );
         let info = StatusInfo {
             refresh: Duration::from_millis(1000),
             frame_time: Duration::from_micros(2500),
@@ -247,8 +253,12 @@ mod tests {
         render_status(buf.area, &mut buf, &snap, &info, &theme);
         assert_eq!(
             line(&buf, 0),
-            " done  │ 2 samples │ lost 12 · dropped 0 │ window 0.087s–1.646s                 "
+            " done  │ 2 samples │ incomplete: lost 12 │ window 0.087s–1.646s                 "
         );
+        // The verdict's style: a warning while anything is missing.
+        let at = line(&buf, 0).find("incomplete").unwrap();
+        let col = line(&buf, 0)[..at].chars().count() as u16;
+        assert_eq!(buf[(col, 0)].style().fg, theme.warning.patch(theme.status).fg);
         let mut wide = Buffer::empty(Rect::new(0, 0, 120, 1));
         render_status(wide.area, &mut wide, &snap, &info, &theme);
         assert!(

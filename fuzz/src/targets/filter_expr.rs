@@ -68,6 +68,7 @@ pub fn run(data: &[u8]) {
         event: EventIndex(0),
         raw,
         callchain: &[0xffff_ffff_8100_0000],
+        rebuilt: false,
     };
 
     if let Ok(filter) = Filter::compile(&text, &layout) {

@@ -179,6 +179,7 @@ fn record_seed_session() -> Vec<u8> {
             event: EventIndex(0),
             raw: &raw,
             callchain: &[],
+            rebuilt: false,
         };
         recorder.event(&event).expect("record an event");
     }

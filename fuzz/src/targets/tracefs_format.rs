@@ -56,6 +56,7 @@ pub fn run(data: &[u8]) {
             event: EventIndex(0),
             raw,
             callchain: &[],
+            rebuilt: false,
         };
         if let Ok(print) = PrintFmt::compile(&layout) {
             let _ = print.render(&event);

@@ -140,6 +140,7 @@ mod tests {
             event: EventIndex(0),
             raw: &[],
             callchain: &[],
+            rebuilt: false,
         })
     }
 

@@ -119,7 +119,7 @@ pub fn prefixed_event_line(
 ) -> String {
     let (comm, flags, preempt_count) = common_fields(event, layout, comm_of);
     format!(
-        "{prefix:<27}{marker} {comm:>16} {:>6} {} [{:03}] {}.{:06}: {}:{}: {}\n",
+        "{prefix:<27}{marker} {comm:>16} {:>6} {} [{:03}] {}.{:06}: {}:{}: {}{}\n",
         event.tid,
         latency_flags(flags, preempt_count),
         event.cpu,
@@ -127,8 +127,17 @@ pub fn prefixed_event_line(
         event.time_ns % 1_000_000_000 / 1_000,
         layout.system,
         layout.name,
-        escape_controls(&fields_text(event, layout))
+        escape_controls(&fields_text(event, layout)),
+        rebuilt_mark(event)
     )
+}
+
+/// What follows an event perfscope rebuilt (a `sched_switch` the kernel did not deliver,
+/// made from its switch records): every listing of events says which ones it made.
+pub const REBUILT_MARK: &str = "  [rebuilt by perfscope]";
+
+fn rebuilt_mark(event: &TraceEvent<'_>) -> &'static str {
+    if event.rebuilt { REBUILT_MARK } else { "" }
 }
 
 /// What both printers read of an event: its thread's name (as text: the name is whatever
@@ -159,7 +168,7 @@ pub fn tep_event_line(
     let (comm, flags, preempt_count) = common_fields(event, layout, comm_of);
     let micros = event.time_ns.saturating_add(500) / 1_000;
     format!(
-        "{prefix}{comm:>16} {:>6} {} [{:03}] {}.{:06}: {}:{}: {}\n",
+        "{prefix}{comm:>16} {:>6} {} [{:03}] {}.{:06}: {}:{}: {}{}\n",
         event.tid,
         tep_latency_flags(flags, preempt_count),
         event.cpu,
@@ -167,7 +176,8 @@ pub fn tep_event_line(
         micros % 1_000_000,
         layout.system,
         layout.name,
-        escape_controls(&fields_text(event, layout))
+        escape_controls(&fields_text(event, layout)),
+        rebuilt_mark(event)
     )
 }
 

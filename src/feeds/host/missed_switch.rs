@@ -79,6 +79,7 @@ impl Rebuilt {
             event: index,
             raw: &self.raw,
             callchain: &[],
+            rebuilt: true,
         }
     }
 }

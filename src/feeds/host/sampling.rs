@@ -10,6 +10,7 @@ use std::time::Duration;
 use anyhow::Context;
 
 use crate::model::threads::ThreadNames;
+use crate::model::verdict::SourceCounts;
 use crate::sources::clock::monotonic_ns;
 use crate::sources::perf_event::attr::{EventAttr, EventKind, Wakeup};
 use crate::sources::perf_event::reader::{Ordered, PerfEvents, RingOptions};
@@ -59,6 +60,8 @@ pub struct SampleCounters {
     pub unwound_to_root: u64,
     /// Time the reader spent unwinding.
     pub unwind_ns: u64,
+    /// Ring records that did not decode, and throttles.
+    pub source: SourceCounts,
 }
 
 /// What the reader hands the resolver: a sample's addresses, or a side-band record the
@@ -289,6 +292,7 @@ impl SampleSession {
             self.events.flush_ordered(&mut take);
         }
         self.counters.lost = self.events.lost(self.finished);
+        self.counters.source = self.events.source_counts();
     }
 
     pub fn stop(&mut self) {

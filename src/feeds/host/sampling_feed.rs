@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 
 use crate::feeds::{Feed, FeedStatus, RecordOnly, SessionStart, Update};
-use crate::model::{InputInfo, ProfileInfo};
+use crate::model::verdict::SourceCounts;
+use crate::model::{Finding, Gap, InputInfo, ProfileInfo};
 
 use super::dwarf_stacks::{CopyRate, stack_copies};
 use super::options::{HostRunOptions, SamplingOptions};
@@ -116,6 +117,7 @@ impl HostSampleFeed {
             .name("perfscope-resolver".into())
             .spawn(move || {
                 let mut copy_rate = CopyRate::default();
+                let mut said_counts = SourceCounts::default();
                 for (items, counters, end) in raw_rx {
                     let mut samples = Vec::new();
                     resolver.resolve(items, &mut samples);
@@ -134,6 +136,10 @@ impl HostSampleFeed {
                         total: counters.lost,
                         time_ns: last_time,
                     });
+                    if counters.source != said_counts {
+                        said_counts = counters.source;
+                        updates.push(Update::Counts(said_counts));
+                    }
                     if let Some(bytes) = stack_bytes {
                         let now = Instant::now();
                         let rate = copy_rate.note(now, counters.stack_bytes);
@@ -199,7 +205,11 @@ impl Feed for HostSampleFeed {
                 Ok(Batch::Done(reason)) => {
                     let (end, clean) = match reason {
                         Some(reason) => {
-                            out.push(Update::Warning(format!("sampling stopped: {reason}")));
+                            out.push(Update::Finding(Finding::new(
+                                Gap::SourceFailed,
+                                None,
+                                format!("sampling stopped: {reason}"),
+                            )));
                             (format!("sampling stopped: {reason}"), false)
                         }
                         None => ("session ended".to_string(), true),

@@ -18,6 +18,7 @@ use crate::feeds::{EventFormat, Offenders, RecordOnly, RowsUpdate, SessionStart,
 use crate::model::ProfileInfo;
 use crate::model::analysis::{AnalysisRows, AnalysisSchema};
 use crate::model::threads::ThreadNames;
+use crate::model::verdict::SourceCounts;
 use crate::sources::clock::monotonic_ns;
 use crate::sources::perf_event::PerfEventError;
 use crate::sources::perf_event::attr::{EventAttr, Wakeup};
@@ -63,6 +64,8 @@ pub struct TraceCounters {
     pub lost: u64,
     /// Events a user-space filter dropped (filters the kernel refused).
     pub filtered: u64,
+    /// Decode errors and throttles of the rings, and the events perfscope rebuilt.
+    pub source: SourceCounts,
 }
 
 /// The default selectors of an analyzer when the user gives none.
@@ -174,6 +177,8 @@ pub struct TraceSession {
     failure: Option<anyhow::Error>,
     targets: SessionTargets,
     pub counters: TraceCounters,
+    /// The source counts last handed over (only a change is news).
+    said_counts: SourceCounts,
     finished: bool,
     /// `-N`: end after this many events past their filters.
     exit_after: Option<u64>,
@@ -495,6 +500,7 @@ impl TraceSession {
             failure: None,
             targets,
             counters: TraceCounters::default(),
+            said_counts: SourceCounts::default(),
             finished: false,
             exit_after: run.exit_after,
             last_drain_records: 0,
@@ -647,6 +653,15 @@ impl TraceSession {
                 time_ns: self.cell,
             });
         }
+        let source = SourceCounts {
+            rebuilt: self.counters.source.rebuilt,
+            ..self.events.source_counts()
+        };
+        if source != self.said_counts {
+            self.said_counts = source;
+            self.out.push(Update::Counts(source));
+        }
+        self.counters.source = source;
     }
 
     /// Read the rings a last time, release the records still held for ordering and
@@ -977,6 +992,9 @@ impl EventSink<'_> {
         *self.cell = Some(cell);
         *self.cell_events += 1;
         self.counters.events += 1;
+        if event.rebuilt {
+            self.counters.source.rebuilt += 1;
+        }
         self.analysis.feed(&event);
         if let Some(lines) = self.event_lines
             && let Some(line) = lines.line(&event, self.names)

@@ -13,7 +13,7 @@ use anyhow::Context;
 
 use crate::analyzers::options::TraceOptions;
 use crate::feeds::{Feed, FeedStatus, Update};
-use crate::model::InputInfo;
+use crate::model::{Finding, Gap, InputInfo};
 
 use super::options::HostRunOptions;
 use super::tracing::{TraceCounters, TraceSession};
@@ -185,7 +185,11 @@ impl Feed for HostTraceFeed {
                     }
                     match error {
                         Some(e) => {
-                            out.push(Update::Warning(format!("tracing stopped: {e}")));
+                            out.push(Update::Finding(Finding::new(
+                                Gap::SourceFailed,
+                                None,
+                                format!("tracing stopped: {e}"),
+                            )));
                             out.push(self.input(format!("tracing stopped: {e}"), false));
                         }
                         None => out.push(self.input("session ended".into(), true)),

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use rustc_hash::FxHashMap;
 
+use crate::model::verdict::SourceCounts;
 use crate::trace::event::{EventIndex, TraceEvent};
 
 use super::attr::{EventAttr, EventKind};
@@ -61,6 +62,7 @@ impl<'a> RecordRef<'a> {
             raw: s.raw,
             // Ring records are u64-aligned, so the slice view always exists for them.
             callchain: s.callchain.as_words().unwrap_or(&[]),
+            rebuilt: false,
         })
     }
 
@@ -191,6 +193,7 @@ impl Decoding {
             raw: fields.raw,
             // Ring records are u64-aligned, so the slice view always exists for them.
             callchain: fields.callchain.as_words().unwrap_or(&[]),
+            rebuilt: false,
         })
     }
 
@@ -436,6 +439,16 @@ impl PerfEvents {
                 ..r.counters
             })
             .collect()
+    }
+
+    /// What the rings counted beside their records: records that did not decode, and
+    /// THROTTLE records (times the kernel stopped sampling an event for a tick).
+    pub fn source_counts(&self) -> SourceCounts {
+        SourceCounts {
+            decode_errors: self.rings.iter().map(|r| r.counters.decode_errors).sum(),
+            throttles: self.rings.iter().map(|r| r.counters.throttles).sum(),
+            ..SourceCounts::default()
+        }
     }
 
     /// Lost records over all rings (LOST + LOST_SAMPLES).

@@ -23,6 +23,7 @@ fn event(raw: &[u8]) -> TraceEvent<'_> {
         event: EventIndex(0),
         raw,
         callchain: &[],
+        rebuilt: false,
     }
 }
 

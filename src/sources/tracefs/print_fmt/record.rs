@@ -87,6 +87,7 @@ impl<'l> Record<'l> {
             event: EventIndex(0),
             raw: &self.raw,
             callchain: &[],
+            rebuilt: false,
         }
     }
 }
