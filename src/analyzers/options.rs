@@ -51,6 +51,59 @@ pub enum AnalyzerKind {
 }
 
 impl AnalyzerKind {
+    /// Whether `-k` (the default key of events without `key=`) means anything to it.
+    pub fn uses_key(self) -> bool {
+        use AnalyzerKind::*;
+        matches!(
+            self,
+            MultiTraceDelay
+                | MultiTracePair
+                | Top
+                | Trace
+                | Kmemleak
+                | Kmemprof
+                | NestedTraceCallDelay
+                | NestedTraceCall
+                | NestedTraceDelay
+        )
+    }
+
+    /// Whether `--perins` splits its statistics (percpu-stat is per CPU anyway).
+    pub fn uses_perins(self) -> bool {
+        use AnalyzerKind::*;
+        matches!(
+            self,
+            Syscalls
+                | Rundelay
+                | MultiTraceDelay
+                | MultiTracePair
+                | Stat
+                | Hrcount
+                | TaskState
+                | NumDist
+                | KvmExit
+        )
+    }
+
+    /// Whether `--than` has latencies (or ages) to hold against.
+    pub fn uses_than(self) -> bool {
+        use AnalyzerKind::*;
+        matches!(
+            self,
+            Syscalls
+                | Rundelay
+                | MultiTraceDelay
+                | MultiTracePair
+                | TaskState
+                | KvmExit
+                | Blktrace
+                | Kmemleak
+                | NestedTraceCallDelay
+                | NestedTraceCall
+                | NestedTraceDelay
+        )
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             AnalyzerKind::Syscalls => "syscalls",
@@ -212,6 +265,30 @@ pub struct TraceOptions {
 pub const COUNTER_INTERVAL_MS: u64 = 1000;
 
 impl TraceOptions {
+    /// The shared tracepoint flags given that this analyzer does not use (`-k`,
+    /// `--perins`, `--than`), each with why: a flag is honoured or refused, never ignored.
+    pub fn unused_flags(&self) -> Vec<String> {
+        let a = self.analyzer;
+        let name = a.name();
+        let mut out = Vec::new();
+        if self.key.is_some() && !a.uses_key() {
+            out.push(format!(
+                "{name} keys its events itself: -k is not one of its options"
+            ));
+        }
+        if self.perins && !a.uses_perins() {
+            out.push(format!(
+                "{name} has no per-instance split: --perins is not one of its options"
+            ));
+        }
+        if self.than_ns.is_some() && !a.uses_than() {
+            out.push(format!(
+                "{name} has no latency to hold against --than: it is not one of its options"
+            ));
+        }
+        out
+    }
+
     /// `-k`: the key of events without their own `key=`, parsed (an error names `-k`).
     pub fn default_key(&self) -> anyhow::Result<Option<crate::trace::expr::Expr>> {
         self.key

@@ -25,6 +25,12 @@ pub const USAGE: u8 = 2;
 /// Finished, results written, but data is missing.
 pub const INCOMPLETE: u8 = EXIT_INCOMPLETE;
 
+/// A command line that is wrong in a way the argument parser cannot see (a flag the
+/// analyzer does not use, a value out of range): exit 2, as the parser's own errors.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
 /// How a command that ran to its end finished.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum Outcome {
@@ -81,7 +87,11 @@ pub fn exit_code(result: anyhow::Result<Outcome>) -> ExitCode {
         }
         Err(e) => {
             eprintln!("perfscope: {e:#}");
-            ExitCode::from(ERROR)
+            ExitCode::from(if e.downcast_ref::<UsageError>().is_some() {
+                USAGE
+            } else {
+                ERROR
+            })
         }
     }
 }

@@ -68,13 +68,18 @@ pub struct HostArgs {
     /// `-o`: implies the text output.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Where the export key (and a batch sampling run) writes: <DIR>/perf/<arch>/latest/.
-    #[arg(long, value_name = "DIR", default_value = "perfscope-out")]
-    pub out: PathBuf,
+    /// Where the artifact set goes: <DIR>/perf/<arch>/latest/ (default perfscope-out). The
+    /// export key and `top --no-tui` write there; a text run of an analyzer or of
+    /// `profile` writes the artifact set too when --out is given.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
     /// A command to start and watch (after `--`); perfscope stops when it exits.
     #[arg(last = true, value_name = "WORKLOAD")]
     pub workload: Vec<String>,
 }
+
+/// Where artifacts go when `--out` is not given.
+pub const DEFAULT_OUT: &str = "perfscope-out";
 
 impl HostArgs {
     /// perf-prof's discipline: text when asked (`--no-tui`, `-o FILE`) or when stdout is
@@ -120,7 +125,7 @@ impl HostArgs {
             },
             record: self.record.clone(),
             duration,
-            out: self.out.clone(),
+            out: self.out.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_OUT)),
             exit_after: self.exit_n,
         })
     }

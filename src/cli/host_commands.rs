@@ -24,7 +24,7 @@ use crate::trace::expr::BoundExpr;
 use crate::views::ViewKind;
 
 use super::event_commands::{self, ExprArgs, ListArgs, TraceEventsArgs};
-use super::exit::Outcome;
+use super::exit::{Outcome, UsageError};
 use super::host::{HostArgs, ImplArg, LatencyWorkflowArgs, MultiTraceArgs, SamplingArgs, TraceArgs};
 use super::profile_command::ProfileArgs;
 use super::tui::TuiArgs;
@@ -397,7 +397,31 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
             trace.only_comm = a.only_comm;
             run_trace_command(&a.host, &trace, &a.tui)
         }
-        HostCommand::Top(a) => run_sampling(&a.host, &a.sampling, &a.tui),
+        HostCommand::Top(a) => {
+            // Without -e, top samples stacks: the key/value table's flags mean nothing.
+            let t = &a.trace;
+            let given: Vec<&str> = [
+                (t.key.is_some(), "-k"),
+                (t.perins, "--perins"),
+                (t.than.is_some(), "--than"),
+                (t.interval.is_some(), "-i"),
+                (a.only_comm, "--only-comm"),
+            ]
+            .into_iter()
+            .filter_map(|(set, flag)| set.then_some(flag))
+            .collect();
+            if !given.is_empty() {
+                return Err(UsageError(format!(
+                    "{} {} for top -e (a key/value table of tracepoint fields); sampling top \
+                     (no -e) takes none: drop {}, or give -e EVENT",
+                    given.join(", "),
+                    if given.len() == 1 { "is" } else { "are" },
+                    if given.len() == 1 { "it" } else { "them" },
+                ))
+                .into());
+            }
+            run_sampling(&a.host, &a.sampling, &a.tui)
+        }
         HostCommand::Profile(a) => super::profile_command::run_profile(&a),
         HostCommand::Syscalls(a) => {
             run_trace_command(&a.host, &a.trace.options(AnalyzerKind::Syscalls), &a.tui)
@@ -556,7 +580,7 @@ pub(crate) fn recorder(run: &HostRunOptions, force: bool, kind: &str) -> anyhow:
     }
 }
 
-fn export_request(run: &HostRunOptions) -> ExportRequest {
+pub(crate) fn export_request(run: &HostRunOptions) -> ExportRequest {
     ExportRequest {
         // The same directory a replay of the recorded session (meta `arch`) writes to.
         arch: Some(std::env::consts::ARCH.into()),
@@ -613,11 +637,21 @@ pub(crate) fn run_sampling(
     Outcome::of_verdict(&end.verdict)
 }
 
+/// A flag the analyzer would ignore is refused before anything starts.
+fn refuse_unused_flags(trace: &TraceOptions) -> anyhow::Result<()> {
+    let unused = trace.unused_flags();
+    if unused.is_empty() {
+        return Ok(());
+    }
+    Err(UsageError(format!("{} (drop it)", unused.join("; "))).into())
+}
+
 pub(crate) fn run_trace_command(
     host: &HostArgs,
     trace: &TraceOptions,
     tui: &TuiArgs,
 ) -> anyhow::Result<Outcome> {
+    refuse_unused_flags(trace)?;
     if host.text_output() {
         return run_trace_text(host, trace, None, None);
     }
@@ -667,6 +701,7 @@ pub(crate) fn run_trace_text(
     evaluate: Option<(String, BoundExpr)>,
     folded: Option<&mut FoldedStacks>,
 ) -> anyhow::Result<Outcome> {
+    refuse_unused_flags(trace)?;
     let run = run_options(host)?;
     let recording = recorder(&run, host.force, "host-trace")?;
     let feed = HostTraceFeed::start(&run, trace)?;
@@ -689,7 +724,8 @@ pub(crate) fn run_trace_text(
         Box::new(feed),
         Headless {
             selection: Selection::all(),
-            export: None,
+            // The text is perf-prof's; `--out DIR` asks for the artifact set beside it.
+            export: host.out.is_some().then(|| export_request(&run)),
             recording,
             progress: None,
         },

@@ -83,7 +83,12 @@ pub fn run_profile(args: &ProfileArgs) -> anyhow::Result<Outcome> {
         Box::new(feed),
         Headless {
             selection: Selection::all(),
-            export: None,
+            // perf-prof's text on stdout; `--out DIR` asks for the artifact set beside it.
+            export: args
+                .host
+                .out
+                .is_some()
+                .then(|| super::host_commands::export_request(&run)),
             recording,
             progress: None,
         },

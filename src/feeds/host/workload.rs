@@ -25,6 +25,9 @@ impl CorkedWorkload {
         if argv.is_empty() {
             bail!("the workload after `--` is empty");
         }
+        // A program that cannot run is an error before anything starts (as a shell's
+        // "not found"), not a session that ends with nothing in it.
+        runnable(&argv[0])?;
         let args: Vec<CString> = argv
             .iter()
             .map(|a| CString::new(a.as_bytes()))
@@ -108,6 +111,43 @@ impl CorkedWorkload {
             self.status = Some(128 + libc::SIGKILL);
         }
     }
+}
+
+/// Where `execvp` would find `program`, or why it would not: a path (with a `/`) must be
+/// an executable file; a bare name is looked up in `$PATH` (execvp's default without it).
+fn runnable(program: &str) -> anyhow::Result<std::path::PathBuf> {
+    use std::path::{Path, PathBuf};
+    let executable = |path: &Path| -> std::io::Result<()> {
+        let meta = std::fs::metadata(path)?;
+        if meta.is_dir() {
+            return Err(std::io::Error::from_raw_os_error(libc::EISDIR));
+        }
+        let c = CString::new(path.as_os_str().as_encoded_bytes())
+            .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+        // SAFETY: a NUL-terminated path.
+        if unsafe { libc::access(c.as_ptr(), libc::X_OK) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
+    };
+    if program.contains('/') {
+        let path = PathBuf::from(program);
+        return match executable(&path) {
+            Ok(()) => Ok(path),
+            Err(e) => bail!("cannot run the workload {program}: {e}"),
+        };
+    }
+    let search = std::env::var_os("PATH").unwrap_or_else(|| "/bin:/usr/bin".into());
+    for dir in std::env::split_paths(&search) {
+        let path = dir.join(program);
+        if executable(&path).is_ok() {
+            return Ok(path);
+        }
+    }
+    bail!(
+        "cannot run the workload {program}: no executable of that name in PATH ({})",
+        search.to_string_lossy()
+    )
 }
 
 /// Wait (a bounded while) until the forked child sleeps in the read of its start pipe.
@@ -199,8 +239,13 @@ mod tests {
     }
 
     #[test]
-    fn a_missing_program_exits_127() {
-        let mut w = CorkedWorkload::spawn(&["/nonexistent/prog".to_string()]).unwrap();
+    fn a_program_whose_exec_fails_exits_127() {
+        // Runnable as far as a check before the fork can tell; its interpreter is missing.
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("script");
+        std::fs::write(&script, "#!/nonexistent/interpreter\n").unwrap();
+        std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let mut w = CorkedWorkload::spawn(&[script.to_str().unwrap().to_string()]).unwrap();
         w.release();
         let deadline = Instant::now() + Duration::from_secs(10);
         while w.try_wait().is_none() {
@@ -209,5 +254,30 @@ mod tests {
         }
         assert_eq!(w.try_wait(), Some(127), "exec failed: exit 127 as a shell says");
         assert!(CorkedWorkload::spawn(&[]).is_err());
+    }
+
+    #[test]
+    fn a_program_that_cannot_run_is_refused_before_the_fork_with_the_reason() {
+        let err = |argv0: &str| {
+            CorkedWorkload::spawn(&[argv0.to_string()])
+                .err()
+                .map(|e| format!("{e:#}"))
+                .unwrap_or_else(|| panic!("{argv0} was started"))
+        };
+        let e = err("/nonexistent/cmd");
+        assert!(
+            e.contains("/nonexistent/cmd") && e.contains("No such file"),
+            "{e}"
+        );
+        let e = err("/tmp");
+        assert!(e.contains("/tmp") && e.contains("directory"), "{e}");
+        let dir = tempfile::tempdir().unwrap();
+        let plain = dir.path().join("data.txt");
+        std::fs::write(&plain, "not a program").unwrap();
+        let e = err(plain.to_str().unwrap());
+        assert!(e.contains("Permission denied"), "{e}");
+        let e = err("perfscope-no-such-program");
+        assert!(e.contains("no executable of that name in PATH"), "{e}");
+        assert_eq!(runnable("sh").unwrap().file_name().unwrap(), "sh");
     }
 }
