@@ -496,3 +496,54 @@ fn the_tui_exits_3_after_a_session_that_lost_records() {
     assert!(screen.contains("perfscope-exit=3"), "{screen}");
     assert!(screen.contains("perfscope: incomplete: lost "), "{screen}");
 }
+
+/// Switches the kernel does not deliver (here: every switch away from the idle task) are
+/// rebuilt from switch records: each is marked in the listing, and the verdict counts
+/// exactly the marked ones — said, but not a reason for exit 3.
+#[test]
+fn rebuilt_switches_are_marked_in_the_listing_and_counted_in_the_verdict() {
+    ensure_tracefs();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    // System-wide (switch records come on CPU rings), beside a sleeper: its CPU goes
+    // idle and comes back from idle every 10 ms.
+    let mut sleeper = Command::new("sh")
+        .args(["-c", "while :; do sleep 0.01; done"])
+        .spawn()
+        .unwrap();
+    let o = perfscope(&[
+        "trace",
+        "-e",
+        "sched:sched_switch",
+        "--no-tui",
+        "--duration",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    sleeper.kill().unwrap();
+    sleeper.wait().unwrap();
+    let report = check_report(&o, &out);
+    let marked = text(&o.stdout)
+        .lines()
+        .filter(|l| l.ends_with("[rebuilt by perfscope]"))
+        .count() as u64;
+    assert!(
+        marked > 0,
+        "no switch away from idle was rebuilt:\n{}",
+        text(&o.stdout)
+    );
+    assert_eq!(
+        count_of(&report, "rebuilt"),
+        Some(marked),
+        "{:#}",
+        report["verdict"]
+    );
+    let rebuilt = report["verdict"]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["gap"] == "rebuilt")
+        .unwrap();
+    assert_eq!(rebuilt["makes_incomplete"], false);
+}

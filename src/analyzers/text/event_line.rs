@@ -248,6 +248,64 @@ pub fn slow_pair_lines(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analyzers::latency::PairPrint;
+    use crate::trace::event::{EventIndex, OwnedTraceEvent};
+
+    fn switch(time_ns: u64, rebuilt: bool) -> OwnedTraceEvent {
+        OwnedTraceEvent {
+            time_ns,
+            cpu: 1,
+            pid: 7,
+            tid: 7,
+            event: EventIndex(0),
+            raw: vec![0; 8],
+            callchain: vec![],
+            rebuilt,
+        }
+    }
+
+    /// Every listing of events — trace lines, both printers, `--than` pairs and their
+    /// `--detail` events — says which events perfscope rebuilt, and only those.
+    #[test]
+    fn rebuilt_events_are_marked_wherever_events_are_listed() {
+        let layout = EventLayout {
+            system: "sched".into(),
+            name: "sched_switch".into(),
+            id: 1,
+            fields: vec![],
+            print_fmt: String::new(),
+        };
+        let wall = WallClock {
+            year: 2026,
+            month: 12,
+            day: 7,
+            hour: 18,
+            minute: 0,
+            second: 0,
+            microsecond: 0,
+        };
+        let comm = |_: u32| Some("dd".to_string());
+        let fields = |_: &TraceEvent<'_>, _: &EventLayout| "prev_comm=dd".to_string();
+        for rebuilt in [false, true] {
+            let owned = switch(5_000, rebuilt);
+            let line = event_line(&wall, ' ', &owned.as_event(), &layout, &comm, &fields);
+            let tep = tep_event_line("", &owned.as_event(), &layout, &comm, &fields);
+            for text in [&line, &tep] {
+                assert_eq!(text.ends_with(&format!("{REBUILT_MARK}\n")), rebuilt, "{text}");
+                assert!(text.contains("prev_comm=dd"), "{text}");
+            }
+        }
+        let mut pair = SlowPair::new(
+            switch(1_000, false),
+            &switch(9_000, true).as_event(),
+            8_000,
+            PairPrint::TraceLines,
+        );
+        pair.detail = vec![switch(4_000, true), switch(5_000, false)];
+        let text = slow_pair_lines(&[pair], &[layout], &|_| wall, &comm, &fields, None);
+        let marked: Vec<bool> = text.lines().map(|l| l.ends_with(REBUILT_MARK)).collect();
+        assert_eq!(marked, [false, true, false, true], "{text}");
+    }
 
     #[test]
     fn flags_read_as_ftrace_prints_them() {
