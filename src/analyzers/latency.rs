@@ -69,6 +69,9 @@ pub enum PairPrint {
     /// task-state: libtraceevent's lines under `task-state: PID COMM WAIT|RUNDELAY N ms`
     /// — task `pid` slept (`run_delay` false) or waited for a CPU that long.
     TaskState { pid: u32, run_delay: bool },
+    /// num-dist: one event whose value passed `--than` (the pair's `second`; `first` is the
+    /// same event), its `tp_print_event` line alone.
+    Event,
 }
 
 /// A bounded FIFO of [`SlowPair`]s: when full, new pairs are counted as dropped (the

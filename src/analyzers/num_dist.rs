@@ -8,11 +8,12 @@
 //! mergeable distributions as latencies, so the engine keeps them per slice. p99 comes
 //! from the log-linear histogram (within 1/128 of the value; perf-prof uses a t-digest).
 
+use super::latency::{PairPrint, SlowPair, SlowPairQueue};
 use super::{Analyzer, AnalyzerError};
 use crate::model::analysis::{
     AnalysisRows, AnalysisSchema, LatencyKey, LatencyRows, LatencyStats, NumDistSchema,
 };
-use crate::trace::event::TraceEvent;
+use crate::trace::event::{OwnedTraceEvent, TraceEvent};
 use crate::trace::expr::BoundExpr;
 
 /// What `--perins` splits the distributions by.
@@ -33,11 +34,20 @@ pub struct NumDistAnalyzer {
     events: Vec<NumEvent>,
     /// `Some` with `--perins`.
     instance: Option<NumInstance>,
+    /// `--than V`: values above it are counted, and their events listed (perf-prof prints
+    /// each such event's line, and its stack).
+    than: Option<u64>,
     rows: LatencyRows,
+    over: SlowPairQueue,
 }
 
 impl NumDistAnalyzer {
-    pub fn new(events: Vec<NumEvent>, instance: Option<NumInstance>) -> Result<Self, AnalyzerError> {
+    pub fn new(
+        events: Vec<NumEvent>,
+        instance: Option<NumInstance>,
+        than: Option<u64>,
+        capacity: usize,
+    ) -> Result<Self, AnalyzerError> {
         if events.is_empty() {
             return Err(AnalyzerError::Config(
                 "num-dist needs events with num=EXPR: -e 'sys:name//num=FIELD/'".into(),
@@ -46,8 +56,16 @@ impl NumDistAnalyzer {
         Ok(Self {
             events,
             instance,
+            than,
             rows: LatencyRows::default(),
+            over: SlowPairQueue::new(capacity),
         })
+    }
+
+    /// The events whose value passed `--than` since the last call, and how many did not
+    /// fit the queue.
+    pub fn take_slow_pairs(&mut self) -> (Vec<SlowPair>, u64) {
+        self.over.take()
     }
 
     fn schema_of(&self) -> NumDistSchema {
@@ -129,7 +147,16 @@ impl Analyzer for NumDistAnalyzer {
             series: index as u64,
         };
         // perf-prof keeps the value as u64: -1 is 18446744073709551615.
-        self.rows.rows.entry(key).or_default().record(value as u64, None);
+        let value = value as u64;
+        self.rows.rows.entry(key).or_default().record(value, self.than);
+        if self.than.is_some_and(|than| value > than) {
+            if self.over.has_room() {
+                let own = OwnedTraceEvent::from_event(event);
+                self.over.push(SlowPair::new(own, event, value, PairPrint::Event));
+            } else {
+                self.over.note_dropped();
+            }
+        }
     }
 
     /// Values are independent of each other: nothing pending to drop.

@@ -85,12 +85,13 @@ impl AnalyzerKind {
         )
     }
 
-    /// Whether `--than` has latencies (or ages) to hold against.
+    /// Whether `--than` has latencies (ages, num-dist's values) to hold against.
     pub fn uses_than(self) -> bool {
         use AnalyzerKind::*;
         matches!(
             self,
             Syscalls
+                | NumDist
                 | Rundelay
                 | MultiTraceDelay
                 | MultiTracePair

@@ -378,11 +378,11 @@ impl Analysis {
             Kind::Blktrace(a) => a.take_slow_pairs(),
             Kind::KvmExit(a) => a.take_slow_pairs(),
             Kind::Nested(a) => a.take_slow_pairs(),
+            Kind::NumDist(a) => a.take_slow_pairs(),
             Kind::Top(_)
             | Kind::Stat(_)
             | Kind::PageFaults(_)
             | Kind::OnCpu(_)
-            | Kind::NumDist(_)
             | Kind::Hrtimer(_)
             | Kind::Watchdog(_)
             | Kind::Kmemleak(_)
@@ -594,7 +594,7 @@ fn num_dist(
     } else {
         NumInstance::Cpu
     });
-    Ok(NumDistAnalyzer::new(nums, instance)?)
+    Ok(NumDistAnalyzer::new(nums, instance, options.than_ns, SLOW_PAIRS)?)
 }
 
 /// `-k EXPR` bound to one event's layout, or its own `key=`.

@@ -5,7 +5,7 @@
 //! its recording stored. One function, so the exit code, the reports, the status line and
 //! a recording can only ever say the same thing.
 
-use crate::model::{Finding, Gap, Verdict, WindowInfo};
+use crate::model::{Finding, Gap, Target, Verdict, WindowInfo};
 
 use super::ModelState;
 
@@ -60,7 +60,10 @@ pub fn verdict(state: &ModelState) -> Verdict {
         }
     }
     let has_data = stats.samples > 0 || stats.events > 0;
-    if stats.finished && !has_data {
+    // A recording or a guest run without a sample is missing everything; a host session
+    // that saw no event measured zero (`-p 1` while init slept), which is a figure.
+    let host = Target::of(&provenance.source_kind, &input.kind) == Target::Host;
+    if stats.finished && !has_data && !host {
         findings.push(Finding::new(
             Gap::NoData,
             None,
@@ -135,6 +138,10 @@ mod tests {
         let mut live = finished(0);
         live.stats.finished = false;
         assert_eq!(verdict(&live).exit_code(), 0);
+        // A host session that saw no event measured zero events: complete.
+        let mut host = finished(0);
+        host.provenance.source_kind = "host-trace".into();
+        assert_eq!(verdict(&host).exit_code(), 0);
     }
 
     #[test]

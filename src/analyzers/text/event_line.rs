@@ -203,7 +203,7 @@ pub fn slow_pair_lines(
             let event = owned.as_event();
             let layout = layouts.get(usize::from(event.event.0))?;
             Some(match pair.print {
-                PairPrint::TraceLines => {
+                PairPrint::TraceLines | PairPrint::Event => {
                     prefixed_event_line(prefix, ' ', &event, layout, comm_of, fields_text)
                 }
                 PairPrint::TepLines | PairPrint::TaskState { .. } => {
@@ -226,6 +226,12 @@ pub fn slow_pair_lines(
                 if run_delay { "RUNDELAY" } else { "WAIT" },
                 pair.latency_ns / 1_000_000
             ));
+        }
+        if pair.print == PairPrint::Event {
+            // One event over the threshold: its line and its stack.
+            out.extend(line(&wall_of(pair.second.time_ns).prefix(), &pair.second));
+            out.push_str(&stack(1, &pair.second));
+            continue;
         }
         out.extend(line(&wall_of(pair.first.time_ns).prefix(), &pair.first));
         out.push_str(&stack(0, &pair.first));
