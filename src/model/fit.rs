@@ -183,9 +183,9 @@ pub fn wrap_columns(s: &str, width: usize) -> Vec<String> {
 }
 
 /// A `/`-separated path in at most `width` columns with `…` in the middle: the head, and
-/// as many whole trailing components as fit in two thirds of the width (the file or
-/// directory it names stays); a last component too long for that is cut in the middle
-/// itself. Control characters are shown as escapes.
+/// the last component whole (the file or directory it names), with as many components
+/// before it as fit in two thirds of the width; a last component too long for the width
+/// is cut in the middle itself. Control characters are shown as escapes.
 pub fn truncate_path(path: &str, width: usize) -> Cow<'_, str> {
     escaped_then(path, width, cut_path)
 }
@@ -198,12 +198,16 @@ fn cut_path(path: &str, width: usize) -> Cow<'_, str> {
         return cut_end(path, width);
     }
     let room = (width - 1) * 2 / 3;
-    // Suffixes that start at a `/`, shortest first; the longest that fits stays whole.
-    let tail = path
-        .rmatch_indices('/')
-        .map(|(at, _)| &path[at..])
-        .take_while(|tail| display_width(tail) <= room)
-        .last();
+    // Suffixes that start at a `/`, shortest first: the last component may take all but
+    // one column of head, more components two thirds of the width.
+    let mut tail = None;
+    for (i, (at, _)) in path.rmatch_indices('/').enumerate() {
+        let limit = if i == 0 { width - 2 } else { room };
+        if display_width(&path[at..]) > limit {
+            break;
+        }
+        tail = Some(&path[at..]);
+    }
     match tail {
         Some(tail) => Cow::Owned(head_ellipsis_tail(path, tail, width)),
         None => cut_middle(path, width),
