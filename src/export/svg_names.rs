@@ -4,8 +4,8 @@
 //! the SVG text, `..` and the end in the page's script), which keeps a generic argument
 //! of a long Rust name and loses its method. Here every frame's text is refitted with
 //! [`fit_name`] to the characters inferno allowed it, and the script gets each long
-//! name's shorter forms ([`name_forms`], then `…::method`) to try, longest first, before
-//! its own cut when the page is resized or zoomed. The `<title>` keeps the full name (the
+//! name's shorter forms ([`name_forms`], then `…::method`, then the method) to try,
+//! longest first, before its own cut when the page is resized or zoomed. The `<title>` keeps the full name (the
 //! tooltip and the details line show it).
 
 use std::io;
@@ -84,12 +84,13 @@ fn label(name: &str, written: &str) -> String {
 }
 
 /// What the script may try for `name` before cutting it: its shorter forms, then its
-/// method alone after `…`; nothing for a name without them.
+/// method after `…`, then the method alone; nothing for a name without them.
 fn shorter_forms(name: &str) -> Option<Value> {
     let f = name_forms(name);
     let mut list: Vec<Value> = f.forms.iter().map(|s| Value::from(s.as_str())).collect();
     if let Some(tail) = f.tail(name) {
         list.push(Value::from(format!("…{tail}")));
+        list.push(Value::from(&tail[2..]));
     }
     (!list.is_empty()).then(|| Value::Array(list))
 }
@@ -174,7 +175,7 @@ mod tests {
     #[test]
     fn the_script_tries_the_forms_before_cutting() {
         let svg = svg_of(&[format!("kmain;{WRITE_AT} 30"), "kmain;idle 70".into()]);
-        let forms = "var perfscope_forms = {\"\\u003cax_fs_ng::file::handle::FileHandle\\u003cax_sync::mutex::RawMutex\\u003e as ax_io::Write\\u003e::write_at::\\u003c\\u0026mut dyn starry_kernel::file::ReadBuf\\u003e\":[\"\\u003cax_fs_ng::file::handle::FileHandle\\u003c…\\u003e as ax_io::Write\\u003e::write_at::\\u003c…\\u003e\",\"\\u003cFileHandle\\u003c…\\u003e as Write\\u003e::write_at::\\u003c…\\u003e\",\"\\u003cFileHandle as Write\\u003e::write_at\",\"…::write_at\"]};";
+        let forms = "var perfscope_forms = {\"\\u003cax_fs_ng::file::handle::FileHandle\\u003cax_sync::mutex::RawMutex\\u003e as ax_io::Write\\u003e::write_at::\\u003c\\u0026mut dyn starry_kernel::file::ReadBuf\\u003e\":[\"\\u003cax_fs_ng::file::handle::FileHandle\\u003c…\\u003e as ax_io::Write\\u003e::write_at::\\u003c…\\u003e\",\"\\u003cFileHandle\\u003c…\\u003e as Write\\u003e::write_at::\\u003c…\\u003e\",\"\\u003cFileHandle as Write\\u003e::write_at\",\"…::write_at\",\"write_at\"]};";
         assert!(svg.contains(forms), "{svg}");
         assert_eq!(svg.matches("perfscope_shorter(txt, function").count(), 2);
         // C names get no entry; the script ends nowhere but where inferno ends it.
