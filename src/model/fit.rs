@@ -278,6 +278,53 @@ mod tests {
         assert_eq!(fit_name("evil\x1b[2J::run", 40), "evil\\e[2J::run");
     }
 
+    /// Bracket soups, arrows, closures and wide characters: every width is kept, every
+    /// form is narrower than the one before, every tail starts at a `::` — and nothing
+    /// panics.
+    #[test]
+    fn random_names_always_fit() {
+        use crate::model::name_forms::name_forms;
+        use crate::model::test_rng::TestRng;
+        const PIECES: [&str; 16] = [
+            "a",
+            "Type",
+            "::",
+            "<",
+            ">",
+            "(",
+            ")",
+            "{{closure}}",
+            " as ",
+            "->",
+            "&mut ",
+            "日本",
+            "…",
+            "_",
+            "[",
+            "]",
+        ];
+        let mut rng = TestRng::new(0x5eed);
+        for _ in 0..3000 {
+            let len = rng.next_u64() % 24;
+            let name: String = (0..len)
+                .map(|_| PIECES[(rng.next_u64() % PIECES.len() as u64) as usize])
+                .collect();
+            let forms = name_forms(&name);
+            let mut previous = display_width(&name);
+            for form in &forms.forms {
+                assert!(display_width(form) < previous, "{name:?}: {forms:?}");
+                previous = display_width(form);
+            }
+            if let Some(tail) = forms.tail(&name) {
+                assert!(tail.starts_with("::"), "{name:?}: {forms:?}");
+            }
+            for width in 0..=display_width(&name) + 1 {
+                let fitted = fit_name(&name, width);
+                assert!(display_width(&fitted) <= width, "{name:?} at {width}: {fitted:?}");
+            }
+        }
+    }
+
     #[test]
     fn breadcrumb_names_shorten_and_long_names_wrap() {
         assert_eq!(shortest_name(WRITE_AT), "<FileHandle as Write>::write_at");
