@@ -9,3 +9,4 @@
 pub mod event;
 pub mod event_help;
 pub mod expr;
+pub mod field_units;

@@ -281,7 +281,7 @@ fn reset_sliding_and_timeline_windows_apply_to_the_analysis_and_export_writes_it
     assert_eq!(report["analysis"]["events"], analysis.events);
     let md = std::fs::read_to_string(work.join("report.md")).unwrap();
     assert!(md.contains("## Latency") && md.contains("`read(0)`"), "{md}");
-    let message = app.message.clone().unwrap_or_default();
+    let message = app.message.clone().unwrap_or_default().to_string();
     let files = message
         .split_whitespace()
         .nth(1)

@@ -1,6 +1,7 @@
 //! `num-dist` end to end on real tracefs (as root): a child reads 1, 2, …, N bytes, and
 //! the distribution of `count` (sys_enter_read) and `ret` (sys_exit_read) is exactly
-//! that — calls, total, min, avg, max — with p99 within the histogram's error.
+//! that — calls, total, min, avg, max — with p99 within the histogram's error; the sizes
+//! stay numbers (no `ns`) in the Latency view's series and every artifact.
 
 mod common;
 
@@ -8,6 +9,8 @@ use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
 use common::host::{TextTable, build_fixture, ensure_tracefs, perfscope_ok, text_tables, trace_summary};
+use perfscope::model::units::ValueUnit;
+use perfscope::trace::field_units::expr_unit;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -169,6 +172,8 @@ fn a_recorded_num_dist_session_replays_the_same_table() {
         .expect("a sys_enter_read series");
     assert_eq!(series.stats.histogram.count(), N);
     assert_eq!(series.stats.histogram.sum(), u128::from(N * (N + 1) / 2));
+    // A read's byte count is a plain number, not a time.
+    assert_eq!(series.unit, ValueUnit::Number);
     let rows: Vec<Vec<String>> = replayed
         .table
         .rows
@@ -176,4 +181,76 @@ fn a_recorded_num_dist_session_replays_the_same_table() {
         .map(|r| r.text.split_whitespace().map(str::to_string).collect())
         .collect();
     assert_eq!(rows, live.rows);
+
+    // The session's artifacts write the sizes as numbers: latency.csv's columns carry no
+    // `_ns`, report.json's series say `number`, report.md's table has no time unit.
+    let (stdout, _) = perfscope_ok(dir.path(), &["report", "n.db", "--out", "out"]);
+    let work = common::host::artifact(&stdout, dir.path(), "report")
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let latency = std::fs::read_to_string(work.join("latency.csv")).unwrap();
+    let mut lines = latency.lines();
+    assert_eq!(
+        lines.next(),
+        Some("series,calls,total,min,avg,p50,p95,p99,p99_9,max,than,errors,buckets_csv"),
+        "{latency}"
+    );
+    let row = lines
+        .find(|l| l.starts_with("sys_enter_read,"))
+        .unwrap_or_else(|| panic!("{latency}"));
+    let cells: Vec<u64> = row
+        .split(',')
+        .skip(1)
+        .take(9)
+        .map(|c| c.parse().unwrap())
+        .collect();
+    assert_eq!(
+        (cells[0], cells[1], cells[2], cells[8]),
+        (N, N * (N + 1) / 2, 1, N),
+        "calls, total, min, max: {row}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(work.join("report.json")).unwrap()).unwrap();
+    let series = &report["analysis"]["latency"][0];
+    assert_eq!(series["unit"], "number", "{series:#}");
+    assert_eq!(series["max"], N, "{series:#}");
+    assert!(series.get("max_ns").is_none(), "{series:#}");
+    let md = std::fs::read_to_string(work.join("report.md")).unwrap();
+    let table_row = md
+        .lines()
+        .find(|l| l.starts_with("| `sys_enter_read`"))
+        .unwrap_or_else(|| panic!("{md}"));
+    assert!(md.contains("## Distributions"), "{md}");
+    assert!(
+        table_row.ends_with(&format!("| {N} |")),
+        "max as a number: {table_row}"
+    );
+    assert!(
+        !table_row.contains("ns |") && !table_row.contains("us |"),
+        "{table_row}"
+    );
+}
+
+/// The kernel's own formats say which fields are durations: `sched_stat_runtime`'s
+/// `runtime` is printed `[ns]`, `nmi_handler`'s `delta_ns` is named so; a read's `count`
+/// and a switch's `prev_prio` are plain numbers.
+#[test]
+fn tracefs_formats_mark_the_duration_fields() {
+    ensure_tracefs();
+    let tracefs = perfscope::sources::tracefs::Tracefs::open().expect("tracefs (run as root)");
+    let unit = |system: &str, event: &str, field: &str| {
+        let layout = tracefs
+            .layout(system, event)
+            .unwrap_or_else(|e| panic!("{system}:{event}: {e}"));
+        expr_unit(&layout, field)
+    };
+    assert_eq!(
+        unit("sched", "sched_stat_runtime", "runtime"),
+        ValueUnit::Nanoseconds
+    );
+    assert_eq!(unit("nmi", "nmi_handler", "delta_ns"), ValueUnit::Nanoseconds);
+    assert_eq!(unit("syscalls", "sys_enter_read", "count"), ValueUnit::Number);
+    assert_eq!(unit("sched", "sched_switch", "prev_prio"), ValueUnit::Number);
+    assert_eq!(unit("sched", "sched_stat_runtime", "pid"), ValueUnit::Number);
 }

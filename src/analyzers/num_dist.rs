@@ -7,12 +7,16 @@
 //! Rows are [`LatencyRows`] keyed by (instance, event index): the values go into the same
 //! mergeable distributions as latencies, so the engine keeps them per slice. p99 comes
 //! from the log-linear histogram (within 1/128 of the value; perf-prof uses a t-digest).
+//! Each event's values carry a unit ([`ValueUnit`]): a plain number, unless `num=` is a
+//! field the kernel's format marks as nanoseconds (`crate::trace::field_units`), so the
+//! Latency view and the exports never write a count as a time.
 
 use super::latency::{PairPrint, SlowPair, SlowPairQueue};
 use super::{Analyzer, AnalyzerError};
 use crate::model::analysis::{
     AnalysisRows, AnalysisSchema, LatencyKey, LatencyRows, LatencyStats, NumDistSchema,
 };
+use crate::model::units::ValueUnit;
 use crate::trace::event::{OwnedTraceEvent, TraceEvent};
 use crate::trace::expr::BoundExpr;
 
@@ -23,10 +27,12 @@ pub enum NumInstance {
     Thread,
 }
 
-/// One event of the analysis: its name in the table and its `num=` expression.
+/// One event of the analysis: its name in the table, its `num=` expression and what the
+/// expression's values are.
 pub struct NumEvent {
     pub name: String,
     pub num: BoundExpr,
+    pub unit: ValueUnit,
 }
 
 pub struct NumDistAnalyzer {
@@ -71,6 +77,7 @@ impl NumDistAnalyzer {
     fn schema_of(&self) -> NumDistSchema {
         NumDistSchema {
             events: self.events.iter().map(|e| e.name.clone()).collect(),
+            units: self.events.iter().map(|e| e.unit).collect(),
             instance_header: self.instance.map(|i| match i {
                 NumInstance::Cpu => "CPU".into(),
                 NumInstance::Thread => "THREAD".into(),
@@ -85,6 +92,8 @@ pub struct NumDistRow {
     pub instance: Option<u64>,
     pub event: String,
     pub stats: LatencyStats,
+    /// What the event's values are (perf-prof's text prints them raw either way).
+    pub unit: ValueUnit,
 }
 
 impl NumDistRow {
@@ -119,10 +128,12 @@ pub fn num_dist_table(schema: &NumDistSchema, rows: &LatencyRows) -> NumDistTabl
         rows: keyed
             .into_iter()
             .filter_map(|(key, stats)| {
+                let event = usize::try_from(key.series).ok()?;
                 Some(NumDistRow {
                     instance: schema.instance_header.is_some().then_some(key.instance),
-                    event: schema.events.get(usize::try_from(key.series).ok()?)?.clone(),
+                    event: schema.events.get(event)?.clone(),
                     stats: stats.clone(),
+                    unit: schema.units.get(event).copied().unwrap_or(ValueUnit::Number),
                 })
             })
             .collect(),

@@ -26,6 +26,7 @@ use crate::model::present::{AnalysisTable, Cell, LatencySeries, TableRow};
 use crate::model::sql_rows::{SqlRows, SqlSchema};
 use crate::model::threads::ThreadNames;
 use crate::model::timer_samples::{TimerSamples, TimerSchema};
+use crate::model::units::ValueUnit;
 use crate::store::table::perf_prof_cell;
 
 fn thread_label(tid: u64, names: &ThreadNames) -> String {
@@ -36,7 +37,8 @@ fn thread_label(tid: u64, names: &ThreadNames) -> String {
     format!("{tid} {name}")
 }
 
-/// One distribution per latency row, in the table's order.
+/// One distribution per latency row, in the table's order, with the unit of its values
+/// (nanoseconds, but a num-dist event's own).
 pub fn latency_series(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNames) -> Vec<LatencySeries> {
     match (&info.schema, rows) {
         (AnalysisSchema::Syscalls(schema), AnalysisRows::Latency(rows)) => syscall_table(schema, rows)
@@ -46,6 +48,7 @@ pub fn latency_series(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNa
                 name: syscall_label(row.id),
                 instance: row.thread.map(|tid| thread_label(u64::from(tid), names)),
                 stats: row.stats,
+                unit: ValueUnit::Nanoseconds,
                 counts_errors: true,
             })
             .collect(),
@@ -67,6 +70,7 @@ pub fn latency_series(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNa
                         name: format!("{} => {}", pair.start, pair.end),
                         instance,
                         stats: row.stats.clone(),
+                        unit: ValueUnit::Nanoseconds,
                         counts_errors: false,
                     })
                 })
@@ -79,6 +83,7 @@ pub fn latency_series(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNa
                 name: row.state.label().to_string(),
                 instance: row.thread.map(|tid| thread_label(u64::from(tid), names)),
                 stats: row.stats,
+                unit: ValueUnit::Nanoseconds,
                 counts_errors: false,
             })
             .collect(),
@@ -89,6 +94,7 @@ pub fn latency_series(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNa
                 name: format!("{} => {}", row.start, row.end),
                 instance: None,
                 stats: row.stats,
+                unit: ValueUnit::Nanoseconds,
                 counts_errors: false,
             })
             .collect(),
@@ -101,6 +107,7 @@ pub fn latency_series(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNa
                     .instance
                     .map(|i| format!("{} {i}", schema.instance_header.as_deref().unwrap_or("instance"))),
                 stats: row.stats,
+                unit: row.unit,
                 counts_errors: false,
             })
             .collect(),
@@ -114,6 +121,7 @@ pub fn latency_series(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNa
                     _ => format!("cpu {i}"),
                 }),
                 stats: row.stats,
+                unit: ValueUnit::Nanoseconds,
                 counts_errors: false,
             })
             .collect(),
@@ -125,6 +133,7 @@ pub fn latency_series(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNa
                     name: line.name,
                     instance: None,
                     stats: line.stats?,
+                    unit: ValueUnit::Nanoseconds,
                     counts_errors: false,
                 })
             })

@@ -35,11 +35,13 @@ use super::top::{TopAnalyzer, TopColumn, TopConfig, TopEvent};
 use super::watchdog::WatchdogAnalyzer;
 use crate::model::analysis::{AnalysisInfo, AnalysisRows, AnalysisSchema, KeyPrinter, OnCpuSchema};
 use crate::model::period_counts::CountInstance;
+use crate::model::units::ValueUnit;
 use crate::sources::perf_event::software::software_event_of;
 use crate::sources::tracefs::{EventPrinter, ResolvedEvent};
 use crate::symbols::host::comms::read_proc_comm;
 use crate::trace::event::{EventLayout, TraceEvent};
 use crate::trace::expr::{BoundExpr, Expr};
+use crate::trace::field_units::expr_unit;
 
 /// How slow pairs are kept between two prints.
 const SLOW_PAIRS: usize = 1024;
@@ -584,9 +586,15 @@ fn num_dist(
                 event.layout.full_name()
             );
         };
+        let unit = event
+            .spec
+            .num
+            .as_ref()
+            .map_or(ValueUnit::Number, |n| expr_unit(&event.layout, n.expr.text()));
         nums.push(NumEvent {
             name: event.spec.display_name().to_string(),
             num,
+            unit,
         });
     }
     let instance = options.perins.then_some(if threads {

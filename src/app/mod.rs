@@ -36,6 +36,7 @@ use crate::views::help::{HelpInput, HelpOverlay};
 use crate::views::histogram::HistogramView;
 use crate::views::hotspots::HotspotsView;
 use crate::views::instances::InstancesView;
+use crate::views::message::Message;
 use crate::views::status::{StatusInfo, render_status};
 use crate::views::text::truncate_end;
 use crate::views::{Effect, View, ViewContext, ViewKind};
@@ -115,7 +116,7 @@ pub struct App {
     search: Vec<Option<Regex>>,
     /// The pattern applied when the search line opened: Esc goes back to it.
     search_before_edit: Option<Regex>,
-    pub message: Option<String>,
+    pub message: Option<Message>,
     pub selection: Selection,
     pub mode: LiveMode,
     pub frozen: bool,
@@ -260,11 +261,13 @@ impl App {
                             .find(|(l, _)| l == "work_dir")
                             .map(|(_, p)| p.clone())
                             .unwrap_or_else(|| self.config.export.out_dir.clone());
-                        let text = format!("exported {} files to {}", set.file_count(), dir.display());
+                        // The directory is the part a short line cuts in its middle.
+                        let text =
+                            Message::text(format!("exported {} files to ", set.file_count())).then_path(&dir);
                         self.last_export = Some(dir);
                         text
                     }
-                    Err(e) => format!("export failed: {e}"),
+                    Err(e) => Message::text(format!("export failed: {e}")),
                 });
                 self.dirty = true;
             }
@@ -275,7 +278,7 @@ impl App {
                 } else {
                     "the views keep what was read; nothing is recorded"
                 };
-                self.message = Some(format!("source stopped: {e} ({kept})"));
+                self.message = Some(format!("source stopped: {e} ({kept})").into());
                 self.dirty = true;
             }
             AppEvent::Model(ModelEvent::Finished(verdict)) => self.verdict = Some(verdict),
@@ -301,7 +304,7 @@ impl App {
         {
             // Hex frames everywhere: say why before the user wonders.
             self.symbols_mismatch_told = true;
-            self.message = Some(format!("symbols: {why}"));
+            self.message = Some(format!("symbols: {why}").into());
         }
     }
 
@@ -328,9 +331,10 @@ impl App {
             .keymap
             .keys_for(KeyContext::Timeline, Action::ClearWindow)
             .join("/");
-        self.message = Some(format!(
-            "stop marker: the workload window is selected ({clear} on the timeline: the whole run)"
-        ));
+        self.message = Some(
+            format!("stop marker: the workload window is selected ({clear} on the timeline: the whole run)")
+                .into(),
+        );
     }
 
     fn key(&mut self, key: &KeyEvent) {
@@ -349,7 +353,7 @@ impl App {
                         InputPurpose::Search => self.apply_search(&text, true),
                         InputPurpose::Guest => {
                             self.model.send(Command::Input(format!("{text}\n").into_bytes()));
-                            self.message = Some(format!("sent to the guest: {text}"));
+                            self.message = Some(format!("sent to the guest: {text}").into());
                         }
                     }
                 }
@@ -418,7 +422,11 @@ impl App {
             Action::PrevInstance => self.cycle_instance(-1),
             Action::Export => {
                 self.model.send(Command::Export(self.config.export.clone()));
-                self.message = Some(format!("exporting to {} …", self.config.export.out_dir.display()));
+                self.message = Some(
+                    Message::text("exporting to ")
+                        .then_path(&self.config.export.out_dir)
+                        .then_text(" …"),
+                );
             }
             Action::ModeAccumulate => self.set_mode(LiveMode::Accumulate),
             Action::ModeSliding => self.set_mode(LiveMode::Sliding {
@@ -480,14 +488,17 @@ impl App {
                 let focus = match pattern.as_deref().map(Focus::new).transpose() {
                     Ok(f) => f,
                     Err(e) => {
-                        self.message = Some(format!("bad focus pattern: {e}"));
+                        self.message = Some(format!("bad focus pattern: {e}").into());
                         return;
                     }
                 };
-                self.message = Some(match &focus {
-                    Some(f) => format!("focus {} (F drops it)", f.pattern()),
-                    None => "focus dropped".into(),
-                });
+                self.message = Some(
+                    match &focus {
+                        Some(f) => format!("focus {} (F drops it)", f.pattern()),
+                        None => "focus dropped".into(),
+                    }
+                    .into(),
+                );
                 self.selection.focus = focus;
                 self.model.send(Command::Select(self.selection.clone()));
             }
@@ -500,10 +511,11 @@ impl App {
                 self.show_instances = false;
                 self.update_wants();
                 let label = self.snapshot.instance_labels.iter().find(|(i, _)| *i == id);
-                self.message = label.map(|(_, l)| format!("instance {l} (] / [ cycle, again to all)"));
+                self.message =
+                    label.map(|(_, l)| Message::text(format!("instance {l} (] / [ cycle, again to all)")));
                 self.model.send(Command::Select(self.selection.clone()));
             }
-            Effect::Message(m) => self.message = Some(m),
+            Effect::Message(m) => self.message = Some(m.into()),
         }
     }
 
@@ -516,7 +528,7 @@ impl App {
                 Err(_) => {
                     // While typing, a half-written pattern is normal: keep the last good one.
                     if submitted {
-                        self.message = Some(format!("not a valid regex: {text}"));
+                        self.message = Some(format!("not a valid regex: {text}").into());
                     }
                     return;
                 }
@@ -543,7 +555,7 @@ impl App {
     fn set_mode(&mut self, mode: LiveMode) {
         self.mode = mode;
         self.model.send(Command::Mode(mode));
-        self.message = Some(format!("mode: {}", mode.label()));
+        self.message = Some(format!("mode: {}", mode.label()).into());
     }
 
     fn step_refresh(&mut self, direction: i32) {
@@ -555,7 +567,7 @@ impl App {
         let j = (i as i32 + direction).clamp(0, REFRESH_STEPS_MS.len() as i32 - 1) as usize;
         self.refresh = Duration::from_millis(REFRESH_STEPS_MS[j]);
         self.model.send(Command::RefreshInterval(self.refresh));
-        self.message = Some(format!("refresh every {} ms", REFRESH_STEPS_MS[j]));
+        self.message = Some(format!("refresh every {} ms", REFRESH_STEPS_MS[j]).into());
     }
 
     /// All instances → the first → … → the last → all again.
@@ -575,10 +587,13 @@ impl App {
         let next = (current + 1 + direction).rem_euclid(n + 1) - 1;
         self.selection.instance = (next >= 0).then(|| labels[next as usize].0);
         self.show_instances = false;
-        self.message = Some(match self.selection.instance {
-            Some(_) => format!("instance {}", labels[next as usize].1),
-            None => "all instances".into(),
-        });
+        self.message = Some(
+            match self.selection.instance {
+                Some(_) => format!("instance {}", labels[next as usize].1),
+                None => "all instances".into(),
+            }
+            .into(),
+        );
         self.model.send(Command::Select(self.selection.clone()));
     }
 

@@ -216,6 +216,38 @@ fn search_zoom_focus_and_export_follow_the_keys() {
     assert!(screen(&mut app, 120, 24).contains("exported"));
 }
 
+/// At 80×24 the export message stays on the status line: its directory, too long for
+/// the room the state and the sample count leave, gives up its middle, not its place.
+#[test]
+fn the_export_message_survives_80_columns_with_its_path_cut_in_the_middle() {
+    let out = tempfile::tempdir().unwrap();
+    let deep = out
+        .path()
+        .join("an-export-directory-with-a-long-name/for-the-status-line");
+    let (mut app, rx) = start(&deep);
+    press(&mut app, "e");
+    pump(&mut app, &rx, "the export", |a| a.last_export.is_some());
+    let full = app.message.clone().unwrap().to_string();
+    let dir = deep.join("perf/riscv64/latest");
+    assert!(
+        full.starts_with("exported ") && full.ends_with(&format!(" files to {}", dir.display())),
+        "{full}"
+    );
+    let s = screen(&mut app, 80, 24);
+    let status = s.lines().last().unwrap();
+    let (message, rest) = status
+        .strip_prefix(" done  │ ")
+        .and_then(|m| m.split_once(" │ "))
+        .unwrap_or_else(|| panic!("state, message, count: {status:?}"));
+    let head = full.split(" files to ").next().unwrap();
+    assert!(
+        message.starts_with(&format!("{head} files to /")) && message.ends_with("…/perf/riscv64/latest"),
+        "{status:?}"
+    );
+    assert!(rest.starts_with("1435 samples"), "{status:?}");
+    assert_eq!(crate::views::text::display_width(status), 80);
+}
+
 #[test]
 fn timeline_window_selection_drives_the_other_views() {
     let out = tempfile::tempdir().unwrap();
@@ -292,7 +324,7 @@ fn a_failed_source_claims_no_recording_there_is_not() {
     app.handle(AppEvent::Model(ModelEvent::SourceFailed(
         "the rings broke".into(),
     )));
-    let message = app.message.clone().unwrap_or_default();
+    let message = app.message.clone().unwrap_or_default().to_string();
     assert!(
         message.starts_with("source stopped: the rings broke"),
         "{message}"

@@ -8,9 +8,11 @@ use crate::model::window::{TimeWindow, WindowPosition};
 
 use super::state::ModelState;
 
-/// The heatmap of the latency rows inside `window`; `None` for other analyses, or before a
-/// timed latency row exists.
+/// The heatmap of the latency rows inside `window`; `None` for other analyses, for rows of
+/// different units (num-dist of a duration and a plain number: one axis cannot hold
+/// both), or before a timed latency row exists.
 pub fn latency_heatmap(state: &ModelState, window: &TimeWindow) -> Option<LatencyHeatmap> {
+    state.analysis.as_ref()?.schema.shared_unit()?;
     // A slice counts at its last instant (the store reports slice ends). Two passes: the
     // visit lends each slice only for the call, and the columns need the span first.
     let (mut first, mut last, mut slices) = (u64::MAX, 0u64, 0usize);

@@ -1,7 +1,9 @@
 //! An analysis's artifacts, from its typed rows: the table as perf-prof prints it
 //! (`<analyzer>.txt`), as CSV and JSON with one typed cell per column, every latency
 //! distribution as a CSV of its buckets (`latency/NNN-<series>.csv`) and one summary CSV
-//! with each distribution's count, percentiles and extremes (`latency.csv`).
+//! with each distribution's count, percentiles and extremes (`latency.csv`). Columns and
+//! keys are named by the values' unit: `p99_ns` for durations, `p99` for plain numbers
+//! (num-dist of a count or a size), with a `unit` column when the series differ.
 
 use std::path::PathBuf;
 use std::time::SystemTime;
@@ -13,6 +15,7 @@ use crate::analyzers::text::{TextStyle, WallClock, analysis_text};
 use crate::model::analysis::{AnalysisSchema, AnalysisSnapshot};
 use crate::model::present::{Cell, LatencySeries};
 use crate::model::threads::ThreadNames;
+use crate::model::units::ValueUnit;
 
 use super::layout::OutputLayout;
 use super::{ExportError, write_file};
@@ -28,19 +31,18 @@ pub struct AnalysisSummary {
     pub series: Vec<SeriesSummary>,
 }
 
-/// One distribution's numbers (nanoseconds).
+/// The figures of a distribution in latency.csv and report.json, in column order; each
+/// is named with its unit (`p99_ns`, `p99`).
+const FIGURES: [&str; 8] = ["total", "min", "avg", "p50", "p95", "p99", "p99_9", "max"];
+
+/// One distribution's numbers, in its unit.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SeriesSummary {
     pub label: String,
+    pub unit: ValueUnit,
     pub calls: u64,
-    pub total_ns: u64,
-    pub min_ns: u64,
-    pub avg_ns: u64,
-    pub p50_ns: u64,
-    pub p95_ns: u64,
-    pub p99_ns: u64,
-    pub p999_ns: u64,
-    pub max_ns: u64,
+    /// [`FIGURES`] in order: total, min, avg, p50, p95, p99, p99.9, max.
+    pub figures: [u64; 8],
     pub than: u64,
     pub errors: u64,
     pub csv: PathBuf,
@@ -52,38 +54,79 @@ impl SeriesSummary {
         let p = |q: f64| h.percentile(q).unwrap_or(0);
         Self {
             label: series.label(),
+            unit: series.unit,
             calls: series.stats.calls(),
-            total_ns: series.stats.total_ns(),
-            min_ns: h.min().unwrap_or(0),
-            avg_ns: series.stats.avg_ns(),
-            p50_ns: p(50.0),
-            p95_ns: p(95.0),
-            p99_ns: p(99.0),
-            p999_ns: p(99.9),
-            max_ns: h.max().unwrap_or(0),
+            figures: [
+                series.stats.total_ns(),
+                h.min().unwrap_or(0),
+                series.stats.avg_ns(),
+                p(50.0),
+                p(95.0),
+                p(99.0),
+                p(99.9),
+                h.max().unwrap_or(0),
+            ],
             than: series.stats.than,
             errors: series.stats.errors,
             csv,
         }
     }
 
-    pub fn to_json(&self) -> Value {
-        json!({
-            "series": self.label,
-            "calls": self.calls,
-            "total_ns": self.total_ns,
-            "min_ns": self.min_ns,
-            "avg_ns": self.avg_ns,
-            "p50_ns": self.p50_ns,
-            "p95_ns": self.p95_ns,
-            "p99_ns": self.p99_ns,
-            "p99_9_ns": self.p999_ns,
-            "max_ns": self.max_ns,
-            "than": self.than,
-            "errors": self.errors,
-            "buckets_csv": self.csv.display().to_string(),
-        })
+    /// The figure `name` of [`FIGURES`] (`min`, `p99`, …).
+    pub fn figure(&self, name: &str) -> u64 {
+        FIGURES
+            .iter()
+            .position(|f| *f == name)
+            .map_or(0, |i| self.figures[i])
     }
+
+    pub fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("series".into(), json!(self.label));
+        m.insert("unit".into(), json!(self.unit.name()));
+        m.insert("calls".into(), json!(self.calls));
+        for (name, value) in FIGURES.iter().zip(self.figures) {
+            m.insert(self.unit.column(name), json!(value));
+        }
+        m.insert("than".into(), json!(self.than));
+        m.insert("errors".into(), json!(self.errors));
+        m.insert("buckets_csv".into(), json!(self.csv.display().to_string()));
+        Value::Object(m)
+    }
+}
+
+/// latency.csv: a row per distribution, its figures named by the unit the series share
+/// (`p99_ns` or `p99`), or unit-neutral after a `unit` column when they differ.
+fn latency_csv(summaries: &[SeriesSummary]) -> String {
+    let shared = summaries
+        .first()
+        .map(|s| s.unit)
+        .filter(|u| summaries.iter().all(|s| s.unit == *u));
+    let mut header = vec!["series".to_string()];
+    if shared.is_none() {
+        header.push("unit".into());
+    }
+    header.push("calls".into());
+    header.extend(FIGURES.iter().map(|f| match shared {
+        Some(unit) => unit.column(f),
+        None => f.to_string(),
+    }));
+    header.extend(["than", "errors", "buckets_csv"].map(String::from));
+    let mut csv = header.join(",");
+    csv.push('\n');
+    for s in summaries {
+        let mut row = vec![csv_field(&s.label)];
+        if shared.is_none() {
+            row.push(s.unit.name().into());
+        }
+        row.push(s.calls.to_string());
+        row.extend(s.figures.iter().map(u64::to_string));
+        row.extend([s.than.to_string(), s.errors.to_string()]);
+        row.push(csv_field(&s.csv.display().to_string()));
+        csv.push_str(&row.join(","));
+        csv.push('\n');
+    }
+    csv
 }
 
 impl AnalysisSummary {
@@ -205,11 +248,12 @@ pub fn write(
             | AnalysisSchema::TaskState(_)
             | AnalysisSchema::KvmExit(_)
             | AnalysisSchema::Blktrace(_)
+            | AnalysisSchema::NumDist(_)
     );
     if has_latency {
         let latency_dir = dir.join("latency");
         for (i, s) in series.iter().enumerate() {
-            let mut csv = String::from("low_ns,high_ns,count\n");
+            let mut csv = format!("{},{},count\n", s.unit.column("low"), s.unit.column("high"));
             for (low, high, n) in s.stats.histogram.buckets() {
                 csv.push_str(&format!("{low},{high},{n}\n"));
             }
@@ -218,29 +262,8 @@ pub fn write(
             files.push((format!("latency_{:03}", i + 1), path.clone()));
             summaries.push(SeriesSummary::of(s, path));
         }
-        let mut csv = String::from(
-            "series,calls,total_ns,min_ns,avg_ns,p50_ns,p95_ns,p99_ns,p99_9_ns,max_ns,than,errors,buckets_csv\n",
-        );
-        for s in &summaries {
-            csv.push_str(&format!(
-                "{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
-                csv_field(&s.label),
-                s.calls,
-                s.total_ns,
-                s.min_ns,
-                s.avg_ns,
-                s.p50_ns,
-                s.p95_ns,
-                s.p99_ns,
-                s.p999_ns,
-                s.max_ns,
-                s.than,
-                s.errors,
-                csv_field(&s.csv.display().to_string())
-            ));
-        }
         let path = dir.join("latency.csv");
-        write_file(&path, csv.as_bytes())?;
+        write_file(&path, latency_csv(&summaries).as_bytes())?;
         files.push(("latency_csv".into(), path));
     }
     Ok(AnalysisSummary {
@@ -249,4 +272,128 @@ pub fn write(
         rows: table.rows.len(),
         series: summaries,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::model::analysis::{
+        AnalysisInfo, AnalysisRows, LatencyKey, LatencyRows, LatencyStats, NumDistSchema, SyscallsSchema,
+    };
+
+    /// A distribution of 1..=n.
+    fn one_to(n: u64) -> LatencyStats {
+        let mut s = LatencyStats::default();
+        (1..=n).for_each(|v| s.record(v, None));
+        s
+    }
+
+    fn rows(series: &[(u64, LatencyStats)]) -> AnalysisRows {
+        AnalysisRows::Latency(LatencyRows {
+            rows: series
+                .iter()
+                .map(|(i, s)| {
+                    (
+                        LatencyKey {
+                            instance: 0,
+                            series: *i,
+                        },
+                        s.clone(),
+                    )
+                })
+                .collect(),
+        })
+    }
+
+    /// The analysis's files written into a fresh directory: (latency.csv, the first bucket
+    /// CSV, the summary).
+    fn written(name: &str, schema: AnalysisSchema, rows: AnalysisRows) -> (String, String, AnalysisSummary) {
+        let dir = tempfile::tempdir().unwrap();
+        let layout = OutputLayout::new(dir.path(), "x86_64");
+        let analysis = AnalysisSnapshot {
+            info: Arc::new(AnalysisInfo {
+                name: name.into(),
+                schema,
+            }),
+            rows,
+            events: 1000,
+        };
+        let mut files = Vec::new();
+        let summary = write(&analysis, &ThreadNames::default(), &layout, &mut files).unwrap();
+        let read = |p: &std::path::Path| std::fs::read_to_string(p).unwrap();
+        let latency = read(&layout.work_dir.join("latency.csv"));
+        let buckets = read(&summary.series[0].csv);
+        (latency, buckets, summary)
+    }
+
+    fn num_dist(units: Vec<ValueUnit>) -> AnalysisSchema {
+        AnalysisSchema::NumDist(NumDistSchema {
+            events: vec!["sys_enter_read".into(), "sched_stat_runtime".into()],
+            units,
+            instance_header: None,
+        })
+    }
+
+    /// num-dist of read sizes: no column, key or bucket bound says ns.
+    #[test]
+    fn a_num_dist_of_numbers_has_no_ns_columns() {
+        let (latency, buckets, summary) = written(
+            "num-dist",
+            num_dist(vec![ValueUnit::Number, ValueUnit::Number]),
+            rows(&[(0, one_to(1000))]),
+        );
+        let mut lines = latency.lines();
+        assert_eq!(
+            lines.next(),
+            Some("series,calls,total,min,avg,p50,p95,p99,p99_9,max,than,errors,buckets_csv")
+        );
+        let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+        assert_eq!(row[..5], ["sys_enter_read", "1000", "500500", "1", "500"]);
+        assert_eq!(row[9], "1000", "max");
+        assert!(!latency.contains("_ns"), "{latency}");
+        assert_eq!(buckets.lines().next(), Some("low,high,count"));
+        let json = summary.series[0].to_json();
+        assert_eq!(json["unit"], "number");
+        assert_eq!((json["p99"].as_u64(), json.get("p99_ns")), (Some(988), None));
+    }
+
+    /// A duration analyzer keeps its `_ns` names; a num-dist of a duration field does too;
+    /// a num-dist of both says each row's unit and names no unit in its columns.
+    #[test]
+    fn durations_keep_ns_columns_and_mixed_units_get_a_unit_column() {
+        let syscalls = AnalysisSchema::Syscalls(SyscallsSchema {
+            perins: false,
+            than_ns: None,
+        });
+        let (latency, buckets, summary) = written("syscalls", syscalls, rows(&[(0, one_to(10))]));
+        assert!(
+            latency.starts_with(
+                "series,calls,total_ns,min_ns,avg_ns,p50_ns,p95_ns,p99_ns,p99_9_ns,max_ns,than,errors,buckets_csv\nread(0),10,55,1,5,"
+            ),
+            "{latency}"
+        );
+        assert_eq!(buckets.lines().next(), Some("low_ns,high_ns,count"));
+        assert_eq!(summary.series[0].to_json()["max_ns"], 10);
+
+        let (latency, _, _) = written(
+            "num-dist",
+            num_dist(vec![ValueUnit::Number, ValueUnit::Nanoseconds]),
+            rows(&[(0, one_to(3)), (1, one_to(4))]),
+        );
+        let lines: Vec<&str> = latency.lines().collect();
+        assert_eq!(
+            lines[0],
+            "series,unit,calls,total,min,avg,p50,p95,p99,p99_9,max,than,errors,buckets_csv"
+        );
+        assert!(
+            lines[1].starts_with("sys_enter_read,number,3,6,1,2,"),
+            "{latency}"
+        );
+        assert!(
+            lines[2].starts_with("sched_stat_runtime,ns,4,10,1,2,"),
+            "{latency}"
+        );
+    }
 }

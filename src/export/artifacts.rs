@@ -260,7 +260,7 @@ pub fn write_all(
     let hotspots_path = layout.hotspots_csv();
     write_file(
         &hotspots_path,
-        super::hotspots_csv::render(&main, options.top).as_bytes(),
+        super::hotspots_csv::render(&main, options.top, options.min_percent).as_bytes(),
     )?;
     files.push(("hotspots_csv".into(), hotspots_path));
 

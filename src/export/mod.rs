@@ -21,6 +21,7 @@ pub mod report;
 pub mod run_metrics;
 pub mod stats;
 pub mod svg;
+pub mod svg_names;
 pub mod tables;
 pub mod write;
 

@@ -15,6 +15,7 @@ use super::categories::{self, CategoryTotal};
 use super::stats::ResolveStats;
 use super::tables::{FunctionRow, StackRow, function_rows, round4, stack_rows};
 use super::{fix_candidates, run_metrics};
+use crate::model::units::ValueUnit;
 use crate::model::{InputInfo, SourceFacts, Target, Verdict, WindowInfo};
 
 /// Where perfscope's numbers differ from qperf-analyzer and the harness, on purpose.
@@ -450,21 +451,28 @@ impl<'a> Report<'a> {
         let Some(a) = self.input.analysis.as_ref().filter(|a| !a.series.is_empty()) else {
             return;
         };
-        md.push_str("\n## Latency\n\n");
+        // A num-dist of plain numbers is a distribution, not a latency.
+        let durations = a.series.iter().all(|s| s.unit == ValueUnit::Nanoseconds);
+        md.push_str(if durations {
+            "\n## Latency\n\n"
+        } else {
+            "\n## Distributions\n\n"
+        });
         md.push_str("| Series | Calls | Min | Avg | p50 | p95 | p99 | p99.9 | Max |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-        let f = crate::model::units::format_ns;
         for s in &a.series {
+            // Each series in its own unit: a num-dist count is not a time.
+            let f = |figure: &str| s.unit.format(s.figure(figure));
             md.push_str(&format!(
                 "| `{}` | {} | {} | {} | {} | {} | {} | {} | {} |\n",
                 md_code(&s.label),
                 s.calls,
-                f(s.min_ns),
-                f(s.avg_ns),
-                f(s.p50_ns),
-                f(s.p95_ns),
-                f(s.p99_ns),
-                f(s.p999_ns),
-                f(s.max_ns)
+                f("min"),
+                f("avg"),
+                f("p50"),
+                f("p95"),
+                f("p99"),
+                f("p99_9"),
+                f("max")
             ));
         }
     }

@@ -1,5 +1,7 @@
-//! Flamegraphs as SVG (inferno) and a self-contained HTML page around the SVG.
+//! Flamegraphs as SVG (inferno, its frame labels shortened by meaning: `svg_names`) and a
+//! self-contained HTML page around the SVG.
 
+use std::io;
 use std::path::Path;
 
 use inferno::flamegraph::{self, Direction, Options};
@@ -49,7 +51,8 @@ pub fn render(lines: &[String], options: &SvgOptions) -> std::io::Result<Vec<u8>
     }
     let mut out = Vec::new();
     flamegraph::from_lines(&mut opt, lines.iter().map(String::as_str), &mut out)?;
-    Ok(out)
+    let svg = String::from_utf8(out).map_err(io::Error::other)?;
+    Ok(super::svg_names::shorten_labels(&svg)?.into_bytes())
 }
 
 /// Render and write an SVG.

@@ -20,6 +20,7 @@ use super::memory_stacks::{LeakRows, MemSchema, ProfRows};
 use super::period_counts::{CountInstance, PeriodCounts, PeriodSchema};
 pub use super::sql_rows::{SqlRows, SqlSchema};
 use super::timer_samples::{TimerSamples, TimerSchema};
+use super::units::ValueUnit;
 
 /// One latency cell of an analyzer table: a distribution plus the counts perf-prof keeps
 /// next to it.
@@ -380,6 +381,8 @@ pub struct BlktraceSchema {
 pub struct NumDistSchema {
     /// Each event's name (its alias, else its name), by event index.
     pub events: Vec<String>,
+    /// What each event's `num=` is (a duration field, else a plain number), by event index.
+    pub units: Vec<ValueUnit>,
     /// `CPU` or `THREAD` with `--perins`.
     pub instance_header: Option<String>,
 }
@@ -462,6 +465,19 @@ pub enum AnalysisSchema {
 }
 
 impl AnalysisSchema {
+    /// The unit every latency row of this analysis shares: nanoseconds for the delay
+    /// analyzers, num-dist's events' own when they agree; `None` when they do not (one
+    /// axis cannot hold both).
+    pub fn shared_unit(&self) -> Option<ValueUnit> {
+        match self {
+            AnalysisSchema::NumDist(schema) => {
+                let first = *schema.units.first()?;
+                schema.units.iter().all(|&u| u == first).then_some(first)
+            }
+            _ => Some(ValueUnit::Nanoseconds),
+        }
+    }
+
     /// Rows of this analyzer with nothing in them.
     pub fn empty_rows(&self) -> AnalysisRows {
         match self {

@@ -5,6 +5,7 @@
 use std::cmp::Ordering;
 
 use super::analysis::LatencyStats;
+use super::units::ValueUnit;
 
 /// One latency distribution, as the Latency view lists it.
 #[derive(Clone, Debug, PartialEq)]
@@ -14,6 +15,8 @@ pub struct LatencySeries {
     /// Whose (with `--perins`): "1234 bash", "key 17".
     pub instance: Option<String>,
     pub stats: LatencyStats,
+    /// What the values are (a duration, a plain number): every renderer writes them in it.
+    pub unit: ValueUnit,
     /// The analyzer counts failed calls (syscalls): show them.
     pub counts_errors: bool,
 }

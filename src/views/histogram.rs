@@ -2,7 +2,8 @@
 //! event pairs) in a list — sorted by any column (`s` cycles name, calls, total, p99, max;
 //! `S` reverses) and filtered by the search regex — and for the selected one a summary
 //! (count, min, avg, p50, p95, p99, p99.9, max, total, err, than) above one horizontal
-//! bar per power-of-two range, perf-prof style.
+//! bar per power-of-two range, perf-prof style — every figure and range in the series'
+//! unit (a duration; a plain number for num-dist's counts and sizes).
 //!
 //! The view owns only its selection, sort, filter and scroll offsets; the numbers come
 //! from the typed rows in the snapshot.
@@ -15,7 +16,7 @@ use crate::config::{Action, KeyContext, Theme};
 use crate::engine::Snapshot;
 use crate::model::LatencyHistogram;
 use crate::model::present::LatencySeries;
-use crate::model::units::{format_duration_ns, format_ns};
+use crate::model::units::ValueUnit;
 use crate::views::text::{display_width, truncate_middle};
 use crate::views::{Effect, View, ViewContext};
 
@@ -29,6 +30,8 @@ const EMPTY_HINT: &str =
 
 const HEATMAP_EMPTY_HINT: &str =
     "no latencies over time yet: a latency analysis (multi-trace, rundelay, syscalls) fills it";
+
+const HEATMAP_MIXED_HINT: &str = "no heatmap: the events' values have different units (a duration, a number)";
 
 /// Below this inner width the series list goes on top instead of on the left.
 const SIDE_LIST_MIN_WIDTH: u16 = 60;
@@ -132,14 +135,15 @@ fn series_label(series: &LatencySeries) -> String {
     series.label()
 }
 
-/// The summary as (label, value) pairs: the distribution's, then the analyzer's counters.
+/// The summary as (label, value) pairs: the distribution's, then the analyzer's counters,
+/// each value in the series' unit.
 fn summary_items(series: &LatencySeries) -> Vec<(String, String)> {
     let stats = &series.stats;
-    let mut items: Vec<(String, String)> = histogram_items(&stats.histogram)
+    let mut items: Vec<(String, String)> = histogram_items(&stats.histogram, series.unit)
         .into_iter()
         .map(|(label, value)| (label.to_string(), value))
         .collect();
-    items.push(("total".into(), format_ns(stats.total_ns())));
+    items.push(("total".into(), series.unit.format(stats.total_ns())));
     if series.counts_errors {
         items.push(("err".into(), stats.errors.to_string()));
     }
@@ -152,27 +156,31 @@ fn summary_items(series: &LatencySeries) -> Vec<(String, String)> {
     items
 }
 
-/// The distribution's own summary as (label, value) pairs.
-fn histogram_items(h: &LatencyHistogram) -> Vec<(&'static str, String)> {
-    let p = |q: f64| h.percentile(q).map(format_ns).unwrap_or_else(|| "-".into());
+/// The distribution's own summary as (label, value) pairs, values in `unit`.
+fn histogram_items(h: &LatencyHistogram, unit: ValueUnit) -> Vec<(&'static str, String)> {
+    let value = |v: Option<u64>| v.map(|v| unit.format(v)).unwrap_or_else(|| "-".into());
+    let p = |q: f64| value(h.percentile(q));
     vec![
         ("count", h.count().to_string()),
-        ("min", h.min().map(format_ns).unwrap_or_else(|| "-".into())),
+        ("min", value(h.min())),
         (
             "avg",
-            h.mean().map(format_duration_ns).unwrap_or_else(|| "-".into()),
+            h.mean()
+                .map(|m| unit.format_mean(m))
+                .unwrap_or_else(|| "-".into()),
         ),
         ("p50", p(50.0)),
         ("p95", p(95.0)),
         ("p99", p(99.0)),
         ("p99.9", p(99.9)),
-        ("max", h.max().map(format_ns).unwrap_or_else(|| "-".into())),
+        ("max", value(h.max())),
     ]
 }
 
-/// "[ 16.4us, 32.8us)": bounds right-aligned so the column lines up.
-pub fn range_label(low_ns: u64, high_ns: u64) -> String {
-    format!("[{:>6}, {:>6})", format_ns(low_ns), format_ns(high_ns))
+/// "[ 16.4us, 32.8us)", "[  4096,   8192)": bounds in `unit`, right-aligned so the column
+/// lines up.
+pub fn range_label(low: u64, high: u64, unit: ValueUnit) -> String {
+    format!("[{:>6}, {:>6})", unit.format_short(low), unit.format_short(high))
 }
 
 impl HistogramView {
@@ -276,7 +284,7 @@ impl HistogramView {
         let count_width = max.to_string().len().max(5);
         for (row, &(low, high, count)) in buckets.iter().skip(self.bar_offset).take(rows).enumerate() {
             let y = first_bar_y + row as u16;
-            let label = range_label(low, high);
+            let label = range_label(low, high, series.unit);
             let head = format!("{label} {count:>count_width$} ");
             let (bar_x, _) = buf.set_stringn(area.x, y, &head, width, theme.text);
             let bar_cells = area.right().saturating_sub(bar_x) as usize;
@@ -294,15 +302,24 @@ impl View for HistogramView {
     fn render(&mut self, area: Rect, buf: &mut Buffer, ctx: &ViewContext) {
         let theme = ctx.theme;
         if self.heatmap {
-            let map = ctx.snapshot.analysis.as_ref().and_then(|a| a.heatmap.as_deref());
-            let title = match map {
-                Some(map) => format!(" latency heatmap · every pair · {} latencies ", map.total()),
-                None => " latency heatmap ".to_string(),
+            let analysis = ctx.snapshot.analysis.as_ref();
+            let map = analysis.and_then(|a| a.heatmap.as_deref());
+            // The engine builds a heatmap only for rows of one unit.
+            let unit = analysis.and_then(|a| a.info.schema.shared_unit());
+            let title = match (map, unit) {
+                (Some(map), Some(ValueUnit::Number)) => {
+                    format!(" value heatmap · every series · {} values ", map.total())
+                }
+                (Some(map), _) => format!(" latency heatmap · every pair · {} latencies ", map.total()),
+                (None, _) => " latency heatmap ".to_string(),
             };
             let inner = frame(area, buf, theme, ctx.focused, &title);
-            match map {
-                Some(map) => render_heatmap(inner, buf, map, ctx.snapshot.time_origin_ns, theme),
-                None => centered_hint(inner, buf, HEATMAP_EMPTY_HINT, theme.dim),
+            match (map, unit) {
+                (Some(map), Some(unit)) => {
+                    render_heatmap(inner, buf, map, unit, ctx.snapshot.time_origin_ns, theme)
+                }
+                (_, None) if analysis.is_some() => centered_hint(inner, buf, HEATMAP_MIXED_HINT, theme.dim),
+                _ => centered_hint(inner, buf, HEATMAP_EMPTY_HINT, theme.dim),
             }
             return;
         }

@@ -12,7 +12,7 @@ use crate::model::hotspots::percent;
 use crate::views::ViewKind;
 
 use super::flamegraph::{FlameState, render_flamegraph};
-use super::text::{display_width, truncate_middle};
+use super::text::{display_width, fit_name, truncate_middle};
 use super::{Effect, View, ViewContext};
 
 /// Smallest pane worth drawing, in cells.
@@ -129,7 +129,7 @@ impl InstancesView {
                     let pct = format!("{:5.1}% ", slice.hotspots.percent(h.self_weight));
                     let (x, _) = buf.set_stringn(inner.x, y, &pct, inner.width as usize, theme.dim);
                     let room = (inner.x + inner.width).saturating_sub(x) as usize;
-                    let name = truncate_middle(ctx.snapshot.frames.name(h.frame), room);
+                    let name = fit_name(ctx.snapshot.frames.name(h.frame), room);
                     buf.set_stringn(x, y, &name, room, theme.text);
                 }
             }
@@ -193,7 +193,7 @@ impl InstancesView {
                 buf.set_stringn(
                     x,
                     rect.y,
-                    truncate_middle(top, room),
+                    fit_name(top, room),
                     room,
                     if i == self.selected {
                         theme.selected

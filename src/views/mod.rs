@@ -15,6 +15,7 @@ pub mod histogram;
 pub mod hotspots;
 pub mod instances;
 pub mod kind;
+pub mod message;
 pub mod offenders;
 pub mod status;
 pub mod table;

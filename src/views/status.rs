@@ -1,6 +1,7 @@
 //! The status line: where the data comes from, how fast it arrives, what was lost, which
 //! window and mode the views show, and how long a frame took — one line, most important
-//! first, so it survives 80 columns.
+//! first, so it survives 80 columns: the least important fields go whole, then a message
+//! gives up the middles of its paths (then its end) rather than its place.
 
 use std::time::Duration;
 
@@ -12,7 +13,8 @@ use crate::config::Theme;
 use crate::engine::Snapshot;
 use crate::model::TimeWindow;
 
-use super::text::{display_width, truncate_end, truncate_middle};
+use super::message::Message;
+use super::text::{display_width, truncate_end, truncate_path};
 
 /// What the app adds to the snapshot's own facts.
 #[derive(Clone, Debug, Default)]
@@ -25,7 +27,7 @@ pub struct StatusInfo {
     /// The active view's hint (search matches, sort).
     pub hint: Option<String>,
     /// A message (export written, bad regex); shown instead of the hint.
-    pub message: Option<String>,
+    pub message: Option<Message>,
 }
 
 /// "all", "0.087s–1.646s", "≥0.087s": seconds on the sample clock from `origin_ns`.
@@ -52,10 +54,35 @@ pub fn count_label(n: u64) -> String {
 /// line does not fit (0 always stays, cut at the end if need be).
 type Priority = u8;
 
+/// A message's priority: after the state, before the window (fields of a larger number go
+/// whole before a message is shortened).
+const MESSAGE: Priority = 1;
+
+/// One field of the status line.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Part {
+    pub text: String,
+    pub style: Style,
+    pub priority: Priority,
+    /// The message this part shows, which can shorten itself to the room left.
+    pub message: Option<Message>,
+}
+
+impl Part {
+    fn new(text: String, style: Style, priority: Priority) -> Self {
+        Self {
+            text,
+            style,
+            priority,
+            message: None,
+        }
+    }
+}
+
 /// The parts of the status line in display order, each with its style and priority.
 /// Every figure carries its label: `samples`, `samples/s`, `lost`, `window`, `refresh`,
 /// `frame`.
-pub fn status_parts(snapshot: &Snapshot, info: &StatusInfo, theme: &Theme) -> Vec<(String, Style, Priority)> {
+pub fn status_parts(snapshot: &Snapshot, info: &StatusInfo, theme: &Theme) -> Vec<Part> {
     let stats = &snapshot.stats;
     let mut parts = Vec::new();
     let state = if info.frozen {
@@ -70,14 +97,23 @@ pub fn status_parts(snapshot: &Snapshot, info: &StatusInfo, theme: &Theme) -> Ve
     } else {
         "done".to_string()
     };
-    parts.push((format!(" {state} "), theme.status_accent, 0));
+    parts.push(Part::new(format!(" {state} "), theme.status_accent, 0));
     if let Some(waiting) = stats.waiting.as_ref().filter(|_| !stats.finished) {
         // Nothing moves until it comes: the first thing to read.
-        parts.push((waiting.text(), theme.warning.patch(theme.status), 1));
+        parts.push(Part::new(waiting.text(), theme.warning.patch(theme.status), 1));
     }
-    if let Some(m) = info.message.as_ref().or(info.hint.as_ref()) {
-        // The message matters most after the state: put it second.
-        parts.push((m.clone(), theme.status_accent, 1));
+    // The message matters most after the state: put it second.
+    let message = info
+        .message
+        .clone()
+        .or_else(|| info.hint.clone().map(Message::from));
+    if let Some(m) = message {
+        parts.push(Part {
+            text: m.to_string(),
+            style: theme.status_accent,
+            priority: MESSAGE,
+            message: Some(m),
+        });
     }
     let count = if let Some(analysis) = snapshot.analysis.as_ref().filter(|_| stats.samples == 0) {
         // An analyzer session: its input is events, not stack samples; the selection's
@@ -96,11 +132,15 @@ pub fn status_parts(snapshot: &Snapshot, info: &StatusInfo, theme: &Theme) -> Ve
     } else {
         format!("{} samples", count_label(stats.samples))
     };
-    parts.push((count, theme.status, 0));
+    parts.push(Part::new(count, theme.status, 0));
     let live = !stats.finished;
     if live && stats.samples > 0 {
         // The engine averages it over the last second.
-        parts.push((format!("{:.0} samples/s", stats.samples_per_sec), theme.status, 3));
+        parts.push(Part::new(
+            format!("{:.0} samples/s", stats.samples_per_sec),
+            theme.status,
+            3,
+        ));
     }
     // The session's verdict, as the exit code and the reports will say it: what is
     // missing (warning style), or only what was rebuilt or left unnamed.
@@ -110,7 +150,7 @@ pub fn status_parts(snapshot: &Snapshot, info: &StatusInfo, theme: &Theme) -> Ve
         } else {
             theme.warning.patch(theme.status)
         };
-        parts.push((text, style, 1));
+        parts.push(Part::new(text, style, 1));
     }
     if let Some(stops) = stats.unwind_stops.filter(|s| s.total() > 0) {
         // The plugin says it once QEMU has exited: how whole the DWARF stacks are.
@@ -120,7 +160,7 @@ pub fn status_parts(snapshot: &Snapshot, info: &StatusInfo, theme: &Theme) -> Ve
         } else {
             theme.status
         };
-        parts.push((stops.describe(), style, 3));
+        parts.push(Part::new(stops.describe(), style, 3));
     }
     if let Some(copies) = &stats.stack_copies {
         // `--call-graph dwarf`: the bandwidth the stack copies take through the rings,
@@ -130,7 +170,7 @@ pub fn status_parts(snapshot: &Snapshot, info: &StatusInfo, theme: &Theme) -> Ve
         } else {
             theme.status
         };
-        parts.push((copies.status_text(), style, 3));
+        parts.push(Part::new(copies.status_text(), style, 3));
     }
     let mut window = format!(
         "window {}",
@@ -142,10 +182,10 @@ pub fn status_parts(snapshot: &Snapshot, info: &StatusInfo, theme: &Theme) -> Ve
     if let Some(i) = &info.instance {
         window.push_str(&format!(" · {i}"));
     }
-    parts.push((window, theme.status, 2));
+    parts.push(Part::new(window, theme.status, 2));
     // The live mode and refresh mean nothing once the source has finished.
     if live {
-        parts.push((
+        parts.push(Part::new(
             format!(
                 "{} · refresh {}ms",
                 snapshot.mode.label(),
@@ -155,8 +195,12 @@ pub fn status_parts(snapshot: &Snapshot, info: &StatusInfo, theme: &Theme) -> Ve
             4,
         ));
     }
-    parts.push((truncate_middle(&stats.source, 40).into_owned(), theme.status, 5));
-    parts.push((
+    parts.push(Part::new(
+        truncate_path(&stats.source, 40).into_owned(),
+        theme.status,
+        5,
+    ));
+    parts.push(Part::new(
         format!("frame {:.1}ms", info.frame_time.as_secs_f64() * 1e3),
         theme.status,
         6,
@@ -166,20 +210,54 @@ pub fn status_parts(snapshot: &Snapshot, info: &StatusInfo, theme: &Theme) -> Ve
 
 const SEPARATOR: &str = " │ ";
 
-/// The parts that fit `width`: the least important are dropped first (the last of
-/// equals first); what stays keeps its order.
-fn fitting_parts(mut parts: Vec<(String, Style, Priority)>, width: usize) -> Vec<(String, Style, Priority)> {
-    let needed = |parts: &[(String, Style, Priority)]| {
-        parts.iter().map(|(t, _, _)| display_width(t)).sum::<usize>()
-            + display_width(SEPARATOR) * parts.len().saturating_sub(1)
+/// A message is shortened to no fewer columns than this; below, it goes whole.
+const MIN_MESSAGE_COLUMNS: usize = 16;
+
+fn needed(parts: &[Part]) -> usize {
+    parts.iter().map(|p| display_width(&p.text)).sum::<usize>()
+        + display_width(SEPARATOR) * parts.len().saturating_sub(1)
+}
+
+/// The least important part of a priority above `above` (the last of equals).
+fn least_important(parts: &[Part], above: Priority) -> Option<usize> {
+    parts
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.priority > above)
+        .max_by_key(|(i, p)| (p.priority, *i))
+        .map(|(i, _)| i)
+}
+
+/// Shorten the message to the room the other parts leave; whether it then fits.
+fn shorten_message(parts: &mut [Part], width: usize) -> bool {
+    let Some(part) = parts.iter().position(|p| p.message.is_some()) else {
+        return false;
     };
+    let others = needed(parts) - display_width(&parts[part].text);
+    let room = width.saturating_sub(others);
+    if room < MIN_MESSAGE_COLUMNS {
+        return false;
+    }
+    if let Some(message) = &parts[part].message {
+        parts[part].text = message.fit(room);
+    }
+    true
+}
+
+/// The parts that fit `width`: the fields less important than a message are dropped
+/// first (the least important, the last of equals, first); then the message shortens
+/// itself to the room left; only then do the message and its equals go; what stays keeps
+/// its order.
+fn fitting_parts(mut parts: Vec<Part>, width: usize) -> Vec<Part> {
     while needed(&parts) > width {
-        let Some((drop, _)) = parts
-            .iter()
-            .enumerate()
-            .filter(|(_, (_, _, p))| *p > 0)
-            .max_by_key(|(i, (_, _, p))| (*p, *i))
-        else {
+        if let Some(drop) = least_important(&parts, MESSAGE) {
+            parts.remove(drop);
+            continue;
+        }
+        if shorten_message(&mut parts, width) {
+            break;
+        }
+        let Some(drop) = least_important(&parts, 0) else {
             break;
         };
         parts.remove(drop);
@@ -196,7 +274,7 @@ pub fn render_status(area: Rect, buf: &mut Buffer, snapshot: &Snapshot, info: &S
     let mut x = area.x;
     let end = area.x + area.width;
     let parts = fitting_parts(status_parts(snapshot, info, theme), area.width as usize);
-    for (i, (text, style, _)) in parts.into_iter().enumerate() {
+    for (i, Part { text, style, .. }) in parts.into_iter().enumerate() {
         let sep = if i == 0 { "" } else { SEPARATOR };
         let room = (end - x) as usize;
         let need = display_width(sep) + display_width(&text);
@@ -304,6 +382,43 @@ mod tests {
         );
     }
 
+    /// An 80-column line with a message longer than the room left: the window and the
+    /// source go whole, then the message cuts its path in the middle and stays.
+    #[test]
+    fn a_long_message_shortens_its_path_instead_of_leaving_the_line() {
+        let p = profile_from(&[(&["a"], 3, Some(1))]);
+        let mut snap = crate::engine::testing::snapshot_with(&p, Selection::all(), PhaseMarkers::default());
+        snap.stats.source = "assets/tinyk-riscv64.qperf.bin".into();
+        let dir = "/work/wt-names/target/tmp/out-of-a-long-test-run/perf/riscv64/latest";
+        let info = StatusInfo {
+            message: Some(Message::text("exported 14 files to ").then_path(std::path::Path::new(dir))),
+            ..StatusInfo::default()
+        };
+        let theme = Theme::default();
+        let mut buf = Buffer::empty(Rect::new(0, 0, 80, 1));
+        render_status(buf.area, &mut buf, &snap, &info, &theme);
+        assert_eq!(
+            line(&buf, 0),
+            " done  │ exported 14 files to /work/wt-names/ta…/perf/riscv64/latest │ 1 samples"
+        );
+        // A message without a path is cut at its end, still second.
+        let info = StatusInfo {
+            message: Some(Message::from(
+                "stop marker: the workload window is selected (c on the timeline: the whole run)",
+            )),
+            ..StatusInfo::default()
+        };
+        render_status(buf.area, &mut buf, &snap, &info, &theme);
+        assert_eq!(
+            line(&buf, 0),
+            " done  │ stop marker: the workload window is selected (c on the tim… │ 1 samples"
+        );
+        // Too narrow for any of it: the message goes, state and count stay.
+        let mut narrow = Buffer::empty(Rect::new(0, 0, 30, 1));
+        render_status(narrow.area, &mut narrow, &snap, &info, &theme);
+        assert_eq!(line(&narrow, 0), " done  │ 1 samples            ");
+    }
+
     #[test]
     fn counts_are_short() {
         assert_eq!(count_label(1503), "1503");
@@ -318,7 +433,7 @@ mod tests {
         snap.stats.finished = true;
         let theme = Theme::builtin_dark();
         let parts = status_parts(&snap, &StatusInfo::default(), &theme);
-        assert_eq!(parts[1].0, "2000 events", "{parts:?}");
+        assert_eq!(parts[1].text, "2000 events", "{parts:?}");
     }
 
     #[test]
@@ -335,16 +450,16 @@ mod tests {
         let parts = status_parts(&snap, &StatusInfo::default(), &theme);
         let part = parts
             .iter()
-            .find(|(t, _, _)| t.starts_with("unwinds:"))
+            .find(|p| p.text.starts_with("unwinds:"))
             .expect("{parts:?}");
-        assert_eq!(part.0, "unwinds: 97% whole · 3% no CFI");
-        assert_eq!(part.1, theme.status);
+        assert_eq!(part.text, "unwinds: 97% whole · 3% no CFI");
+        assert_eq!(part.style, theme.status);
         stops.cfi_missing = 40;
         snap.stats.unwind_stops = Some(stops);
         let parts = status_parts(&snap, &StatusInfo::default(), &theme);
-        let part = parts.iter().find(|(t, _, _)| t.starts_with("unwinds:")).unwrap();
+        let part = parts.iter().find(|p| p.text.starts_with("unwinds:")).unwrap();
         assert_eq!(
-            part.1,
+            part.style,
             theme.warning.patch(theme.status),
             "a third cut: a warning"
         );
@@ -363,23 +478,23 @@ mod tests {
         let parts = status_parts(&snap, &StatusInfo::default(), &theme);
         let part = parts
             .iter()
-            .find(|(t, _, _)| t.starts_with("stacks "))
+            .find(|p| p.text.starts_with("stacks "))
             .expect("{parts:?}");
         assert_eq!(
-            (part.0.as_str(), part.1),
+            (part.text.as_str(), part.style),
             ("stacks 8.5 MiB/s · lost 0", theme.status)
         );
         copies.lost_records = 12;
         snap.stats.stack_copies = Some(copies);
         let parts = status_parts(&snap, &StatusInfo::default(), &theme);
-        let part = parts.iter().find(|(t, _, _)| t.starts_with("stacks ")).unwrap();
+        let part = parts.iter().find(|p| p.text.starts_with("stacks ")).unwrap();
         assert_eq!(
-            (part.0.as_str(), part.1),
+            (part.text.as_str(), part.style),
             ("stacks 8.5 MiB/s · lost 12", theme.warning.patch(theme.status))
         );
         // Without dwarf there is no such part.
         snap.stats.stack_copies = None;
         let parts = status_parts(&snap, &StatusInfo::default(), &theme);
-        assert!(!parts.iter().any(|(t, _, _)| t.starts_with("stacks ")));
+        assert!(!parts.iter().any(|p| p.text.starts_with("stacks ")));
     }
 }

@@ -64,6 +64,7 @@ mod tests {
     use super::*;
     use crate::analyzers::num_dist::NumDistRow;
     use crate::model::analysis::LatencyStats;
+    use crate::model::units::ValueUnit;
 
     fn stats(values: &[u64]) -> LatencyStats {
         let mut s = LatencyStats::default();
@@ -92,16 +93,27 @@ mod tests {
                     instance: Some(0),
                     event: "sched_switch".into(),
                     stats: stats(&[120; 4]),
+                    unit: ValueUnit::Number,
                 },
                 NumDistRow {
                     instance: Some(1),
                     event: "exit_ret".into(),
                     stats: stats(&[0, 5, -2i64 as u64]),
+                    unit: ValueUnit::Number,
                 },
             ],
         };
+        let text = num_dist_table(&table, &wall);
+        // perf-prof prints raw integers whatever the values are: a duration field's table
+        // is the same bytes.
+        let mut durations = table.clone();
+        durations
+            .rows
+            .iter_mut()
+            .for_each(|r| r.unit = ValueUnit::Nanoseconds);
+        assert_eq!(num_dist_table(&durations, &wall), text);
         assert_eq!(
-            num_dist_table(&table, &wall),
+            text,
             "2026-12-02 15:50:51.909199 \n\
              [CPU] event           calls            total          min          avg          p99          max\n\
              ----- ------------ -------- ---------------- ------------ ------------ ------------ ------------\n\

@@ -14,7 +14,7 @@ use tui_tree_widget::TreeItem;
 use crate::config::Theme;
 use crate::model::hotspots::percent;
 use crate::model::{FrameTable, NodeId, StackTrie};
-use crate::views::text::{display_width, truncate_end, truncate_middle};
+use crate::views::text::{display_width, fit_name, truncate_end};
 
 /// Children shown per node before the "… N more" item.
 pub const CHILD_CAP: usize = 200;
@@ -196,10 +196,10 @@ fn node_line(ctx: &BuildContext, id: NodeId, depth: u16) -> Line<'static> {
     let name_width = available.saturating_sub(ctx.columns.width);
     if name_width == 0 {
         // Too deep for the numbers: the name alone, cut to what is left.
-        let name = truncate_middle(name, available as usize).into_owned();
+        let name = fit_name(name, available as usize).into_owned();
         return Line::from(Span::styled(name, name_style));
     }
-    let shown = truncate_middle(name, name_width as usize).into_owned();
+    let shown = fit_name(name, name_width as usize).into_owned();
     let pad = name_width as usize - display_width(&shown);
     let mut spans = vec![Span::styled(shown, name_style), Span::raw(" ".repeat(pad))];
     let total = ctx.trie.total_weight();

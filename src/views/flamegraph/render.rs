@@ -2,9 +2,13 @@
 //! clicks and wheel events into state changes.
 //!
 //! Screen, top to bottom: a breadcrumb line naming the zoom root's ancestors (only when
-//! zoomed and at least 3 rows), the graph rows, and a detail line about the selected frame
-//! (at least 2 rows). Cells at least 3 columns wide leave their last column blank so
-//! neighbours with similar colours stay apart.
+//! zoomed and at least 3 rows), the graph rows, and the detail lines about the selected
+//! frame (at least 2 rows): its full name — wrapped over more rows when one is too narrow,
+//! up to half the area, since a cell shows it shortened — then its numbers. Cells at least
+//! 3 columns wide leave their last column blank so neighbours with similar colours stay
+//! apart; a name too long for its cell is shortened by meaning (`fit_name`).
+
+use std::borrow::Cow;
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -18,8 +22,11 @@ use super::nav::Move;
 use super::state::{FlameState, active_trie, is_within};
 use crate::config::{Action, KeyContext, Theme};
 use crate::model::hash::fnv1a;
+use crate::model::text::escape_controls;
 use crate::model::{FrameTable, NodeId, StackTrie};
-use crate::views::text::{display_width, truncate_end, truncate_middle};
+use crate::views::text::{
+    display_width, fit_name, shortest_name, truncate_end, truncate_middle, wrap_columns,
+};
 use crate::views::{Effect, View, ViewContext};
 
 /// The label of the trie root.
@@ -34,11 +41,14 @@ struct Regions {
     detail: Option<Rect>,
 }
 
-fn regions(area: Rect, zoomed: bool) -> Regions {
+/// `detail_rows`: rows the selected frame's name needs at this width ([`name_rows`]).
+fn regions(area: Rect, zoomed: bool, detail_rows: u16) -> Regions {
     let mut graph = area;
     let detail = (area.height >= 2 && area.width > 0).then(|| {
-        graph.height -= 1;
-        Rect::new(area.x, area.bottom() - 1, area.width, 1)
+        // The graph keeps at least half the area.
+        let rows = detail_rows.clamp(1, (area.height / 2).max(1));
+        graph.height -= rows;
+        Rect::new(area.x, area.bottom() - rows, area.width, rows)
     });
     let breadcrumb = (zoomed && area.height >= 3 && area.width > 0).then(|| {
         graph.y += 1;
@@ -81,7 +91,11 @@ pub fn render_flamegraph_with_focus(
     theme: &Theme,
     focus: Option<&str>,
 ) {
-    let r = regions(area, state.is_zoomed());
+    let r = regions(
+        area,
+        state.is_zoomed(),
+        name_rows(trie, frames, state, area.width),
+    );
     let zoom = state.zoom(trie);
     let scroll = state.scroll();
     let lay = layout(trie, frames, zoom, r.graph.width, scroll + r.graph.height);
@@ -155,22 +169,25 @@ fn draw(
                             frame.map_or_else(|| fnv1a(ROOT_LABEL.as_bytes()), |f| frames.name_hash(f));
                         theme.frame_style(hash, index % 2 == 1)
                     };
-                    fill(
-                        buf,
-                        cell_area,
-                        &truncate_middle(name, usize::from(text_width)),
-                        style,
-                    );
+                    fill(buf, cell_area, &fit_name(name, usize::from(text_width)), style);
                 }
                 (CellKind::Frame, None) => {}
             }
         }
     }
     if let Some(line) = r.breadcrumb {
-        let path: Vec<&str> = std::iter::once(ROOT_LABEL)
-            .chain(trie.path(zoom).into_iter().map(|f| frames.name(f)))
-            .collect();
-        let text = format!("zoom: {}", path.join(" › "));
+        let names = trie.path(zoom);
+        let breadcrumb = |name: &dyn Fn(&str) -> String| {
+            let path: Vec<String> = std::iter::once(ROOT_LABEL.to_string())
+                .chain(names.iter().map(|&f| name(frames.name(f))))
+                .collect();
+            format!("zoom: {}", path.join(" › "))
+        };
+        let mut text = breadcrumb(&|n| n.to_string());
+        if display_width(&text) > usize::from(line.width) {
+            // Many names share the line: each at its shortest by meaning first.
+            text = breadcrumb(&|n| shortest_name(n).into_owned());
+        }
         put(
             buf,
             line,
@@ -179,24 +196,46 @@ fn draw(
             theme.dim,
         );
     }
-    if let Some(line) = r.detail {
-        let detail = detail_line(trie, frames, state, selected, zoom, focus, line.width, theme);
-        buf.set_line(line.x, line.y, &detail, line.width);
+    if let Some(area) = r.detail {
+        let lines = detail_lines(trie, frames, state, selected, zoom, focus, area, theme);
+        for (row, line) in lines.iter().enumerate().take(usize::from(area.height)) {
+            buf.set_line(area.x, area.y + row as u16, line, area.width);
+        }
     }
 }
 
-/// "name · total 120 (60.0%) · self 20 (10.0%) · depth 3 · zoom work · inverted · focus /x/"
+/// The selected frame's name as the detail lines show it: whole, control characters
+/// spelt out.
+fn selected_name<'a>(trie: &StackTrie, frames: &'a FrameTable, selected: NodeId) -> Cow<'a, str> {
+    let name = trie.node(selected).frame().map_or(ROOT_LABEL, |f| frames.name(f));
+    escape_controls(name)
+}
+
+/// Rows the selected frame's full name takes at `width` columns.
+fn name_rows(trie: &StackTrie, frames: &FrameTable, state: &FlameState, width: u16) -> u16 {
+    if trie.total_weight() == 0 || width == 0 {
+        return 1;
+    }
+    let name = selected_name(trie, frames, state.selected(trie));
+    display_width(&name)
+        .div_ceil(usize::from(width))
+        .clamp(1, usize::from(u16::MAX)) as u16
+}
+
+/// "name · total 120 (60.0%) · self 20 (10.0%) · depth 3 · zoom work · inverted · focus /x/":
+/// the name whole, wrapped over the rows of `area` (shortened by meaning only when even
+/// they are too few), the numbers after it on its last row, cut at the end.
 #[allow(clippy::too_many_arguments)]
-fn detail_line<'a>(
+fn detail_lines(
     trie: &StackTrie,
-    frames: &'a FrameTable,
+    frames: &FrameTable,
     state: &FlameState,
     selected: NodeId,
     zoom: NodeId,
     focus: Option<&str>,
-    width: u16,
+    area: Rect,
     theme: &Theme,
-) -> Line<'a> {
+) -> Vec<Line<'static>> {
     let node = trie.node(selected);
     let all = trie.total_weight();
     let pct = |w: u64| {
@@ -217,6 +256,7 @@ fn detail_line<'a>(
     if state.is_zoomed() {
         let z = trie.node(zoom);
         let name = z.frame().map_or(ROOT_LABEL, |f| frames.name(f));
+        let name = shortest_name(name);
         rest.push_str(&format!(" · zoom {name} ({:.1}%)", pct(z.total_weight)));
     }
     if state.is_inverted() {
@@ -225,16 +265,21 @@ fn detail_line<'a>(
     if let Some(pattern) = focus {
         rest.push_str(&format!(" · focus /{pattern}/"));
     }
-    let name = node.frame().map_or(ROOT_LABEL, |f| frames.name(f));
-    // The name yields to the numbers but keeps a readable stub; the numbers are cut last.
-    let width = usize::from(width);
-    let budget = width.saturating_sub(display_width(&rest)).max(12);
-    let name = truncate_middle(name, budget.min(width)).into_owned();
-    let rest = truncate_end(&rest, width.saturating_sub(display_width(&name))).into_owned();
-    Line::from(vec![
-        Span::styled(name, theme.title),
-        Span::styled(rest, theme.text),
-    ])
+    let width = usize::from(area.width);
+    let rows = usize::from(area.height.max(1));
+    let full = selected_name(trie, frames, selected);
+    let name = fit_name(&full, width * rows);
+    let mut lines: Vec<Line<'static>> = wrap_columns(&name, width)
+        .into_iter()
+        .map(|part| Line::from(Span::styled(part, theme.title)))
+        .collect();
+    let used = lines.last().map_or(0, Line::width);
+    let rest = truncate_end(&rest, width.saturating_sub(used)).into_owned();
+    match lines.last_mut() {
+        Some(last) => last.spans.push(Span::styled(rest, theme.text)),
+        None => lines.push(Line::from(Span::styled(rest, theme.text))),
+    }
+    lines
 }
 
 /// 1234567 → "1,234,567".
@@ -334,7 +379,11 @@ impl View for FlameGraphView {
             put(buf, area, 0, "building inverted view…", ctx.theme.dim);
             return;
         };
-        let r = regions(area, self.state.is_zoomed());
+        let r = regions(
+            area,
+            self.state.is_zoomed(),
+            name_rows(trie, &snapshot.frames, &self.state, area.width),
+        );
         self.graph = r.graph;
         self.breadcrumb = r.breadcrumb;
         let zoom = self.state.zoom(trie);

@@ -181,3 +181,46 @@ fn big_counts_are_grouped() {
     assert_eq!(group_thousands(1000), "1,000");
     assert_eq!(group_thousands(1_234_567), "1,234,567");
 }
+
+/// A StarryOS frame as rustc-demangle names it: 125 columns.
+const WRITE_AT: &str = "<ax_fs_ng::file::handle::FileHandle<ax_sync::mutex::RawMutex> as ax_io::Write>::write_at::<&mut dyn starry_kernel::file::ReadBuf>";
+
+/// At 100 columns the long Rust frame's cell sheds generics and module paths but keeps
+/// `write_at`; selected, its full name wraps over the detail lines with its numbers.
+#[test]
+fn long_rust_names_keep_their_method_and_the_detail_their_whole_name() {
+    let stacks: Vec<(&[&str], u64, Option<u64>)> = vec![
+        (&["kmain", "sys_write", WRITE_AT], 60, None),
+        (&["kmain", "idle"], 40, None),
+    ];
+    let (s, theme) = (snapshot(&stacks), Theme::default());
+    let c = ctx(&s, &theme);
+    let mut v = FlameGraphView::new();
+    let text = lines(&draw(&mut v, &c, 100, 12));
+    // idle sorts first: the long frame's cell is columns 40..100.
+    assert_eq!(
+        text[3],
+        format!("{}<FileHandle<…> as Write>::write_at::<…>", " ".repeat(40))
+    );
+    // Narrower: the same cell cut in the middle, the method kept.
+    let text = lines(&draw(&mut v, &c, 40, 12));
+    assert_eq!(text[3], format!("{}<FileHandle …::write_at", " ".repeat(16)));
+    for _ in 0..3 {
+        v.handle(Action::Down, &c);
+    }
+    let text = lines(&draw(&mut v, &c, 100, 12));
+    // lines() trims the row: the 100th character is a space.
+    assert_eq!(text[10], WRITE_AT[..100].trim_end());
+    assert_eq!(
+        text[11],
+        format!(
+            "{} · total 60 (60.0%) · self 60 (60.0%) · depth 3",
+            &WRITE_AT[100..]
+        )
+    );
+    // The cell above the detail lines still shows the shortened name.
+    assert!(
+        text[3].ends_with("<FileHandle<…> as Write>::write_at::<…>"),
+        "{text:?}"
+    );
+}

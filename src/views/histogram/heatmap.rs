@@ -8,7 +8,7 @@ use ratatui::layout::Rect;
 
 use crate::config::Theme;
 use crate::model::heatmap::LatencyHeatmap;
-use crate::model::units::format_ns;
+use crate::model::units::ValueUnit;
 
 /// Empty, then light to full.
 pub const SHADES: [char; 5] = [' ', '░', '▒', '▓', '█'];
@@ -16,9 +16,16 @@ pub const SHADES: [char; 5] = [' ', '░', '▒', '▓', '█'];
 /// Left axis: "16.8ms " fits in 8 columns.
 const AXIS_WIDTH: u16 = 8;
 
-/// Draw `map` into `area` (already framed). `origin_ns` is the sample-clock time shown as
-/// 0 s on the time axis.
-pub fn render_heatmap(area: Rect, buf: &mut Buffer, map: &LatencyHeatmap, origin_ns: u64, theme: &Theme) {
+/// Draw `map` into `area` (already framed), its ranges labelled in `unit`. `origin_ns` is
+/// the sample-clock time shown as 0 s on the time axis.
+pub fn render_heatmap(
+    area: Rect,
+    buf: &mut Buffer,
+    map: &LatencyHeatmap,
+    unit: ValueUnit,
+    origin_ns: u64,
+    theme: &Theme,
+) {
     let Some((low_row, high_row)) = map.rows_used() else {
         return;
     };
@@ -56,7 +63,7 @@ pub fn render_heatmap(area: Rect, buf: &mut Buffer, map: &LatencyHeatmap, origin
     for (i, line) in counts.iter().enumerate().rev() {
         let y = top + (lines - 1 - i) as u16;
         let (low, _) = LatencyHeatmap::row_bounds(low_row + i * per_line);
-        let label = format!("{:>7} ", format_ns(low));
+        let label = format!("{:>7} ", unit.format_short(low));
         buf.set_stringn(area.x, y, label, AXIS_WIDTH as usize, theme.dim);
         let text: String = line.iter().map(|&n| shade(n)).collect();
         buf.set_stringn(area.x + AXIS_WIDTH, y, text, plot_width, theme.bar);
@@ -96,7 +103,7 @@ mod tests {
         map.add(950_000_000, &slow); // column 9
         let area = Rect::new(0, 0, 28, 14);
         let mut buf = Buffer::empty(area);
-        render_heatmap(area, &mut buf, &map, 0, &Theme::default());
+        render_heatmap(area, &mut buf, &map, ValueUnit::Nanoseconds, 0, &Theme::default());
         let lines = screen(&buf);
         // 13 ranges (13..=25) in 13 lines, the slowest at the top, then the time axis.
         assert!(lines[0].starts_with(" 16.8ms "), "{lines:#?}");
@@ -111,6 +118,18 @@ mod tests {
         assert!(
             lines[13].contains("0.0s") && lines[13].ends_with("1.0s"),
             "{lines:#?}"
+        );
+        // The same ranges as plain numbers (num-dist of a count): no time unit on the axis.
+        let mut buf = Buffer::empty(area);
+        render_heatmap(area, &mut buf, &map, ValueUnit::Number, 0, &Theme::default());
+        let lines = screen(&buf);
+        assert!(lines[0].starts_with("  16.8M "), "{lines:#?}");
+        assert!(lines[12].starts_with("   4096 "), "{lines:#?}");
+        assert!(
+            !lines
+                .iter()
+                .take(13)
+                .any(|l| l.contains("ns") || l.contains("us"))
         );
     }
 }

@@ -6,18 +6,23 @@ use ratatui::layout::Rect;
 use super::*;
 use crate::config::Theme;
 use crate::engine::{AnalysisView, Snapshot};
-use crate::model::analysis::{AnalysisInfo, AnalysisSchema, LatencyStats, SyscallsSchema};
+use crate::model::analysis::{AnalysisInfo, AnalysisSchema, LatencyStats, NumDistSchema, SyscallsSchema};
 use crate::views::test_support::{rows, snapshot_of, text};
 
 fn snapshot_with(series: Vec<LatencySeries>) -> Snapshot {
+    let schema = AnalysisSchema::Syscalls(SyscallsSchema {
+        perins: false,
+        than_ns: None,
+    });
+    snapshot_of_analysis("syscalls", schema, series)
+}
+
+fn snapshot_of_analysis(name: &str, schema: AnalysisSchema, series: Vec<LatencySeries>) -> Snapshot {
     let mut s = snapshot_of(&[(&["main"], 1, Some(5))]);
     s.analysis = Some(Arc::new(AnalysisView {
         info: Arc::new(AnalysisInfo {
-            name: "syscalls".into(),
-            schema: AnalysisSchema::Syscalls(SyscallsSchema {
-                perins: false,
-                than_ns: None,
-            }),
+            name: name.into(),
+            schema,
         }),
         events: 0,
         series,
@@ -51,6 +56,7 @@ fn fixture() -> Snapshot {
                 errors: 3,
                 extra_ns: 0,
             },
+            unit: ValueUnit::Nanoseconds,
             counts_errors: true,
         },
         LatencySeries {
@@ -62,6 +68,7 @@ fn fixture() -> Snapshot {
                 errors: 0,
                 extra_ns: 0,
             },
+            unit: ValueUnit::Nanoseconds,
             counts_errors: false,
         },
     ])
@@ -226,4 +233,73 @@ fn clicking_a_series_selects_it() {
     assert_eq!(view.selected, 1);
     view.scroll(-5, &ctx);
     assert_eq!(view.selected, 0);
+}
+
+/// num-dist of read sizes (`syscalls:sys_enter_read//num=count/`, 1..=1000 bytes): plain
+/// numbers in the summary and the bucket labels (percentiles within the histogram's
+/// 1/128), never a duration; an event of another
+/// unit beside it leaves the heatmap out and says why.
+#[test]
+fn num_dist_values_are_numbers_not_durations() {
+    let mut sizes = LatencyHistogram::new();
+    (1..=1000).for_each(|n| sizes.record(n));
+    let series = |name: &str, unit| LatencySeries {
+        name: name.into(),
+        instance: None,
+        stats: LatencyStats {
+            histogram: sizes.clone(),
+            ..LatencyStats::default()
+        },
+        unit,
+        counts_errors: false,
+    };
+    let schema = |units: Vec<ValueUnit>| {
+        AnalysisSchema::NumDist(NumDistSchema {
+            events: vec!["sys_enter_read".into(), "runtime".into()],
+            units,
+            instance_header: None,
+        })
+    };
+    let snap = snapshot_of_analysis(
+        "num-dist",
+        schema(vec![ValueUnit::Number]),
+        vec![series("sys_enter_read", ValueUnit::Number)],
+    );
+    let mut view = HistogramView::new();
+    let rows = rows(&draw(&mut view, &snap, 80, 24));
+    assert_eq!(
+        rows[..8].join("\n"),
+        "\
+┌ latency histograms ──────────────────────────────────────────────────────────┐
+│sys_enter_read│count 1000  min 1  avg 500.5  p50 502  p95 948  p99 988        │
+│              │p99.9 996  max 1000  total 500500                              │
+│              │[     1,      2)     1 ▏                                       │
+│              │[     2,      4)     2 ▏                                       │
+│              │[     4,      8)     4 ▍                                       │
+│              │[     8,     16)     8 ▋                                       │
+│              │[    16,     32)    16 █▎                                      │"
+    );
+    // No figure anywhere carries a time unit.
+    let duration = Regex::new(r"\d(ns|us|ms|s)\b").unwrap();
+    assert!(!rows.iter().any(|r| duration.is_match(r)), "{rows:#?}");
+    // A duration beside it: one axis cannot hold both, and the pane says so.
+    let snap = snapshot_of_analysis(
+        "num-dist",
+        schema(vec![ValueUnit::Number, ValueUnit::Nanoseconds]),
+        vec![
+            series("sys_enter_read", ValueUnit::Number),
+            series("runtime", ValueUnit::Nanoseconds),
+        ],
+    );
+    press(&mut view, &snap, Action::ToggleHeatmap);
+    let screen = text(&draw(&mut view, &snap, 80, 24));
+    assert!(screen.contains(HEATMAP_MIXED_HINT), "{screen}");
+    // The duration series itself still reads as durations.
+    press(&mut view, &snap, Action::ToggleHeatmap);
+    press(&mut view, &snap, Action::Down);
+    let screen = text(&draw(&mut view, &snap, 80, 24));
+    assert!(
+        screen.contains("min 1ns") && screen.contains("max 1.00us"),
+        "{screen}"
+    );
 }

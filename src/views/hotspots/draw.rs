@@ -11,7 +11,7 @@ use super::rows::SortColumn;
 use crate::config::Theme;
 use crate::model::hotspots::percent;
 use crate::model::{FrameTable, Hotspot};
-use crate::views::text::{display_width, truncate_end, truncate_middle};
+use crate::views::text::{display_width, fit_name, truncate_end, truncate_path};
 
 /// A column of the table.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -262,12 +262,12 @@ pub fn draw_row(buf: &mut Buffer, area: Rect, layout: &ColumnLayout, row: &Hotsp
             }
             Column::Module => {
                 let module = ctx.frames.module(row.frame).unwrap_or("");
-                let module = truncate_middle(module, width as usize);
+                let module = truncate_path(module, width as usize);
                 put(buf, x, area.y, width, &module, false, pick(theme.dim));
             }
             Column::Name => {
                 let name = ctx.frames.name(row.frame);
-                let name = truncate_middle(name, width as usize);
+                let name = fit_name(name, width as usize);
                 put(buf, x, area.y, width, &name, false, base);
             }
             Column::Bar => {

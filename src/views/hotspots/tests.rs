@@ -55,7 +55,7 @@ fn table_at_80_columns() {
             "│work                                      ██           20  10.0%    153  76.5%│",
             "│idle                                      █▏           11   5.5%     11   5.5%│",
             "│io                                        ▋             6   3.0%     36  18.0%│",
-            "│allo…::extend_from_slice_with_a_long_tail ▎             2   1.0%      2   1.0%│",
+            "│Vec::extend_from_slice_with_a_long_tail   ▎             2   1.0%      2   1.0%│",
             "│tiny                                      ▏             1   0.5%      1   0.5%│",
             "│main                                                    0   0.0%    200 100.0%│",
             blank.as_str(),
