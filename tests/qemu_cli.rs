@@ -409,8 +409,6 @@ fn assert_reference_keys(report: &serde_json::Value) {
             "flamegraph_workload",
             "flamegraph_boot",
             "flamegraph_post",
-            "flamegraph_focus",
-            "flamegraph_html",
             "summary_txt",
             "stack_depth_summary",
             "plugin_summary",
@@ -422,6 +420,22 @@ fn assert_reference_keys(report: &serde_json::Value) {
         ],
         "artifacts",
     );
+    // `artifacts` lists what this run wrote (issue 24): each listed file exists, and the
+    // reference's labels of files not written (no --focus, no HTML) are not listed.
+    for (label, path) in report["artifacts"].as_object().unwrap() {
+        let path = std::path::Path::new(path.as_str().unwrap());
+        assert!(
+            path.exists(),
+            "artifacts.{label}: {} does not exist",
+            path.display()
+        );
+    }
+    for unwritten in ["flamegraph_focus", "flamegraph_html"] {
+        assert!(
+            report["artifacts"].get(unwritten).is_none(),
+            "{unwritten} was not written"
+        );
+    }
     assert!(report["fix_candidates"].is_array());
     // The run's numbers reached the metrics: QEMU's host time, the plugin's counts per MB
     // need a workload size the test guest does not print, so they stay null.

@@ -547,3 +547,40 @@ fn rebuilt_switches_are_marked_in_the_listing_and_counted_in_the_verdict() {
         .unwrap();
     assert_eq!(rebuilt["makes_incomplete"], false);
 }
+
+/// `diff` is as complete as both of its profiles: each side's reasons, said for which side.
+#[test]
+fn a_diff_of_a_malformed_profile_exits_3_naming_the_side() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("a.folded");
+    let bad = dir.path().join("b.folded");
+    std::fs::write(&good, "main;a 3\nmain;b 2\n").unwrap();
+    std::fs::write(&bad, "main;a 1\nbroken line\nmain;b 4\n").unwrap();
+    let diff = |a: &Path, b: &Path| {
+        perfscope(&[
+            "diff",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            "--out",
+            dir.path().join("out").to_str().unwrap(),
+        ])
+    };
+    let o = diff(&good, &good);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let o = diff(&good, &bad);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("perfscope: incomplete: comparison: input cut"),
+        "{err}"
+    );
+    assert!(
+        text(&o.stdout).contains("Top 2 changed functions"),
+        "the diff is still printed"
+    );
+    assert!(!text(&o.stdout).contains("warning"), "warnings go to stderr");
+    assert!(
+        err.contains("warning: ") && err.contains("malformed line"),
+        "{err}"
+    );
+}

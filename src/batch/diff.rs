@@ -11,7 +11,7 @@ use crate::export::svg::{self, SvgOptions};
 use crate::export::write_file;
 use crate::feeds::file::{FileFeed, Input, OpenOptions};
 use crate::model::diff::{DiffStack, diff_stacks};
-use crate::model::{PhaseMarkers, ProfileDiff, Selection};
+use crate::model::{PhaseMarkers, ProfileDiff, Selection, Verdict};
 use crate::sources::folded::format_line;
 
 use super::headless::{self, Headless};
@@ -32,11 +32,13 @@ pub struct DiffOutcome {
     pub stacks: Vec<DiffStack>,
     pub files: Vec<(String, PathBuf)>,
     pub warnings: Vec<String>,
+    /// Each profile's verdict (baseline, comparison): the diff is as complete as both.
+    pub verdicts: [Verdict; 2],
 }
 
 pub fn run(options: &DiffOptions) -> anyhow::Result<DiffOutcome> {
-    let (a, wa) = whole(&options.baseline, &options.open).context("baseline")?;
-    let (b, wb) = whole(&options.compare, &options.open).context("comparison")?;
+    let (a, wa, va) = whole(&options.baseline, &options.open).context("baseline")?;
+    let (b, wb, vb) = whole(&options.compare, &options.open).context("comparison")?;
     let mut warnings = wa;
     warnings.extend(wb);
     let diff = ProfileDiff::between(&a.hotspots, &a.frames, &b.hotspots, &b.frames);
@@ -83,11 +85,13 @@ pub fn run(options: &DiffOptions) -> anyhow::Result<DiffOutcome> {
         stacks,
         files,
         warnings,
+        verdicts: [va, vb],
     })
 }
 
-/// An input read to its end through the engine: everything selected, and its warnings.
-fn whole(input: &Input, open: &OpenOptions) -> anyhow::Result<(Snapshot, Vec<String>)> {
+/// An input read to its end through the engine: everything selected, its warnings and its
+/// verdict.
+fn whole(input: &Input, open: &OpenOptions) -> anyhow::Result<(Snapshot, Vec<String>, Verdict)> {
     let feed = FileFeed::new(input.clone(), open.clone(), None, PhaseMarkers::default());
     let outcome = headless::run(
         Box::new(feed),
@@ -104,7 +108,8 @@ fn whole(input: &Input, open: &OpenOptions) -> anyhow::Result<(Snapshot, Vec<Str
     }
     let mut engine = outcome.engine;
     let warnings = engine.state.provenance.warnings.clone();
-    Ok((engine.snapshot(), warnings))
+    let verdict = engine.verdict();
+    Ok((engine.snapshot(), warnings, verdict))
 }
 
 fn display(input: &Input) -> String {
@@ -145,9 +150,6 @@ pub fn summary(outcome: &DiffOutcome, top: usize) -> String {
         "baseline {} samples, comparison {} samples\n",
         d.total_a, d.total_b
     );
-    for w in &outcome.warnings {
-        out.push_str(&format!("warning: {w}\n"));
-    }
     let changed: Vec<_> = d.changed().take(top).collect();
     out.push_str(&format!(
         "\nTop {} changed functions (percentage points of each profile's samples)\n",

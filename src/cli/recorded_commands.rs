@@ -159,8 +159,20 @@ pub fn run_diff(a: DiffArgs) -> anyhow::Result<Outcome> {
         },
     };
     let outcome = diff::run(&o)?;
+    // Results on stdout, warnings on stderr (a script reading stdout gets only results).
+    for w in &outcome.warnings {
+        eprintln!("warning: {w}");
+    }
     print!("{}", diff::summary(&outcome, o.top));
-    Ok(Outcome::Clean)
+    // As complete as both profiles: each one's reasons, said for which.
+    let mut reasons = Vec::new();
+    for (side, verdict) in ["baseline", "comparison"].iter().zip(&outcome.verdicts) {
+        if let Some(why) = verdict.failed() {
+            bail!("{side}: {why}");
+        }
+        reasons.extend(verdict.reasons().into_iter().map(|r| format!("{side}: {r}")));
+    }
+    Ok(Outcome::from_reasons(reasons))
 }
 
 /// `perfscope open`: the terminal UI over a recorded (or followed) input; with `--no-tui`,

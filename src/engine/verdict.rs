@@ -164,6 +164,37 @@ mod tests {
         assert!(!v.input_clean());
     }
 
+    /// The ring reader's counts reach the verdict through the engine's `Counts` update.
+    #[test]
+    fn decode_errors_and_throttles_make_it_incomplete_rebuilt_events_do_not() {
+        use crate::engine::{Engine, EngineOptions};
+        use crate::feeds::Update;
+        use crate::model::Selection;
+        use crate::model::verdict::SourceCounts;
+        let mut engine = Engine::new(EngineOptions::batch(Selection::all()));
+        engine.state.provenance.source_kind = "host".into();
+        engine.apply(vec![Update::Counts(SourceCounts {
+            rebuilt: 9,
+            ..SourceCounts::default()
+        })]);
+        assert_eq!(engine.verdict().exit_code(), 0, "rebuilt events are only said");
+        engine.apply(vec![Update::Counts(SourceCounts {
+            decode_errors: 2,
+            throttles: 4,
+            rebuilt: 7,
+            corrupt_rows: 0,
+        })]);
+        let v = engine.verdict();
+        assert_eq!(v.find(Gap::DecodeErrors).and_then(|f| f.count), Some(2));
+        assert_eq!(v.find(Gap::Throttled).and_then(|f| f.count), Some(4));
+        assert_eq!(
+            v.find(Gap::Rebuilt).and_then(|f| f.count),
+            Some(9),
+            "a total never goes back"
+        );
+        assert_eq!(v.exit_code(), 3);
+    }
+
     #[test]
     fn a_stop_marker_that_never_came_is_no_window() {
         let mut s = finished(10);
