@@ -4,6 +4,7 @@ use crate::feeds::Update;
 
 use super::Engine;
 use super::state::MAX_OFFENDERS;
+use crate::model::units::MAX_TIME_NS;
 
 impl Engine {
     /// Apply a batch of updates in order, then let the slices settle.
@@ -14,7 +15,8 @@ impl Engine {
         self.state.store.settle();
     }
 
-    fn apply_one(&mut self, update: Update) {
+    fn apply_one(&mut self, mut update: Update) {
+        self.state.stats.bad_times += without_bad_times(&mut update);
         if let Some(sink) = &mut self.recording {
             sink.record(&update, &self.state);
         }
@@ -104,4 +106,36 @@ impl Engine {
             Update::SampleLines(_) => {}
         }
     }
+}
+
+/// Take every time stamp past [`MAX_TIME_NS`] out of `update` (the record stays, without
+/// its time); returns how many were taken. Garbage times (a corrupt record, `-1`) would
+/// otherwise stretch the slice grid and the timeline to an absurd span.
+fn without_bad_times(update: &mut Update) -> u64 {
+    let mut bad = 0;
+    let mut check = |t: &mut Option<u64>| {
+        if t.is_some_and(|t| t > MAX_TIME_NS) {
+            *t = None;
+            bad += 1;
+        }
+    };
+    match update {
+        Update::Samples(samples) => {
+            for sample in samples {
+                check(&mut sample.time_ns);
+            }
+        }
+        Update::Rows(rows) => check(&mut rows.time_ns),
+        Update::Lost { time_ns, .. } | Update::Console { time_ns, .. } => check(time_ns),
+        Update::Markers(markers) => {
+            check(&mut markers.start_ns);
+            check(&mut markers.stop_ns);
+        }
+        Update::Start(start) if start.time_origin_ns > MAX_TIME_NS => {
+            start.time_origin_ns = 0;
+            bad += 1;
+        }
+        _ => {}
+    }
+    bad
 }

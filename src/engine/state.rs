@@ -67,6 +67,8 @@ pub struct SourceStats {
     pub dropped: u64,
     /// Decode errors, throttles, rebuilt events, corrupt rows the source counted.
     pub counts: SourceCounts,
+    /// Time stamps past the sample clock's range, taken out of their records.
+    pub bad_times: u64,
     /// No more data will come (a file fully read, QEMU exited).
     pub finished: bool,
     /// What the source waits for before the run goes on (the guest's shell prompt).

@@ -328,3 +328,53 @@ fn a_headless_live_run_cuts_at_markers_that_arrive_after_their_samples() {
     let recorded = run(false);
     assert_ne!(recorded.state.markers.start_ns, Some(2 * S + S / 4));
 }
+
+/// Issue 25: time stamps at 0 and u64::MAX (a 40-byte qperf.bin, a session whose last
+/// sample has time -1) with markers hung the timeline and panicked the slices. A time past
+/// the clock's range is taken out of its record, counted, and the session is incomplete.
+#[test]
+fn garbage_time_stamps_are_counted_without_a_time_not_gridded() {
+    for policy in [
+        SlicePolicy::BATCH,
+        SlicePolicy::live(10 * S),
+        SlicePolicy::live_headless(),
+    ] {
+        let list = profile_from(&[
+            (&["a", "b"], 1, Some(0)),
+            (&["a", "c"], 2, Some(u64::MAX)),
+            (&["a", "d"], 3, Some(u64::MAX - 1)),
+            (&["a", "e"], 4, Some(5 * S)),
+        ]);
+        let mut engine = Engine::new(EngineOptions {
+            policy,
+            ..EngineOptions::batch(Selection::all())
+        });
+        let mut updates = vec![Update::Markers(crate::model::PhaseMarkers {
+            start_ns: Some(1),
+            stop_ns: Some(u64::MAX),
+        })];
+        updates.extend(updates_of(&list));
+        updates.push(Update::Lost {
+            total: 3,
+            time_ns: Some(u64::MAX),
+        });
+        engine.apply(updates);
+        engine.reset();
+        engine.finish();
+        engine.builder.wants = Wants::ALL;
+        let snapshot = engine.snapshot();
+        // The reset and the window leave the timed samples behind; the two without a time
+        // belong to no slice and still count.
+        assert_eq!(snapshot.trie.total_weight(), 5);
+        engine.set_selection(Selection::all());
+        assert_eq!(
+            engine.state.stats.bad_times, 4,
+            "two samples, the stop marker, the lost"
+        );
+        let v = engine.verdict();
+        assert_eq!(v.find(crate::model::Gap::BadTimes).and_then(|f| f.count), Some(4));
+        assert_eq!(v.exit_code(), 3);
+        let timeline = engine.state.store.timeline().cloned().expect("a timeline");
+        assert!(timeline.duration_ns() <= 6 * S, "{}", timeline.duration_ns());
+    }
+}

@@ -28,6 +28,13 @@ pub fn verdict(state: &ModelState) -> Verdict {
             "records perfscope could not use (malformed, or more than a queue held)",
         ));
     }
+    if stats.bad_times > 0 {
+        findings.push(Finding::new(
+            Gap::BadTimes,
+            Some(stats.bad_times),
+            "time stamps past 2^62 ns (146 years: corrupt, or -1), taken out of their records",
+        ));
+    }
     findings.extend(stats.counts.findings());
     let input = &provenance.input;
     let said_why = findings

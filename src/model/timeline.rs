@@ -40,7 +40,7 @@ pub struct Timeline {
 impl Timeline {
     /// An empty timeline over `[start_ns, end_ns)` in at most `bins` equal bins.
     pub fn spanning(start_ns: u64, end_ns: u64, bins: usize, markers: PhaseMarkers) -> Timeline {
-        let end_ns = end_ns.max(start_ns + 1);
+        let end_ns = end_ns.max(start_ns.saturating_add(1));
         let bins = bins.max(1) as u64;
         let slice_ns = (end_ns - start_ns).div_ceil(bins).max(1);
         let count = (end_ns - start_ns).div_ceil(slice_ns) as usize;
@@ -61,7 +61,7 @@ impl Timeline {
     pub fn growing(start_ns: u64, max_slices: usize, counted: Counted) -> Timeline {
         Timeline {
             start_ns,
-            end_ns: start_ns + 1,
+            end_ns: start_ns.saturating_add(1),
             slice_ns: 1_000,
             weights: Vec::with_capacity(max_slices.max(2)),
             lost: Vec::new(),
@@ -76,7 +76,13 @@ impl Timeline {
     pub fn add(&mut self, time_ns: u64, weight: u64, lost: u64, max_slices: usize) {
         let max_slices = max_slices.max(2) as u64;
         let t = time_ns.max(self.start_ns);
-        while t - self.start_ns >= self.slice_ns.saturating_mul(max_slices) {
+        // Once the slices' span no longer fits a u64 it covers every time there is: a
+        // saturated span would never be outgrown and the loop would not end.
+        while self
+            .slice_ns
+            .checked_mul(max_slices)
+            .is_some_and(|span| t - self.start_ns >= span)
+        {
             self.weights = self.weights.chunks(2).map(|p| p.iter().sum()).collect();
             self.lost = self.lost.chunks(2).map(|p| p.iter().sum()).collect();
             self.slice_ns = self.slice_ns.saturating_mul(2);

@@ -103,6 +103,12 @@ impl ValueUnit {
     }
 }
 
+/// The latest time a sample clock may read: 2^62 ns, 146 years. A later time stamp is
+/// garbage (a corrupt record, `-1`): it would make a grid of slices from the session's
+/// first time to it absurd, and sums of such times overflow. The engine counts a record
+/// that carries one without its time ([`crate::model::Gap::BadTimes`]).
+pub const MAX_TIME_NS: u64 = 1 << 62;
+
 /// `seconds` as nanoseconds, saturating: negative or NaN is 0, too large is `u64::MAX`
 /// (never a panic, whatever a user typed).
 pub fn seconds_to_ns(seconds: f64) -> u64 {

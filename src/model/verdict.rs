@@ -36,6 +36,9 @@ pub enum Gap {
     Lost,
     /// Records perfscope itself dropped (malformed, or beyond what a queue held).
     Dropped,
+    /// Records whose time stamp is garbage (past [`crate::model::units::MAX_TIME_NS`]):
+    /// counted, but in no slice of time.
+    BadTimes,
     /// Ring records that did not decode.
     DecodeErrors,
     /// Times the kernel throttled sampling (samples it did not take).
@@ -78,6 +81,7 @@ impl Gap {
                 | Gap::Interrupted
                 | Gap::Lost
                 | Gap::Dropped
+                | Gap::BadTimes
                 | Gap::DecodeErrors
                 | Gap::Throttled
                 | Gap::InputCut
@@ -95,6 +99,7 @@ impl Gap {
             Gap::NoWindow => "no_window",
             Gap::Lost => "lost",
             Gap::Dropped => "dropped",
+            Gap::BadTimes => "bad_times",
             Gap::DecodeErrors => "decode_errors",
             Gap::Throttled => "throttled",
             Gap::InputCut => "input_cut",
@@ -119,6 +124,7 @@ impl Gap {
                 "the figures miss them: counts and rates are lower bounds, latencies spanning a gap are missing"
             }
             Gap::Throttled => "samples were not taken while throttled: counts are lower bounds",
+            Gap::BadTimes => "they count in the totals but in no window, phase or timeline column",
             Gap::InputCut => "the figures miss what came after",
             Gap::CorruptRows => "the replay misses them",
             Gap::SourcesDisagree => "one of them is incomplete",

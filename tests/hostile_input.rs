@@ -1,0 +1,88 @@
+//! Hostile input on the real binary: numbers at type limits, garbage time stamps, endless
+//! files. Each case ends in bounded time with a clear verdict — never a hang or a panic.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use perfscope::sources::qperf_file::{QperfRecord, encode_v3};
+
+fn asset(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("assets").join(name)
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Run perfscope; a run still going after `limit` is killed and fails the test.
+fn perfscope_within(limit: Duration, args: &[&str]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_perfscope"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run perfscope");
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            let o = child.wait_with_output().unwrap();
+            panic!(
+                "perfscope {args:?} still ran after {limit:?}; stderr:\n{}",
+                text(&o.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// A record of the test kernel's `mix_leaf` path at `elapsed_ns`.
+fn record(elapsed_ns: u64) -> QperfRecord {
+    QperfRecord {
+        elapsed_ns: Some(elapsed_ns),
+        pc: 0xffff_ffc0_8020_0000,
+        sp: None,
+        fp: None,
+        cpu: Some(0),
+        callchain: None,
+        trace: vec![0xffff_ffc0_8020_0000],
+    }
+}
+
+/// Issue 25: two records at time 0 and u64::MAX looped forever in the timeline (100 %
+/// CPU, deaf to signals). The garbage time is taken out of its record and said: exit 3.
+#[test]
+fn records_at_time_zero_and_u64_max_end_at_once_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("x.qperf.bin");
+    let mut bytes = Vec::new();
+    for t in [0, u64::MAX, u64::MAX - 1, 3_000_000] {
+        encode_v3(&record(t), &mut bytes);
+    }
+    std::fs::write(&bin, &bytes).unwrap();
+    let out = dir.path().join("out");
+    let elf = asset("tinyk-riscv64.elf");
+    for command in ["report", "open"] {
+        let mut args = vec![
+            command,
+            bin.to_str().unwrap(),
+            "--elf",
+            elf.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--start-sec",
+            "0.001",
+            "--stop-sec",
+            "0.002",
+        ];
+        if command == "open" {
+            args.push("--no-tui");
+        }
+        let o = perfscope_within(Duration::from_secs(30), &args);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(3), "{command}: {err}");
+        assert!(err.contains("perfscope: incomplete: bad times 2"), "{err}");
+    }
+}
