@@ -79,9 +79,13 @@ impl Drop for SmallFs {
     }
 }
 
+/// A full disk fails the export with the OS error said once, and leaves the previous
+/// export's set whole: the new set replaces it only once it is complete (issue 25).
 #[test]
-fn a_full_disk_is_said_once_and_leaves_no_half_file() {
+fn a_full_disk_is_said_once_and_leaves_the_previous_set_whole() {
     let work = tempfile::tempdir().unwrap();
+    let small = work.path().join("small.folded");
+    std::fs::write(&small, "main;a 3\nmain;b 2\n").unwrap();
     let folded = work.path().join("big.folded");
     let text: String = (0..1000)
         .map(|i| {
@@ -94,16 +98,29 @@ fn a_full_disk_is_said_once_and_leaves_no_half_file() {
     std::fs::write(&folded, text).unwrap();
     let fs = SmallFs::mount(160);
     let out = fs.dir.path().join("o");
-    let o = perfscope_in(
-        work.path(),
-        &[
-            "report",
-            "--folded",
-            folded.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ],
-    );
+    let report = |input: &std::path::Path| {
+        perfscope_in(
+            work.path(),
+            &[
+                "report",
+                "--folded",
+                input.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        )
+    };
+    let first = report(&small);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let before: Vec<(std::path::PathBuf, Vec<u8>)> = files_under(&out)
+        .into_iter()
+        .map(|f| {
+            let bytes = std::fs::read(&f).unwrap();
+            (f, bytes)
+        })
+        .collect();
+    assert!(before.len() > 5, "{before:?}");
+    let o = report(&folded);
     let err = stderr(&o);
     assert!(!o.status.success(), "a full disk must fail the report:\n{err}");
     assert_eq!(
@@ -116,13 +133,10 @@ fn a_full_disk_is_said_once_and_leaves_no_half_file() {
         1,
         "the OS error is said once:\n{err}"
     );
-    let files = files_under(&out);
-    assert!(!files.is_empty(), "something fitted before the disk filled");
-    for f in &files {
-        let name = f.file_name().unwrap().to_string_lossy();
-        assert!(!name.contains(".tmp-"), "temporary left behind: {}", f.display());
-        let len = std::fs::metadata(f).unwrap().len();
-        assert!(len > 0, "half-written (empty) file left behind: {}", f.display());
+    let after = files_under(&out);
+    assert_eq!(after.len(), before.len(), "no file added or removed: {after:?}");
+    for (f, bytes) in &before {
+        assert_eq!(&std::fs::read(f).unwrap(), bytes, "{} changed", f.display());
     }
 }
 

@@ -41,7 +41,7 @@ pub struct ReportArgs {
     #[arg(long, short = 'o', value_name = "DIR")]
     pub out: PathBuf,
     /// Architecture name for the output path (default: from the ELF).
-    #[arg(long)]
+    #[arg(long, value_parser = parse_arch_name)]
     pub arch: Option<String>,
     #[command(flatten)]
     pub window: WindowArgs,
@@ -85,7 +85,7 @@ pub struct OpenArgs {
     #[arg(long, short = 'o', value_name = "DIR", default_value = "perfscope-out")]
     pub out: PathBuf,
     /// Architecture name for the export path (default: from the ELF).
-    #[arg(long)]
+    #[arg(long, value_parser = parse_arch_name)]
     pub arch: Option<String>,
     #[command(flatten)]
     pub artifacts: ArtifactArgs,
@@ -298,4 +298,11 @@ fn run_live_sql(a: SqlArgs) -> anyhow::Result<Outcome> {
     trace.query = Some(query);
     super::host_commands::prepare_output(&a.host)?;
     super::host_commands::run_trace_command(&a.host, &trace, &a.tui)
+}
+
+/// `--arch` becomes a directory under `perf/`: a plain name, never a path.
+fn parse_arch_name(text: &str) -> Result<String, String> {
+    crate::export::layout::OutputLayout::new(std::path::Path::new("."), text)
+        .map(|_| text.to_string())
+        .map_err(|e| e.to_string())
 }

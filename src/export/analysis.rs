@@ -17,8 +17,9 @@ use crate::model::present::{Cell, LatencySeries};
 use crate::model::threads::ThreadNames;
 use crate::model::units::ValueUnit;
 
+use super::ExportError;
 use super::layout::OutputLayout;
-use super::{ExportError, write_file};
+use super::stage::Stage;
 
 /// What the reports say of the analysis.
 #[derive(Clone, Debug, PartialEq)]
@@ -186,6 +187,7 @@ pub fn write(
     analysis: &AnalysisSnapshot,
     threads: &ThreadNames,
     layout: &OutputLayout,
+    stage: &Stage,
     files: &mut Vec<(String, PathBuf)>,
 ) -> Result<AnalysisSummary, ExportError> {
     let info = &analysis.info;
@@ -195,7 +197,7 @@ pub fn write(
     let wall = WallClock::local(SystemTime::now());
     let text = analysis_text(info, &analysis.rows, &wall, threads, TextStyle::default(), None);
     let path = dir.join(format!("{name}.txt"));
-    write_file(&path, text.as_bytes())?;
+    stage.write(&path, text.as_bytes())?;
     files.push(("analysis_text".into(), path));
 
     let table = present::table(info, &analysis.rows, threads);
@@ -212,7 +214,7 @@ pub fn write(
         csv.push('\n');
     }
     let path = dir.join(format!("{name}.csv"));
-    write_file(&path, csv.as_bytes())?;
+    stage.write(&path, csv.as_bytes())?;
     files.push(("analysis_csv".into(), path));
 
     let rows: Vec<Value> = table
@@ -236,7 +238,7 @@ pub fn write(
     let path = dir.join(format!("{name}.json"));
     let mut text = serde_json::to_string_pretty(&json_table).unwrap_or_default();
     text.push('\n');
-    write_file(&path, text.as_bytes())?;
+    stage.write(&path, text.as_bytes())?;
     files.push(("analysis_json".into(), path));
 
     let series = present::latency_series(info, &analysis.rows, threads);
@@ -258,12 +260,12 @@ pub fn write(
                 csv.push_str(&format!("{low},{high},{n}\n"));
             }
             let path = latency_dir.join(format!("{:03}-{}.csv", i + 1, file_stem(&s.label())));
-            write_file(&path, csv.as_bytes())?;
+            stage.write(&path, csv.as_bytes())?;
             files.push((format!("latency_{:03}", i + 1), path.clone()));
             summaries.push(SeriesSummary::of(s, path));
         }
         let path = dir.join("latency.csv");
-        write_file(&path, latency_csv(&summaries).as_bytes())?;
+        stage.write(&path, latency_csv(&summaries).as_bytes())?;
         files.push(("latency_csv".into(), path));
     }
     Ok(AnalysisSummary {
@@ -311,7 +313,8 @@ mod tests {
     /// CSV, the summary).
     fn written(name: &str, schema: AnalysisSchema, rows: AnalysisRows) -> (String, String, AnalysisSummary) {
         let dir = tempfile::tempdir().unwrap();
-        let layout = OutputLayout::new(dir.path(), "x86_64");
+        let layout = OutputLayout::new(dir.path(), "x86_64").unwrap();
+        let stage = Stage::begin(dir.path(), &layout.work_dir).unwrap();
         let analysis = AnalysisSnapshot {
             info: Arc::new(AnalysisInfo {
                 name: name.into(),
@@ -321,7 +324,8 @@ mod tests {
             events: 1000,
         };
         let mut files = Vec::new();
-        let summary = write(&analysis, &ThreadNames::default(), &layout, &mut files).unwrap();
+        let summary = write(&analysis, &ThreadNames::default(), &layout, &stage, &mut files).unwrap();
+        stage.commit(|rel| OutputLayout::owns(rel)).unwrap();
         let read = |p: &std::path::Path| std::fs::read_to_string(p).unwrap();
         let latency = read(&layout.work_dir.join("latency.csv"));
         let buckets = read(&summary.series[0].csv);

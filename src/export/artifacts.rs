@@ -18,10 +18,11 @@ use crate::model::{
 use super::flamegraph_lines::{self, MAX_SVG_DEPTH, MAX_SVG_FRAMES, SvgCuts};
 use super::layout::{OutputLayout, Variant};
 use super::report::{Report, ReportInput, VariantInfo};
+use super::stage::Stage;
 use super::stats::ResolveStats;
 use super::svg::SvgOptions;
 use super::tables::FunctionRow;
-use super::{ExportError, ExportView, folded, pprof, write_file};
+use super::{ExportError, ExportView, folded, pprof};
 
 /// `--format`: which stack formats to write (the reports are always written).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
@@ -160,10 +161,12 @@ pub fn write_all(
     options: &ArtifactOptions,
     target: ArtifactTarget<'_>,
 ) -> Result<ArtifactSet, ExportError> {
-    let layout = OutputLayout::new(target.out_dir, target.arch);
-    layout
-        .remove_stale()
-        .map_err(|e| ExportError::new(&layout.work_dir, e))?;
+    let layout =
+        OutputLayout::new(target.out_dir, target.arch).map_err(|e| ExportError::new(target.out_dir, e))?;
+    // Every file goes to a private staging directory; `latest/` is replaced by it whole at
+    // the end, so a failed or concurrent export never breaks the set there.
+    let stage =
+        Stage::begin(target.out_dir, &layout.work_dir).map_err(|e| ExportError::new(&layout.work_dir, e))?;
     let mut files: Vec<(String, PathBuf)> = vec![
         ("work_dir".into(), layout.work_dir.clone()),
         ("qperf_dir".into(), layout.qperf_dir.clone()),
@@ -178,17 +181,25 @@ pub fn write_all(
     if main.stats.window_without_timestamps {
         warnings.push("input has no timestamps; elapsed-time filtering was not applied".into());
     }
-    let main_written = write_variant(&main, &layout, Variant::Main, options, source.facts, &mut files)?;
+    let main_written = write_variant(
+        &main,
+        &layout,
+        &stage,
+        Variant::Main,
+        options,
+        source.facts,
+        &mut files,
+    )?;
     if options.flamegraph_kind == FlamegraphKind::Html
         && let Some(svg) = &main_written.svg_bytes
     {
         let path = layout.html();
-        write_file(&path, &super::svg::html_page(svg, &options.title))?;
+        stage.write(&path, &super::svg::html_page(svg, &options.title))?;
         files.push(("flamegraph_html".into(), path));
     }
     if options.wants_pprof() {
         let path = layout.pprof();
-        write_file(&path, &pprof::encode(&pprof::build(&main)))?;
+        stage.write(&path, &pprof::encode(&pprof::build(&main)))?;
         files.push(("pprof".into(), path));
     }
 
@@ -202,6 +213,7 @@ pub fn write_all(
         if window == main_window {
             variants.push(copy_variant(
                 &layout,
+                &stage,
                 &main_written.info,
                 Variant::Phase(phase),
                 &mut files,
@@ -212,6 +224,7 @@ pub fn write_all(
         let w = write_variant(
             &view,
             &layout,
+            &stage,
             Variant::Phase(phase),
             options,
             source.facts,
@@ -221,7 +234,15 @@ pub fn write_all(
     }
     if let Some(focus) = &options.focus {
         let view = ExportView::new(samples, select(main_window).with_focus(Some(focus.clone())));
-        let w = write_variant(&view, &layout, Variant::Focus, options, source.facts, &mut files)?;
+        let w = write_variant(
+            &view,
+            &layout,
+            &stage,
+            Variant::Focus,
+            options,
+            source.facts,
+            &mut files,
+        )?;
         if w.info.samples == 0 {
             warnings.push(format!(
                 "--focus {:?} matched no sample in the window",
@@ -237,6 +258,7 @@ pub fn write_all(
             analysis,
             source.threads,
             &layout,
+            &stage,
             &mut files,
         )?),
         None => None,
@@ -245,7 +267,7 @@ pub fn write_all(
     // Files of the run.
     for (name, bytes) in source.extra_files {
         let path = layout.run_file(name);
-        write_file(&path, bytes)?;
+        stage.write(&path, bytes)?;
         files.push((OutputLayout::run_file_label(name), path));
     }
 
@@ -254,11 +276,11 @@ pub fn write_all(
     window.boot_samples_excluded = Some(main_written.stats.excluded_before);
     window.post_window_samples_excluded = Some(main_written.stats.excluded_after);
     let window_path = layout.window_json();
-    write_json(&window_path, &window.to_json())?;
+    write_json(&stage, &window_path, &window.to_json())?;
     files.push(("window".into(), window_path));
 
     let hotspots_path = layout.hotspots_csv();
-    write_file(
+    stage.write(
         &hotspots_path,
         super::hotspots_csv::render(&main, options.top, options.min_percent).as_bytes(),
     )?;
@@ -294,18 +316,21 @@ pub fn write_all(
         run_files: source.extra_files,
         min_percent: options.min_percent,
     });
-    write_file(
+    stage.write(
         &categories_path,
         super::categories::render_csv(&report.categories).as_bytes(),
     )?;
     let summary = summary_text(&report, options, &main_written, &source.plugin_summary);
-    write_file(&summary_path, summary.as_bytes())?;
+    stage.write(&summary_path, summary.as_bytes())?;
     // report.json's `summary` is summary.txt's pairs, as the reference's.
     let mut json = report.to_json();
     json["summary"] = super::run_metrics::summary_pairs(&summary);
-    write_json(&json_path, &super::report::sorted(json))?;
-    write_file(&md_path, report.to_markdown().as_bytes())?;
+    write_json(&stage, &json_path, &super::report::sorted(json))?;
+    stage.write(&md_path, report.to_markdown().as_bytes())?;
 
+    stage
+        .commit(|rel| OutputLayout::owns(rel))
+        .map_err(|e| ExportError::new(&layout.work_dir, e))?;
     Ok(ArtifactSet {
         layout,
         files,
@@ -346,6 +371,7 @@ struct Written {
 fn write_variant(
     view: &ExportView<'_>,
     layout: &OutputLayout,
+    stage: &Stage,
     variant: Variant,
     options: &ArtifactOptions,
     facts: &SourceFacts,
@@ -357,7 +383,7 @@ fn write_variant(
         v => format!("{kind}_{}", v.name()),
     };
     let lines: Vec<&str> = view.folded().iter().map(|(_, l)| l.as_str()).collect();
-    folded::write(&lines, &paths.folded)?;
+    stage.write(&paths.folded, folded::text(&lines).as_bytes())?;
     files.push((label("folded"), paths.folded.clone()));
 
     let mut svg_bytes = None;
@@ -377,16 +403,19 @@ fn write_variant(
             min_percent: options.min_percent,
             ..SvgOptions::default()
         };
-        svg_bytes = Some(super::svg::write(&svg_stacks.lines, &svg_options, &paths.svg)?);
+        let svg = super::svg::render(&svg_stacks.lines, &svg_options)
+            .map_err(|e| ExportError::new(&paths.svg, e))?;
+        stage.write(&paths.svg, &svg)?;
+        svg_bytes = Some(svg);
         svg_cuts = Some(svg_stacks.cuts);
         files.push((label("flamegraph"), paths.svg.clone()));
     }
 
     let stats = view.stats.clone();
     let stats_json = stats.to_json(facts, &view.selection.window, view);
-    write_json(&paths.stats, &stats_json)?;
+    write_json(&stage, &paths.stats, &stats_json)?;
     files.push((label("resolve_stats"), paths.stats.clone()));
-    write_file(&paths.depth, stats.depth_csv().as_bytes())?;
+    stage.write(&paths.depth, stats.depth_csv().as_bytes())?;
     files.push((label("stack_depth_summary"), paths.depth.clone()));
 
     Ok(Written {
@@ -407,6 +436,7 @@ fn write_variant(
 /// Copy the main window's files under a variant's names.
 fn copy_variant(
     layout: &OutputLayout,
+    stage: &Stage,
     main: &VariantInfo,
     variant: Variant,
     files: &mut Vec<(String, PathBuf)>,
@@ -425,8 +455,8 @@ fn copy_variant(
     for (label, src, dst) in pairs {
         // Read and written anew (not `fs::copy`), so the copy goes through the same
         // temporary-and-rename write as every artifact.
-        let bytes = std::fs::read(&src).map_err(|e| ExportError::new(&src, e))?;
-        write_file(&dst, &bytes)?;
+        let bytes = stage.read(&src)?;
+        stage.write(&dst, &bytes)?;
         files.push((label, dst));
     }
     Ok(VariantInfo {
@@ -437,10 +467,10 @@ fn copy_variant(
     })
 }
 
-fn write_json(path: &std::path::Path, value: &Value) -> Result<(), ExportError> {
+fn write_json(stage: &Stage, path: &std::path::Path, value: &Value) -> Result<(), ExportError> {
     let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
     text.push('\n');
-    write_file(path, text.as_bytes())
+    stage.write(path, text.as_bytes())
 }
 
 /// `summary.txt`: the run's settings and paths as `key = value` lines, like xtask's.

@@ -3,12 +3,9 @@
 //! merged, so the file is as small as the profile allows.
 
 use std::borrow::Cow;
-use std::path::Path;
 
 use crate::model::{FrameId, FrameTable, NodeId, StackTrie};
 use crate::sources::folded::escape_frame;
-
-use super::{ExportError, write_file};
 
 /// Folded lines (`a;b;c 12`, root first, no newline) with the node each one ends at.
 ///
@@ -98,14 +95,14 @@ pub fn folded_lines(trie: &StackTrie, frames: &FrameTable) -> Vec<String> {
         .collect()
 }
 
-/// Write folded lines to `path`.
-pub fn write<S: AsRef<str>>(lines: &[S], path: &Path) -> Result<(), ExportError> {
+/// Folded lines as a file's text, a newline after each.
+pub fn text<S: AsRef<str>>(lines: &[S]) -> String {
     let mut text = String::with_capacity(lines.iter().map(|l| l.as_ref().len() + 1).sum());
     for line in lines {
         text.push_str(line.as_ref());
         text.push('\n');
     }
-    write_file(path, text.as_bytes())
+    text
 }
 
 #[cfg(test)]

@@ -50,6 +50,56 @@ impl Variant {
     }
 }
 
+/// An analysis's table files at the top of `latest/`: `<analyzer>.txt|csv|json`.
+fn analysis_file(name: &str) -> bool {
+    const ANALYZERS: [&str; 19] = [
+        "syscalls",
+        "rundelay",
+        "multi-trace",
+        "top",
+        "stat",
+        "hrcount",
+        "percpu-stat",
+        "page-faults",
+        "trace",
+        "task-state",
+        "oncpu",
+        "num-dist",
+        "kvm-exit",
+        "hrtimer",
+        "watchdog",
+        "blktrace",
+        "kmemleak",
+        "kmemprof",
+        "nested-trace",
+    ];
+    let Some((stem, ext)) = name.rsplit_once('.') else {
+        return false;
+    };
+    matches!(ext, "txt" | "csv" | "json") && (ANALYZERS.contains(&stem) || stem == "sql")
+}
+
+/// An architecture name fit to be one directory under `perf/`: `riscv64`, `x86_64`,
+/// `unknown` — letters, digits, `_` and `-`, at most 64 of them.
+fn check_arch_name(arch: &str) -> std::io::Result<()> {
+    let fits = !arch.is_empty()
+        && arch.len() <= 64
+        && arch
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if fits {
+        Ok(())
+    } else {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "the architecture {:?} is not a name perfscope writes a directory for (letters, digits, `_`, `-`)",
+                crate::model::text::escape_controls(arch)
+            ),
+        ))
+    }
+}
+
 /// The per-variant files.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct VariantPaths {
@@ -69,10 +119,47 @@ pub struct OutputLayout {
 }
 
 impl OutputLayout {
-    pub fn new(out_root: &Path, arch: &str) -> Self {
+    /// The layout under `out_root` for `arch`, which becomes a directory name: a name read
+    /// from a session file or given on the command line (`/abs`, `../..`) must not lead
+    /// outside `--out`.
+    pub fn new(out_root: &Path, arch: &str) -> std::io::Result<Self> {
+        check_arch_name(arch)?;
         let work_dir = out_root.join("perf").join(arch).join("latest");
         let qperf_dir = work_dir.join("qperf");
-        Self { work_dir, qperf_dir }
+        Ok(Self { work_dir, qperf_dir })
+    }
+
+    /// Whether the export writes (and so owns) the file at `rel` under `latest/`: what it
+    /// owns is replaced by each export; anything else (the plugin's `qperf.bin` and summary,
+    /// the run's `qemu.toml`, `profile.stdout`, a user's notes) is kept.
+    pub fn owns(rel: &Path) -> bool {
+        let name = rel.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+        let parent = rel.parent().map(|p| p.to_string_lossy()).unwrap_or_default();
+        match parent.as_ref() {
+            "" => {
+                matches!(
+                    name.as_ref(),
+                    "report.json"
+                        | "report.md"
+                        | "hotspots.csv"
+                        | "hotspot_categories.csv"
+                        | "latency.csv"
+                        | "latency"
+                ) || analysis_file(&name)
+            }
+            "latency" => true,
+            "qperf" => {
+                let derived = |prefix: &str, suffix: &str| name.starts_with(prefix) && name.ends_with(suffix);
+                matches!(
+                    name.as_ref(),
+                    "flamegraph.html" | "profile.pb.gz" | "window.json" | "summary.txt"
+                ) || derived("stack", ".folded")
+                    || derived("flamegraph", ".svg")
+                    || derived("resolve", ".stats.json")
+                    || derived("stack-depth-summary", ".csv")
+            }
+            _ => false,
+        }
     }
 
     pub fn variant(&self, variant: Variant) -> VariantPaths {
@@ -132,57 +219,6 @@ impl OutputLayout {
         }
         .to_string()
     }
-
-    /// Every derived file a run may write. Removing these (and only these) before a run
-    /// keeps a stale phase graph from an earlier run from looking current, without ever
-    /// touching recorded data such as `qperf/qperf.bin` beside them.
-    pub fn derived_files(&self) -> Vec<PathBuf> {
-        let mut files = vec![
-            self.html(),
-            self.pprof(),
-            self.window_json(),
-            self.summary_txt(),
-            self.report_json(),
-            self.report_md(),
-            self.hotspots_csv(),
-            self.categories_csv(),
-        ];
-        for v in Variant::ALL {
-            let p = self.variant(v);
-            files.extend([p.folded, p.svg, p.stats, p.depth]);
-        }
-        files
-    }
-
-    /// Remove derived files left by an earlier run, and the temporary files of a run that
-    /// was killed mid-write (`.<derived name>.tmp-…`, see [`super::write`]).
-    pub fn remove_stale(&self) -> std::io::Result<()> {
-        let derived = self.derived_files();
-        for f in &derived {
-            match std::fs::remove_file(f) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(e),
-            }
-        }
-        let prefixes: Vec<String> = derived
-            .iter()
-            .filter_map(|f| f.file_name())
-            .map(|n| format!(".{}.tmp-", n.to_string_lossy()))
-            .collect();
-        for dir in [&self.work_dir, &self.qperf_dir] {
-            let Ok(entries) = std::fs::read_dir(dir) else {
-                continue;
-            };
-            for entry in entries.flatten() {
-                let name = entry.file_name().to_string_lossy().into_owned();
-                if prefixes.iter().any(|p| name.starts_with(p.as_str())) {
-                    let _ = std::fs::remove_file(entry.path());
-                }
-            }
-        }
-        Ok(())
-    }
 }
 
 #[cfg(test)]
@@ -191,7 +227,7 @@ mod tests {
 
     #[test]
     fn paths_follow_the_reference_layout() {
-        let l = OutputLayout::new(Path::new("/o"), "riscv64");
+        let l = OutputLayout::new(Path::new("/o"), "riscv64").unwrap();
         assert_eq!(l.work_dir, Path::new("/o/perf/riscv64/latest"));
         assert_eq!(
             l.variant(Variant::Main).folded,
@@ -211,22 +247,55 @@ mod tests {
             Path::new("/o/perf/riscv64/latest/qperf/stack-depth-summary.focus.csv")
         );
         assert_eq!(l.report_json(), Path::new("/o/perf/riscv64/latest/report.json"));
-        assert!(!l.derived_files().iter().any(|f| f.ends_with("qperf.bin")));
+    }
+
+    /// What the export writes is replaced by the next export; what it never writes (the
+    /// recording, the run's files, a user's) is kept.
+    #[test]
+    fn the_export_owns_its_derived_files_and_nothing_recorded() {
+        let l = OutputLayout::new(Path::new("/o"), "x").unwrap();
+        let rel = |p: PathBuf| p.strip_prefix(&l.work_dir).unwrap().to_path_buf();
+        let mut derived = vec![
+            l.html(),
+            l.pprof(),
+            l.window_json(),
+            l.summary_txt(),
+            l.report_json(),
+            l.report_md(),
+            l.hotspots_csv(),
+            l.categories_csv(),
+            l.work_dir.join("syscalls.txt"),
+            l.work_dir.join("multi-trace.json"),
+            l.work_dir.join("latency.csv"),
+            l.work_dir.join("latency/001-read.csv"),
+        ];
+        for v in Variant::ALL {
+            let p = l.variant(v);
+            derived.extend([p.folded, p.svg, p.stats, p.depth]);
+        }
+        for p in derived {
+            assert!(OutputLayout::owns(&rel(p.clone())), "{}", p.display());
+        }
+        for kept in [
+            "qperf/qperf.bin",
+            "qperf/qperf.summary.txt",
+            "qperf/qemu.toml",
+            "qperf/qemu.time.txt",
+            "profile.stdout",
+            "notes.txt",
+            "session.db",
+        ] {
+            assert!(!OutputLayout::owns(Path::new(kept)), "{kept}");
+        }
     }
 
     #[test]
-    fn stale_removes_a_killed_run_s_temporaries_and_nothing_else() {
-        let dir = tempfile::tempdir().unwrap();
-        let l = OutputLayout::new(dir.path(), "x");
-        std::fs::create_dir_all(&l.qperf_dir).unwrap();
-        let temp = l.qperf_dir.join(".profile.pb.gz.tmp-123-4");
-        let mine = l.qperf_dir.join(".my-notes.tmp-1");
-        let bin = l.qperf_dir.join("qperf.bin");
-        for f in [&temp, &mine, &bin] {
-            std::fs::write(f, "x").unwrap();
+    fn an_architecture_that_is_not_a_plain_name_is_refused() {
+        for bad in ["", "/abs", "../../..", "x/y", "a\u{1b}[31m", &"x".repeat(65)] {
+            assert!(OutputLayout::new(Path::new("/o"), bad).is_err(), "{bad:?}");
         }
-        l.remove_stale().unwrap();
-        assert!(!temp.exists());
-        assert!(mine.exists() && bin.exists());
+        for good in ["riscv64", "x86_64", "loongarch64", "unknown", "aarch64-be"] {
+            assert!(OutputLayout::new(Path::new("/o"), good).is_ok(), "{good}");
+        }
     }
 }

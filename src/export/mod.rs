@@ -19,6 +19,7 @@ pub mod layout;
 pub mod pprof;
 pub mod report;
 pub mod run_metrics;
+pub mod stage;
 pub mod stats;
 pub mod svg;
 pub mod svg_names;

@@ -9,6 +9,7 @@ use anyhow::{Context, bail};
 
 use super::file::{OpenOptions, SymbolSource};
 use crate::export::layout::OutputLayout;
+use crate::export::stage::refuse_linked_dirs;
 use crate::sources::clock::monotonic_ns;
 use crate::sources::qemu::console::STARRY_PROMPTS;
 use crate::sources::qemu::host_perf::DEFAULT_EVENTS;
@@ -143,9 +144,12 @@ pub fn start_qemu(o: &QemuRunOptions) -> anyhow::Result<QemuFeed> {
         );
     }
     let plugin = find_plugin(o.plugin.as_deref())?;
-    let layout = OutputLayout::new(&o.out, o.arch.name());
+    let layout = OutputLayout::new(&o.out, o.arch.name())?;
+    // The recording goes where the artifacts go: never through a planted link.
+    refuse_linked_dirs(&o.out, &layout.qperf_dir)?;
     std::fs::create_dir_all(&layout.qperf_dir)
         .with_context(|| format!("cannot create {}", layout.qperf_dir.display()))?;
+    refuse_linked_dirs(&o.out, &layout.qperf_dir)?;
     let qperf_bin = layout.qperf_dir.join("qperf.bin");
     // A previous run's recording must not be mistaken for this one's.
     for stale in [
