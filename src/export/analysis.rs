@@ -325,7 +325,7 @@ mod tests {
         };
         let mut files = Vec::new();
         let summary = write(&analysis, &ThreadNames::default(), &layout, &stage, &mut files).unwrap();
-        stage.commit(|rel| OutputLayout::owns(rel)).unwrap();
+        stage.commit(OutputLayout::owns).unwrap();
         let read = |p: &std::path::Path| std::fs::read_to_string(p).unwrap();
         let latency = read(&layout.work_dir.join("latency.csv"));
         let buckets = read(&summary.series[0].csv);

@@ -329,7 +329,7 @@ pub fn write_all(
     stage.write(&md_path, report.to_markdown().as_bytes())?;
 
     stage
-        .commit(|rel| OutputLayout::owns(rel))
+        .commit(OutputLayout::owns)
         .map_err(|e| ExportError::new(&layout.work_dir, e))?;
     Ok(ArtifactSet {
         layout,
@@ -413,7 +413,7 @@ fn write_variant(
 
     let stats = view.stats.clone();
     let stats_json = stats.to_json(facts, &view.selection.window, view);
-    write_json(&stage, &paths.stats, &stats_json)?;
+    write_json(stage, &paths.stats, &stats_json)?;
     files.push((label("resolve_stats"), paths.stats.clone()));
     stage.write(&paths.depth, stats.depth_csv().as_bytes())?;
     files.push((label("stack_depth_summary"), paths.depth.clone()));
