@@ -147,3 +147,51 @@ fn thirty_exports_into_one_out_at_once_each_succeed_and_leave_a_whole_set() {
         .collect();
     assert_eq!(left, ["latest"], "no staging directory left");
 }
+
+/// One policy for every file perfscope writes: `-o FILE` and `--flame-graph NAME` refuse
+/// a symbolic link there — dangling or not — and never create or touch its target.
+#[test]
+fn o_and_flame_graph_files_refuse_links_and_never_create_their_targets() {
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "keep").unwrap();
+    let link = dir.path().join("log");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let dangling = dir.path().join("dangling");
+    let target = dir.path().join("made-by-a-link");
+    std::os::unix::fs::symlink(&target, &dangling).unwrap();
+    for o_file in [&link, &dangling] {
+        let o = perfscope(&[
+            "top",
+            "--no-tui",
+            "--duration",
+            "0.2",
+            "-o",
+            o_file.to_str().unwrap(),
+            "--out",
+            dir.path().join("out").to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+        assert!(text(&o.stderr).contains("symbolic link"), "{}", text(&o.stderr));
+    }
+    // --flame-graph NAME writes NAME.folded.
+    let folded_link = dir.path().join("fg.folded");
+    std::os::unix::fs::symlink(&target, &folded_link).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_perfscope"))
+        .current_dir(dir.path())
+        .args([
+            "profile",
+            "--no-tui",
+            "--duration",
+            "0.3",
+            "-g",
+            "--flame-graph",
+            "fg",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("symbolic link"), "{}", text(&o.stderr));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+    assert!(!target.exists(), "a dangling link's target was created");
+}

@@ -88,20 +88,19 @@ impl FoldedStacks {
         let cannot =
             |e: std::io::Error| anyhow::anyhow!("--flame-graph: cannot write {}: {e}", path.display());
         if !self.created {
+            // A symbolic link there is refused (not moved aside), as everywhere.
+            crate::export::write::refuse_symlink(path).map_err(cannot)?;
             if path.exists() {
                 let mut old = path.as_os_str().to_owned();
                 old.push(".old");
                 std::fs::rename(path, &old).map_err(cannot)?;
             }
-            std::fs::write(path, &text).map_err(cannot)?;
             self.created = true;
-        } else {
-            let mut file = std::fs::OpenOptions::new()
-                .append(true)
-                .open(path)
-                .map_err(cannot)?;
-            file.write_all(text.as_bytes()).map_err(cannot)?;
         }
+        // Every section is appended to one file, never through a symbolic link.
+        crate::export::write::open_append(path)
+            .and_then(|mut file| file.write_all(text.as_bytes()))
+            .map_err(cannot)?;
         self.wrote_lines |= !lines.is_empty();
         Ok(())
     }

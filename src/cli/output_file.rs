@@ -2,7 +2,6 @@
 //! every line the run prints — its tables, its lost-event lines, its errors — is appended to
 //! FILE, so a long-running capture is one log that survives the terminal.
 
-use std::fs::OpenOptions;
 use std::os::fd::AsRawFd;
 use std::path::Path;
 
@@ -10,10 +9,8 @@ use anyhow::Context;
 
 /// Append stdout and stderr to `path` from now on (created if missing).
 pub fn redirect_output_to(path: &Path) -> anyhow::Result<()> {
-    let file = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
+    // As every file perfscope writes: never through a symbolic link.
+    let file = crate::export::write::open_append(path)
         .with_context(|| format!("-o {}: cannot open the output file", path.display()))?;
     for fd in [libc::STDOUT_FILENO, libc::STDERR_FILENO] {
         // SAFETY: dup2 on an open descriptor we own; the standard streams are

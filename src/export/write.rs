@@ -73,6 +73,24 @@ pub fn write_with(
     Ok(())
 }
 
+/// Open `path` to append to it (perf-prof's `-o`, a growing `--flame-graph` file), created
+/// if missing (mode 0644), never through a symbolic link: a link there, dangling or not, is
+/// refused as [`write_file`] refuses it.
+pub fn open_append(path: &Path) -> io::Result<std::fs::File> {
+    refuse_symlink(path)?;
+    OpenOptions::new()
+        .append(true)
+        .create(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .mode(0o644)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            // A link made between the check and the open.
+            Some(libc::ELOOP) => refuse_symlink(path).err().unwrap_or(e),
+            _ => e,
+        })
+}
+
 /// An error when `path` is a symbolic link (dangling or not).
 pub fn refuse_symlink(path: &Path) -> io::Result<()> {
     match std::fs::symlink_metadata(path) {
@@ -113,6 +131,29 @@ mod tests {
         assert!(e.to_string().contains("symbolic link"), "{e}");
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
         assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    }
+
+    #[test]
+    fn appending_refuses_a_link_dangling_or_not_and_creates_a_missing_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "keep").unwrap();
+        let link = dir.path().join("log");
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        let e = open_append(&link).unwrap_err();
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        let dangling = dir.path().join("dangling");
+        std::os::unix::fs::symlink(dir.path().join("made-by-a-link"), &dangling).unwrap();
+        assert!(open_append(&dangling).is_err());
+        assert!(
+            !dir.path().join("made-by-a-link").exists(),
+            "the link's target was not created"
+        );
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+        let plain = dir.path().join("plain.log");
+        open_append(&plain).unwrap().write_all(b"a").unwrap();
+        open_append(&plain).unwrap().write_all(b"b").unwrap();
+        assert_eq!(std::fs::read_to_string(&plain).unwrap(), "ab");
     }
 
     #[test]

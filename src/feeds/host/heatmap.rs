@@ -7,6 +7,7 @@
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -25,9 +26,18 @@ impl HeatmapFiles {
             .iter()
             .map(|(start, end)| {
                 let path = PathBuf::from(format!("{prefix}-{start}-{end}.lat"));
-                // As every file perfscope writes: never through a symbolic link.
+                // As every file perfscope writes: never through a symbolic link (the
+                // check and an O_NOFOLLOW create, so a link planted between them is not
+                // followed either).
                 let file = crate::export::write::refuse_symlink(&path)
-                    .and_then(|()| File::create(&path))
+                    .and_then(|()| {
+                        std::fs::OpenOptions::new()
+                            .write(true)
+                            .create(true)
+                            .truncate(true)
+                            .custom_flags(libc::O_NOFOLLOW)
+                            .open(&path)
+                    })
                     .with_context(|| format!("--heatmap: cannot create {}", path.display()))?;
                 Ok((path, BufWriter::new(file)))
             })

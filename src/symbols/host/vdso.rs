@@ -4,6 +4,7 @@
 //! — `__vdso_clock_gettime` instead of `[unknown]`. A mapping of another size (a 32-bit
 //! process's vDSO) is not this image and stays unnamed.
 
+use std::os::fd::FromRawFd;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
@@ -16,15 +17,29 @@ pub struct Vdso {
 }
 
 impl Vdso {
-    /// Copy this process's vDSO to a temporary file just long enough for the ELF reader to
-    /// map it (the map keeps it after the name is gone). `None` when there is no vDSO.
+    /// Copy this process's vDSO into an anonymous in-memory file (`memfd_create`) for the
+    /// ELF reader to map: no name in a shared temporary directory that another user could
+    /// plant a link at, or read. `None` when there is no vDSO.
     pub fn load_own() -> Option<Self> {
         let image = own_image()?;
         let size = image.len() as u64;
-        let path = std::env::temp_dir().join(format!("perfscope-vdso-{}.so", std::process::id()));
-        std::fs::write(&path, &image).ok()?;
-        let file = MappedFile::open(&path, Path::new("[vdso]"), Path::new("/nonexistent"), false);
-        let _ = std::fs::remove_file(&path);
+        // SAFETY: a NUL-terminated name; the descriptor returned is owned below.
+        let fd = unsafe { libc::memfd_create(c"perfscope-vdso".as_ptr(), libc::MFD_CLOEXEC) };
+        if fd < 0 {
+            return None;
+        }
+        // SAFETY: a fresh descriptor nothing else owns.
+        let memfd = unsafe { std::fs::File::from_raw_fd(fd) };
+        memfd.write_all_at(&image, 0).ok()?;
+        // The map keeps the image once the descriptor is closed.
+        let path = format!("/proc/self/fd/{fd}");
+        let file = MappedFile::open(
+            Path::new(&path),
+            Path::new("[vdso]"),
+            Path::new("/nonexistent"),
+            false,
+        );
+        drop(memfd);
         Some(Self {
             file: file.ok()?,
             size,
