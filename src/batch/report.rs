@@ -158,7 +158,10 @@ pub fn run(options: &ReportOptions) -> anyhow::Result<ArtifactSet> {
 /// stderr (a script reading stdout gets only results).
 pub fn print_summary(set: &ArtifactSet, top: usize) {
     for w in &set.warnings {
-        eprintln!("warning: {w}");
+        eprintln!(
+            "warning: {}",
+            crate::model::text::escape_controls_keeping_lines(w)
+        );
     }
     print!("{}", summary(set, top));
 }
@@ -178,7 +181,11 @@ pub fn summary(set: &ArtifactSet, top: usize) -> String {
         for f in set.top_functions.iter().take(top) {
             out.push_str(&format!(
                 "{:>8} {:>6.2}% {:>8} {:>6.2}%  {}\n",
-                f.self_weight, f.self_percent, f.total_weight, f.total_percent, f.name
+                f.self_weight,
+                f.self_percent,
+                f.total_weight,
+                f.total_percent,
+                crate::model::text::escape_controls(&f.name)
             ));
         }
     }

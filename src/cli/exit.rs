@@ -80,13 +80,19 @@ pub fn exit_code(result: anyhow::Result<Outcome>) -> ExitCode {
         Ok(outcome) => {
             if let Outcome::Incomplete(reasons) = &outcome {
                 for r in reasons {
-                    eprintln!("perfscope: incomplete: {r}");
+                    eprintln!(
+                        "perfscope: incomplete: {}",
+                        crate::model::text::escape_controls_keeping_lines(r)
+                    );
                 }
             }
             ExitCode::from(outcome.code())
         }
         Err(e) => {
-            eprintln!("perfscope: {e:#}");
+            eprintln!(
+                "perfscope: {}",
+                crate::model::text::escape_controls_keeping_lines(&format!("{e:#}"))
+            );
             ExitCode::from(if e.downcast_ref::<UsageError>().is_some() {
                 USAGE
             } else {

@@ -383,7 +383,9 @@ impl<'a> Report<'a> {
                 md.push_str(&format!("- {d}\n"));
             }
         }
-        md
+        // Names, paths and warnings come from binaries, session files and the guest: no
+        // control character reaches a terminal that shows the file.
+        crate::model::text::escape_controls_keeping_lines(&md)
     }
 
     /// The workload window line, when the run has one.
@@ -586,7 +588,10 @@ impl<'a> Report<'a> {
 
 /// Keep a name readable inside a Markdown code span in a table.
 fn md_code(s: &str) -> String {
-    s.replace('`', "'").replace('|', "\\|")
+    // Names come from binaries and session files: control characters spelled out.
+    crate::model::text::escape_controls(s)
+        .replace('`', "'")
+        .replace('|', "\\|")
 }
 
 /// Sort object keys recursively (the harness writes `sort_keys=True`).

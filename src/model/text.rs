@@ -45,6 +45,16 @@ pub fn right_aligned(value: impl fmt::Display, width: usize) -> String {
     out
 }
 
+/// [`escape_controls`] line by line: the line breaks of a multi-line text (an error with a
+/// caret under the bad character, a report) stay, every other control character is
+/// spelled out.
+pub fn escape_controls_keeping_lines(text: &str) -> String {
+    text.split('\n')
+        .map(escape_controls)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// `text` with every control character written as a visible escape (`\e`, `\n`, `\t`,
 /// `\r`, `\x07`, `\u{9b}`), so text from outside perfscope — an alias, a thread's
 /// command name, a symbol, a guest's console line — can be drawn or printed without the

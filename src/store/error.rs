@@ -35,6 +35,16 @@ pub enum StoreError {
          record to another file"
     )]
     Symlink { path: PathBuf },
+    #[error(
+        "{path} is being recorded by another perfscope (it holds the file's lock): wait for it, \
+         or record to another file"
+    )]
+    Busy { path: PathBuf },
+    #[error(
+        "{path} was replaced by another process while this run recorded into it: this run's \
+         rows are not in it"
+    )]
+    Replaced { path: PathBuf },
     #[error("{context}: {cause}")]
     Sqlite { context: String, cause: rusqlite::Error },
     #[error("the session recorder stopped: {0}")]

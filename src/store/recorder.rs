@@ -7,6 +7,9 @@
 //! [`Recorder::finish`]. Rows other rows point at (frames, stacks, instances, event types)
 //! are rare and always delivered, so a kept sample never points at a missing stack.
 
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -103,7 +106,15 @@ pub struct RecordSummary {
 
 /// Records one session into an SQLite file.
 pub struct Recorder {
+    /// The session's name.
     path: PathBuf,
+    /// Where its rows go: `path`, or a name beside it while a previous session there waits
+    /// to be replaced.
+    file_path: PathBuf,
+    /// The lock of the file being written (held for the recorder's life).
+    own_lock: File,
+    /// The previous session's lock, while this recording replaces it.
+    previous: Option<File>,
     tx: Option<SyncSender<Row>>,
     dropped: Arc<AtomicU64>,
     writer: Option<JoinHandle<Result<WriterTotals, StoreError>>>,
@@ -114,22 +125,21 @@ pub struct Recorder {
     event_types: Vec<bool>,
 }
 
-/// Remove a previous session (and its WAL files) at `path` when `replace` allows it; refuse
-/// anything else. A symbolic link is always refused: SQLite would write through it.
-fn replace_previous(path: &Path, replace: bool) -> Result<(), StoreError> {
+/// Whether `path` may be recorded into: nothing there, or (with `replace`, the command
+/// line's `--force`) a previous session — never a symbolic link (SQLite would write through
+/// it) or another kind of file. Returns the previous session's lock when there is one: it is
+/// held until this recording replaces it, so two recorders never take one file.
+fn previous_session(path: &Path, replace: bool) -> Result<Option<File>, StoreError> {
     let Ok(link_meta) = std::fs::symlink_metadata(path) else {
-        return Ok(());
+        return Ok(None);
     };
     if link_meta.file_type().is_symlink() {
         return Err(StoreError::Symlink { path: path.into() });
     }
-    let Ok(meta) = std::fs::metadata(path) else {
-        return Ok(());
-    };
     if !replace {
         return Err(StoreError::Exists { path: path.into() });
     }
-    let is_session = meta.len() == 0
+    let is_session = link_meta.len() == 0
         || (schema::is_sqlite_file(path)?
             && Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
                 .ok()
@@ -137,18 +147,50 @@ fn replace_previous(path: &Path, replace: bool) -> Result<(), StoreError> {
     if !is_session {
         return Err(StoreError::WouldClobber { path: path.into() });
     }
-    for suffix in ["", "-wal", "-shm"] {
-        let p = PathBuf::from(format!("{}{suffix}", path.display()));
-        if let Err(source) = std::fs::remove_file(&p)
-            && source.kind() != std::io::ErrorKind::NotFound
-        {
-            return Err(StoreError::Io {
-                path: p,
-                cause: source,
-            });
-        }
+    lock(path).map(Some)
+}
+
+/// Take `path`'s exclusive lock (`flock`, beside SQLite's own POSIX locks): refused at once
+/// when another recorder holds it.
+fn lock(path: &Path) -> Result<File, StoreError> {
+    let io = |cause| StoreError::Io {
+        path: path.into(),
+        cause,
+    };
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(io)?;
+    // SAFETY: flock on a descriptor this function owns.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(match e.raw_os_error() {
+            Some(libc::EWOULDBLOCK) => StoreError::Busy { path: path.into() },
+            _ => io(e),
+        });
     }
-    Ok(())
+    Ok(file)
+}
+
+/// `dir/.name.new-<pid>-<n>`: where a recording that replaces a session is written until
+/// it is complete (the old session stays whole until then).
+fn replacement_name(path: &Path) -> PathBuf {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    path.with_file_name(format!(
+        ".{name}.new-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ))
+}
+
+/// `path` and its WAL files.
+fn with_wal_files(path: &Path) -> [PathBuf; 3] {
+    ["", "-wal", "-shm"].map(|suffix| PathBuf::from(format!("{}{suffix}", path.display())))
 }
 
 impl Recorder {
@@ -161,8 +203,7 @@ impl Recorder {
     /// As [`Recorder::create`], but an existing file at `path` is refused unless `replace`
     /// (the command line's `--force`): a recording must not silently wipe an earlier one.
     pub fn create_with(path: &Path, meta: &SessionMeta, replace: bool) -> Result<Recorder, StoreError> {
-        replace_previous(path, replace)?;
-        Self::create_with_capacity(path, meta, CHANNEL_ROWS)
+        Self::open_recording(path, meta, replace, CHANNEL_ROWS)
     }
 
     /// As [`Recorder::create`] with a channel of `capacity` rows.
@@ -171,8 +212,62 @@ impl Recorder {
         meta: &SessionMeta,
         capacity: usize,
     ) -> Result<Recorder, StoreError> {
-        replace_previous(path, true)?;
-        let conn = Connection::open(path).ctx(|| format!("cannot create {}", path.display()))?;
+        Self::open_recording(path, meta, true, capacity)
+    }
+
+    /// A new session at `path`. A previous one there (`replace`) stays whole, and locked,
+    /// until this recording is complete: the rows go to a name of their own beside it, which
+    /// replaces it at [`Recorder::finish`]. A full disk, or a run that fails, leaves the old
+    /// session as it was.
+    fn open_recording(
+        path: &Path,
+        meta: &SessionMeta,
+        replace: bool,
+        capacity: usize,
+    ) -> Result<Recorder, StoreError> {
+        let previous = previous_session(path, replace)?;
+        let file_path = if previous.is_some() {
+            replacement_name(path)
+        } else {
+            path.to_path_buf()
+        };
+        match Self::start_writing(&file_path, path, meta, capacity) {
+            Ok(mut recorder) => {
+                recorder.previous = previous;
+                Ok(recorder)
+            }
+            Err(e) => {
+                if previous.is_some() {
+                    for p in with_wal_files(&file_path) {
+                        let _ = std::fs::remove_file(p);
+                    }
+                }
+                Err(e)
+            }
+        }
+    }
+
+    fn start_writing(
+        file_path: &Path,
+        path: &Path,
+        meta: &SessionMeta,
+        capacity: usize,
+    ) -> Result<Recorder, StoreError> {
+        // Created exclusively: a file (or link) that appeared meanwhile is not ours.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(file_path)
+            .map_err(|cause| match cause.kind() {
+                std::io::ErrorKind::AlreadyExists => StoreError::Busy { path: path.into() },
+                _ => StoreError::Io {
+                    path: file_path.into(),
+                    cause,
+                },
+            })?;
+        let own_lock = lock(file_path)?;
+        let conn = Connection::open(file_path).ctx(|| format!("cannot create {}", path.display()))?;
         schema::configure_writer(&conn)?;
         conn.execute_batch("BEGIN")
             .ctx(|| "cannot start a transaction".into())?;
@@ -196,6 +291,9 @@ impl Recorder {
             })?;
         Ok(Recorder {
             path: path.into(),
+            file_path: file_path.into(),
+            own_lock,
+            previous: None,
             tx: Some(tx),
             dropped: Arc::new(AtomicU64::new(0)),
             writer: Some(writer),
@@ -447,11 +545,19 @@ impl Recorder {
     /// Flush, commit, checkpoint and close; returns what was written.
     pub fn finish(mut self) -> Result<RecordSummary, StoreError> {
         self.tx = None;
-        let totals = match self.writer.take().map(|h| h.join()) {
-            Some(Ok(result)) => result?,
+        let written = match self.writer.take().map(|h| h.join()) {
+            Some(Ok(result)) => result,
             Some(Err(_)) => return Err(StoreError::WriterGone("the writer thread panicked".into())),
             None => return Err(StoreError::WriterGone("already finished".into())),
         };
+        // A file someone replaced under us explains whatever the writer met at its end.
+        if self.previous.is_none() && self.replaced() {
+            return Err(StoreError::Replaced {
+                path: self.path.clone(),
+            });
+        }
+        let totals = written?;
+        self.put_in_place()?;
         let bytes = std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0);
         Ok(RecordSummary {
             rows_written: totals.rows_committed,
@@ -462,12 +568,57 @@ impl Recorder {
     }
 }
 
+impl Recorder {
+    /// The closed, complete file under the session's name: it replaces the previous session
+    /// now (its WAL files first: they are not this file's); a file recorded in place must
+    /// still be the one at `path` (another process may have replaced it).
+    fn put_in_place(&mut self) -> Result<(), StoreError> {
+        let io = |path: &Path, cause| StoreError::Io {
+            path: path.into(),
+            cause,
+        };
+        if self.previous.take().is_some() {
+            for p in &with_wal_files(&self.path)[1..] {
+                match std::fs::remove_file(p) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(p, e)),
+                    _ => {}
+                }
+            }
+            std::fs::rename(&self.file_path, &self.path).map_err(|e| io(&self.file_path, e))?;
+            self.file_path = self.path.clone();
+            return Ok(());
+        }
+        if self.replaced() {
+            return Err(StoreError::Replaced {
+                path: self.path.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The file at `path` is no longer the one this recorder writes.
+    fn replaced(&self) -> bool {
+        let ours = self.own_lock.metadata();
+        let there = std::fs::symlink_metadata(&self.path);
+        match (ours, there) {
+            (Ok(a), Ok(b)) => (a.dev(), a.ino()) != (b.dev(), b.ino()),
+            _ => true,
+        }
+    }
+}
+
 impl Drop for Recorder {
     /// A recorder dropped without `finish` (an error path) still commits what it has.
     fn drop(&mut self) {
         self.tx = None;
         if let Some(h) = self.writer.take() {
             let _ = h.join();
+        }
+        // A replacement that did not finish: the previous session stays as it was.
+        if self.previous.is_some() {
+            for p in with_wal_files(&self.file_path) {
+                let _ = std::fs::remove_file(p);
+            }
         }
     }
 }

@@ -149,7 +149,15 @@ pub fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
     )
     .ctx(|| format!("cannot open {}", path.display()))?;
     check(path, &conn)?;
+    refuse_other_files(&conn).ctx(|| format!("cannot open {}", path.display()))?;
     Ok(conn)
+}
+
+/// A query must not reach any file but the session: no `ATTACH`, and so no `VACUUM INTO
+/// 'file'` (which attaches its target) — a read-only connection would still write there.
+pub fn refuse_other_files(conn: &Connection) -> rusqlite::Result<()> {
+    conn.set_limit(rusqlite::limits::Limit::SQLITE_LIMIT_ATTACHED, 0)
+        .map(|_| ())
 }
 
 /// Instance kinds as stored in `instances.kind`.

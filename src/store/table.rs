@@ -101,13 +101,15 @@ impl PerfProfTable {
 }
 
 /// One value as a CSV field: NULL is empty, a BLOB is lower-case hex, text is quoted
-/// when it holds a comma, quote or line break.
+/// when it holds a comma or quote, its control characters spelled out (`\e[31m`, `\n`):
+/// a recorded name is whatever a traced program put there, and the CSV may reach a
+/// terminal.
 pub fn csv_cell(value: ValueRef<'_>) -> String {
     match value {
         ValueRef::Null => String::new(),
         ValueRef::Integer(i) => i.to_string(),
         ValueRef::Real(f) => f.to_string(),
-        ValueRef::Text(t) => csv_quote(&String::from_utf8_lossy(t)),
+        ValueRef::Text(t) => csv_quote(&crate::model::text::escape_controls(&String::from_utf8_lossy(t))),
         ValueRef::Blob(b) => b.iter().map(|x| format!("{x:02x}")).collect(),
     }
 }
@@ -152,6 +154,7 @@ mod tests {
         assert_eq!(perf_prof_cell(ValueRef::Null), "NULL");
         assert_eq!(perf_prof_cell(ValueRef::Integer(-7)), "-7");
         assert_eq!(csv_cell(ValueRef::Text(b"a,\"b\"")), "\"a,\"\"b\"\"\"");
+        assert_eq!(csv_cell(ValueRef::Text(b"\x1b[2Jx\ny")), "\\e[2Jx\\ny");
         assert_eq!(csv_cell(ValueRef::Blob(&[0xde, 0xad])), "dead");
         assert_eq!(csv_cell(ValueRef::Null), "");
     }

@@ -276,5 +276,10 @@ pub fn run(conn: Connection, rows: Receiver<Row>) -> Result<WriterTotals, StoreE
     commit(&conn, &mut batch, &mut totals)?;
     conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
         .ctx(|| "cannot checkpoint the session".into())?;
+    // A finished session is one plain file: WAL only served readers while it was written.
+    // In WAL mode every reader needs a writable `-shm` beside it — a session on read-only
+    // media would not open, and a read-only `sql` would leave `-wal`/`-shm` behind.
+    conn.pragma_update(None, "journal_mode", "DELETE")
+        .ctx(|| "cannot close the session's write-ahead log".into())?;
     Ok(totals)
 }

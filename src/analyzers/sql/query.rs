@@ -56,6 +56,8 @@ fn message(e: rusqlite::Error) -> String {
 /// A database holding `rows` under `schema`'s tables.
 fn database(schema: &SqlSchema, rows: &SqlRows) -> rusqlite::Result<Connection> {
     let conn = Connection::open_in_memory()?;
+    // The user's queries reach no file: no ATTACH, no VACUUM INTO.
+    crate::store::schema::refuse_other_files(&conn)?;
     conn.execute_batch("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;")?;
     conn.execute_batch(METADATA_SQL)?;
     // perf-prof's `syscall(nr)` helper (its other helpers decode print fmt tables).
