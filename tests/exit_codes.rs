@@ -301,3 +301,59 @@ fn a_recording_that_cannot_store_its_rows_exits_3() {
         "{err}"
     );
 }
+
+/// One rule for every usage error (issue 25): a bad value exits 2 wherever it is caught —
+/// by the argument parser, a command's own checks, or a feed reading its selectors — with
+/// the value named, and nothing runs.
+#[test]
+fn every_bad_value_is_a_usage_error_with_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let folded = dir.path().join("x.folded");
+    std::fs::write(&folded, "a;b 3\n").unwrap();
+    let out = dir.path().join("out");
+    let f = folded.to_str().unwrap();
+    let o = out.to_str().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (&["top", "--no-tui", "--duration", "0"], "--duration"),
+        (&["top", "--no-tui", "--duration", "NaN"], "--duration"),
+        (&["top", "--no-tui", "-C", "5-2"], "5-2"),
+        (&["top", "--no-tui", "-p", "a"], "-p a"),
+        (&["top", "--no-tui", "-p", "999999"], "no such process: 999999"),
+        (&["top", "--no-tui", "-t", "999999"], "no such thread: 999999"),
+        (&["top", "--no-tui", "-m", "0"], "-m 0"),
+        (
+            &["top", "--no-tui", "-m", "9223372036854775808"],
+            "-m 9223372036854775808",
+        ),
+        (&["report", "--folded", f, "--out", o, "--focus", "["], "--focus"),
+        (&["report", "--folded", f, "--out", o, "--top", "0"], "--top"),
+        (
+            &[
+                "syscalls",
+                "--no-tui",
+                "-e",
+                "raw_syscalls:sys_enter//foo/",
+                "-e",
+                "raw_syscalls:sys_exit",
+            ],
+            "unknown attribute",
+        ),
+        (&["trace", "--no-tui", "-e", "nosuch:event"], "unknown event"),
+        (
+            &["trace", "--no-tui", "-e", "sched:sched_switch/prev_pid==/"],
+            "sched_switch",
+        ),
+        (
+            &["qemu", "--freq", "0", "--arch", "riscv64", "--kernel", "/bin/ls"],
+            "--freq",
+        ),
+        (&["open", f, "--no-tui", "--out", o, "--decay", "2"], "--decay"),
+    ];
+    for (args, names) in cases {
+        let out = perfscope(args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(names), "{args:?}: {err}");
+    }
+    assert!(!out.exists(), "nothing ran");
+}

@@ -524,7 +524,8 @@ fn a_bad_selector_is_pointed_at() {
         ],
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    // A malformed selector is a usage error, as the argument parser's own (issue 25).
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(out.stdout.is_empty(), "no table after an error");
     assert!(stderr.contains("unknown attribute 'foo'"), "{stderr}");
     let (caret, column) = caret_under(&stderr, selector, "foo");
@@ -542,7 +543,7 @@ fn a_bad_selector_is_pointed_at() {
         ],
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(out.status.code(), Some(2), "a usage error: {stderr}");
     assert!(stderr.contains("unknown event 'nosuch:event'"), "{stderr}");
     let (caret, column) = caret_under(&stderr, "nosuch:event", "nosuch");
     assert_eq!(caret, column, "{stderr}");

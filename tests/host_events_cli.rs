@@ -181,7 +181,7 @@ fn list_filters_the_available_events_by_a_regex() {
     );
     assert!(syscalls.lines().all(|l| l.ends_with("enter_write")), "{syscalls}");
     let bad = perfscope(dir.path(), &["list", "sched:("]);
-    assert_eq!(bad.status.code(), Some(1));
+    assert_eq!(bad.status.code(), Some(2), "a usage error");
     assert!(String::from_utf8_lossy(&bad.stderr).contains("not a regular expression"));
 }
 
@@ -226,7 +226,7 @@ fn expr_points_at_the_bad_character() {
     ensure_tracefs();
     let dir = tmp();
     let out = perfscope(dir.path(), &["expr", "-e", "sched:sched_switch", "prev_pid +* 2"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2), "a usage error");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("  prev_pid +* 2\n            ^"), "{stderr}");
     let out = perfscope(
@@ -239,7 +239,7 @@ fn expr_points_at_the_bad_character() {
             "prev_pidd + 1",
         ],
     );
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("prev_pidd"), "{stderr}");
     let (stdout, _) = perfscope_ok(

@@ -87,7 +87,7 @@ fn a_caret_past_the_fmt_width_limit_points_at_the_error() {
         &["top", "-e", &selector, "--no-tui", "--duration", "1"],
     );
     assert_no_panic(&out, "a selector error at column 77,995");
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2), "a usage error");
     let stderr = stderr_of(&out);
     assert!(stderr.contains("unknown attribute 'foo'"), "{}", &stderr[..200]);
     let lines: Vec<&str> = stderr.lines().collect();
@@ -139,7 +139,7 @@ fn rejected(selector: &str) -> (String, f64) {
     );
     let took = started.elapsed().as_secs_f64();
     assert_no_panic(&out, "an unknown event");
-    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    assert_eq!(out.status.code(), Some(2), "a usage error: {}", stderr_of(&out));
     (stderr_of(&out), took)
 }
 

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use serde_json::json;
 
 use crate::engine::export::ExportRequest;
@@ -66,28 +66,27 @@ impl ReportOptions {
     fn validate(&self) -> anyhow::Result<Option<Focus>> {
         let a = &self.artifacts;
         if a.min_percent.is_nan() || a.min_percent < 0.0 {
-            bail!("--min-percent must be 0 or more (got {})", a.min_percent);
+            crate::usage!("--min-percent must be 0 or more (got {})", a.min_percent);
         }
         for (name, v) in [("--start-sec", self.start_sec), ("--stop-sec", self.stop_sec)] {
             if let Some(v) = v
                 && (!v.is_finite() || v < 0.0)
             {
-                bail!("{name} must be a non-negative number of seconds (got {v})");
+                crate::usage!("{name} must be a non-negative number of seconds (got {v})");
             }
         }
         if let (Some(a), Some(b)) = (self.start_sec, self.stop_sec)
             && a >= b
         {
-            bail!("--start-sec ({a}) must be less than --stop-sec ({b})");
+            crate::usage!("--start-sec ({a}) must be less than --stop-sec ({b})");
         }
         if a.top == 0 {
-            bail!("--top must be at least 1");
+            crate::usage!("--top must be at least 1");
         }
-        self.focus
-            .as_deref()
-            .map(Focus::new)
-            .transpose()
-            .context("--focus is not a valid regular expression")
+        self.focus.as_deref().map(Focus::new).transpose().map_err(|e| {
+            crate::model::usage::UsageError(format!("--focus is not a valid regular expression: {e:#}"))
+                .into()
+        })
     }
 }
 

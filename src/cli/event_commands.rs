@@ -5,17 +5,16 @@
 
 use std::io::Write;
 
-use anyhow::{Context, bail};
 use clap::Args;
 
 use crate::analyzers::options::AnalyzerKind;
 use crate::batch::folded_stacks::FoldedStacks;
 use crate::feeds::host::probes::define_probes;
-use crate::sources::tracefs::{ResolvedEvent, Tracefs, UprobeGroup, parse_selectors, resolve};
+use crate::sources::tracefs::{ResolveError, ResolvedEvent, Tracefs, UprobeGroup, parse_selectors, resolve};
 use crate::trace::event_help::event_help;
 use crate::trace::expr::Expr;
 
-use super::exit::Outcome;
+use super::exit::{Outcome, UsageError};
 use super::host::{HostArgs, TraceArgs};
 use super::host_commands::{run_trace_command, run_trace_text};
 use super::tui::TuiArgs;
@@ -71,15 +70,15 @@ fn resolve_text(
     text: &str,
     probes: &mut Option<UprobeGroup>,
 ) -> anyhow::Result<Vec<ResolvedEvent>> {
-    let mut specs = parse_selectors(text).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut specs = parse_selectors(text).map_err(crate::model::usage::UsageError::of)?;
     define_probes(tracefs, &mut specs, probes)?;
-    resolve(tracefs, &specs).map_err(|e| anyhow::anyhow!("{e}"))
+    resolve(tracefs, &specs).map_err(ResolveError::into_command_error)
 }
 
 pub fn run_trace(args: TraceEventsArgs) -> anyhow::Result<Outcome> {
     if args.help_word.is_some() {
         let Some(text) = args.trace.events.first() else {
-            bail!("`trace help` needs the event: `perfscope trace -e sys:name help`");
+            crate::usage!("`trace help` needs the event: `perfscope trace -e sys:name help`");
         };
         let tracefs = Tracefs::open()?;
         let mut out = String::new();
@@ -94,7 +93,9 @@ pub fn run_trace(args: TraceEventsArgs) -> anyhow::Result<Outcome> {
         return Ok(Outcome::Clean);
     }
     if args.trace.events.is_empty() {
-        bail!("trace needs events: give them with -e sys:name[/filter/attrs/] (see `perfscope list`)");
+        crate::usage!(
+            "trace needs events: give them with -e sys:name[/filter/attrs/] (see `perfscope list`)"
+        );
     }
     let mut options = args.trace.options(AnalyzerKind::Trace);
     options.call_graph = args.call_graph;
@@ -116,7 +117,11 @@ pub fn run_list(args: ListArgs) -> anyhow::Result<Outcome> {
         .as_deref()
         .map(regex::Regex::new)
         .transpose()
-        .context("list: the pattern is not a regular expression (e.g. `sched:.*wake`)")?;
+        .map_err(|e| {
+            UsageError(format!(
+                "list: the pattern is not a regular expression (e.g. `sched:.*wake`): {e}"
+            ))
+        })?;
     let tracefs = Tracefs::open()?;
     let mut out = String::new();
     for event in tracefs.events() {
@@ -137,14 +142,15 @@ pub fn run_expr(args: ExprArgs) -> anyhow::Result<Outcome> {
     // Removed before the session below defines the same probes again.
     let events = resolve_text(&tracefs, &args.event, &mut None)?;
     let [event] = events.as_slice() else {
-        bail!(
+        crate::usage!(
             "expr compiles against one event; `{}` names {}",
             args.event,
             events.len()
         );
     };
-    let parsed = Expr::parse(&args.expression).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let bound = parsed.bind(&event.layout).map_err(|e| anyhow::anyhow!("{e}"))?;
+    // The expression is the command line's: one that does not compile is a usage error.
+    let parsed = Expr::parse(&args.expression).map_err(UsageError::of)?;
+    let bound = parsed.bind(&event.layout).map_err(UsageError::of)?;
     let kind = if bound.is_string() { "string" } else { "integer" };
     println!("{}: {} : {kind}", event.layout.full_name(), parsed.text());
     println!("bound: {}", bound.bound_text());

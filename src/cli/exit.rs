@@ -27,9 +27,7 @@ pub const INCOMPLETE: u8 = EXIT_INCOMPLETE;
 
 /// A command line that is wrong in a way the argument parser cannot see (a flag the
 /// analyzer does not use, a value out of range): exit 2, as the parser's own errors.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct UsageError(pub String);
+pub use crate::model::usage::UsageError;
 
 /// How a command that ran to its end finished.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -93,7 +91,7 @@ pub fn exit_code(result: anyhow::Result<Outcome>) -> ExitCode {
                 "perfscope: {}",
                 crate::model::text::escape_controls_keeping_lines(&format!("{e:#}"))
             );
-            ExitCode::from(if e.downcast_ref::<UsageError>().is_some() {
+            ExitCode::from(if crate::model::usage::is_usage(&e) {
                 USAGE
             } else {
                 ERROR

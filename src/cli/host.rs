@@ -78,6 +78,9 @@ pub struct HostArgs {
     pub workload: Vec<String>,
 }
 
+/// `-m`'s largest ring: 2^20 pages (4 GiB of a CPU's memory) — beyond it a size is a typo.
+pub const MAX_RING_PAGES: usize = 1 << 20;
+
 /// Where artifacts go when `--out` is not given.
 pub const DEFAULT_OUT: &str = "perfscope-out";
 
@@ -103,11 +106,32 @@ impl HostArgs {
             },
         };
         if let Some(pages) = self.mmap_pages
-            && !pages.is_power_of_two()
+            && (!pages.is_power_of_two() || pages > MAX_RING_PAGES)
         {
             return Err(format!(
-                "-m {pages}: ring buffer pages must be a power of two (1, 2, 4, … 64, 128)"
+                "-m {pages}: ring buffer pages must be a power of two from 1 to {MAX_RING_PAGES} \
+                 (1, 2, 4, … 64, 128)"
             ));
+        }
+        // The lists the user typed, checked now (not when the events open): a bad one is a
+        // usage error, and a process that is not there is said by its pid.
+        use crate::sources::perf_event::targets::{parse_cpu_list, parse_id_list};
+        if let Some(cpus) = &self.cpus {
+            parse_cpu_list(cpus).map_err(|e| format!("-C {cpus}: {e}"))?;
+        }
+        for (flag, list) in [("-p", &self.pids), ("-t", &self.tids)] {
+            let Some(list) = list else { continue };
+            for id in parse_id_list(list).map_err(|e| format!("{flag} {list}: {e}"))? {
+                let path = if flag == "-p" {
+                    format!("/proc/{id}")
+                } else {
+                    format!("/proc/{id}/task/{id}")
+                };
+                if !std::path::Path::new(&path).exists() {
+                    let what = if flag == "-p" { "process" } else { "thread" };
+                    return Err(format!("{flag} {list}: no such {what}: {id}"));
+                }
+            }
         }
         Ok(HostRunOptions {
             target: HostTarget {

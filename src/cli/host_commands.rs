@@ -141,7 +141,7 @@ impl KvmExitCommandArgs {
     fn options(&self) -> anyhow::Result<TraceOptions> {
         let mut trace = self.trace.options(AnalyzerKind::KvmExit);
         if !trace.events.is_empty() {
-            bail!("kvm-exit traces kvm:kvm_exit and kvm:kvm_entry itself: drop -e (use --filter)");
+            crate::usage!("kvm-exit traces kvm:kvm_exit and kvm:kvm_entry itself: drop -e (use --filter)");
         }
         if let Some(filter) = &self.filter {
             // perf-prof applies --filter to kvm_exit only.
@@ -183,12 +183,12 @@ impl HrtimerCommandArgs {
     fn options(&self) -> anyhow::Result<TraceOptions> {
         let host = &self.host;
         if host.pids.is_some() || host.tids.is_some() || !host.workload.is_empty() {
-            bail!("hrtimer attaches to CPUs only (-C), not to processes (-p, -t, a workload)");
+            crate::usage!("hrtimer attaches to CPUs only (-C), not to processes (-p, -t, a workload)");
         }
         let period_ns = match (self.period, self.freq) {
             (Some(p), _) => p.max(1),
             (None, Some(hz)) if hz > 0 => 1_000_000_000 / hz,
-            _ => bail!("hrtimer needs its timer's period: --period 50ms, or -F HZ"),
+            _ => crate::usage!("hrtimer needs its timer's period: --period 50ms, or -F HZ"),
         };
         let mut trace = self.trace.options(AnalyzerKind::Hrtimer);
         trace.period_ns = Some(period_ns);
@@ -227,7 +227,7 @@ impl BlktraceCommandArgs {
         // A request's stages are recorded in whatever task runs then (the submitter, an
         // interrupt, a kworker): only CPU-wide events see them all.
         if self.host.pids.is_some() || self.host.tids.is_some() || !self.host.workload.is_empty() {
-            bail!(
+            crate::usage!(
                 "blktrace watches a device, not tasks: drop -p/-t and the workload \
                  (run the workload beside it; -C limits the CPUs)"
             );
@@ -362,7 +362,7 @@ pub struct MultiTraceCommandArgs {
 }
 
 fn run_options(host: &HostArgs) -> anyhow::Result<HostRunOptions> {
-    host.run_options().map_err(anyhow::Error::msg)
+    host.run_options().map_err(|e| UsageError(e).into())
 }
 
 /// Run one host subcommand.
@@ -521,12 +521,12 @@ fn latency_workflow(trace: &mut TraceOptions, args: &LatencyWorkflowArgs) -> any
     }
     if let Some(list) = &args.detail {
         if trace.than_ns.is_none() && trace.lower_ns.is_none() {
-            bail!(
+            crate::usage!(
                 "--detail lists the events inside the pairs --than, --only-than or --lower lists: give one"
             );
         }
         trace.pair_detail =
-            Some(crate::analyzers::multi_trace::DetailFilter::parse(list).map_err(anyhow::Error::msg)?);
+            Some(crate::analyzers::multi_trace::DetailFilter::parse(list).map_err(UsageError)?);
     }
     Ok(())
 }
@@ -593,8 +593,9 @@ pub(crate) fn run_sampling(
     sampling: &SamplingArgs,
     tui: &TuiArgs,
 ) -> anyhow::Result<Outcome> {
+    tui.check()?;
     let run = run_options(host)?;
-    let options: SamplingOptions = sampling.options().map_err(anyhow::Error::msg)?;
+    let options: SamplingOptions = sampling.options().map_err(UsageError)?;
     let recording = recorder(&run, host.force, "host")?;
     let feed = HostSampleFeed::start(&run, &options)?;
     let export = export_request(&run);
@@ -652,6 +653,7 @@ pub(crate) fn run_trace_command(
     tui: &TuiArgs,
 ) -> anyhow::Result<Outcome> {
     refuse_unused_flags(trace)?;
+    tui.check()?;
     if host.text_output() {
         return run_trace_text(host, trace, None, None);
     }

@@ -2,7 +2,6 @@
 //! (kmemleak) and `-e ALLOC -e FREE` (both) made into the two stages the analyzers read
 //! (the first allocates, the second frees).
 
-use anyhow::bail;
 use clap::Args;
 
 use super::host::{HostArgs, TraceArgs};
@@ -68,15 +67,15 @@ fn stages(
     let stages = match (alloc, free, events) {
         (Some(a), Some(f), []) => vec![a.clone(), f.clone()],
         (None, None, [a, f]) => vec![a.clone(), f.clone()],
-        (None, None, []) => bail!("{analyzer} needs alloc and free events: {example}"),
+        (None, None, []) => crate::usage!("{analyzer} needs alloc and free events: {example}"),
         (None, None, [_]) => {
-            bail!("{analyzer}: only the alloc events were given; add the free events: {example}")
+            crate::usage!("{analyzer}: only the alloc events were given; add the free events: {example}")
         }
-        (None, None, _) => bail!(
+        (None, None, _) => crate::usage!(
             "{analyzer} takes two -e (alloc events, then free events; comma-separate several of one kind): {example}"
         ),
-        _ if !events.is_empty() => bail!("{analyzer}: give --alloc and --free, or two -e, not both"),
-        _ => bail!(
+        _ if !events.is_empty() => crate::usage!("{analyzer}: give --alloc and --free, or two -e, not both"),
+        _ => crate::usage!(
             "{analyzer}: --alloc and --free go together: --alloc 'kmem:kmalloc//ptr=ptr/size=bytes_alloc/stack/' --free 'kmem:kfree//ptr=ptr/'"
         ),
     };

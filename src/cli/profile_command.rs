@@ -6,7 +6,6 @@
 use std::path::Path;
 use std::time::Duration;
 
-use anyhow::bail;
 use clap::Args;
 
 use crate::batch::busy_filter::BusyFilter;
@@ -16,7 +15,7 @@ use crate::batch::profile_text::{ProfileText, ProfileTextOptions};
 use crate::feeds::host::sampling_feed::HostSampleFeed;
 use crate::model::Selection;
 
-use super::exit::Outcome;
+use super::exit::{Outcome, UsageError};
 use super::host::{HostArgs, SamplingArgs};
 use super::tui::TuiArgs;
 
@@ -62,17 +61,18 @@ impl ProfileArgs {
 }
 
 pub fn run_profile(args: &ProfileArgs) -> anyhow::Result<Outcome> {
+    args.tui.check()?;
     if !args.host.text_output() {
         if args.flame_graph.is_some() || args.than.is_some() {
-            bail!(
+            crate::usage!(
                 "--than and --flame-graph shape profile's text output: pipe it, give -o FILE or \
                  --no-tui (the terminal UI has its own flamegraph and per-CPU panes)"
             );
         }
         return super::host_commands::run_sampling(&args.host, &args.sampling, &args.tui);
     }
-    let run = args.host.run_options().map_err(anyhow::Error::msg)?;
-    let mut sampling = args.sampling.options().map_err(anyhow::Error::msg)?;
+    let run = args.host.run_options().map_err(UsageError)?;
+    let mut sampling = args.sampling.options().map_err(UsageError)?;
     sampling.sample_lines = true;
     // Sample lines carry the callchain only with -g, as perf-prof's.
     sampling.callchain = args.sampling.call_graph.is_some();

@@ -184,6 +184,7 @@ impl QemuArgs {
 
 /// Run `perfscope qemu`.
 pub fn run_qemu(a: QemuArgs) -> anyhow::Result<Outcome> {
+    a.tui.check()?;
     let focus = focus_of(a.focus.as_deref())?;
     let options = QemuRunOptions {
         arch: a.arch,

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use clap::{Args, ValueEnum};
 
 use crate::export::artifacts::{
@@ -72,10 +72,10 @@ pub struct ArtifactArgs {
 impl ArtifactArgs {
     pub fn options(&self) -> anyhow::Result<ArtifactOptions> {
         if self.min_percent.is_nan() || self.min_percent < 0.0 {
-            bail!("--min-percent must be 0 or more (got {})", self.min_percent);
+            crate::usage!("--min-percent must be 0 or more (got {})", self.min_percent);
         }
         if self.top == 0 {
-            bail!("--top must be at least 1");
+            crate::usage!("--top must be at least 1");
         }
         Ok(ArtifactOptions {
             format: match self.format {
@@ -152,7 +152,7 @@ impl SymbolArgs {
         }
         match self.source() {
             Some(symbols) => Ok(Input::Qperf { path, symbols }),
-            None => bail!(
+            None => crate::usage!(
                 "{} is a qperf.bin: pass the kernel ELF with --elf (or a kallsyms file with --kallsyms)",
                 path.display()
             ),
@@ -162,9 +162,9 @@ impl SymbolArgs {
 
 /// The `--focus` regex as a focus (none without the flag).
 pub fn focus_of(text: Option<&str>) -> anyhow::Result<Option<Focus>> {
-    text.map(Focus::new)
-        .transpose()
-        .context("--focus is not a valid regular expression")
+    text.map(Focus::new).transpose().map_err(|e| {
+        crate::model::usage::UsageError(format!("--focus is not a valid regular expression: {e:#}")).into()
+    })
 }
 
 /// A session file: named `.db`, or an SQLite file by its header.

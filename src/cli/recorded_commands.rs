@@ -126,7 +126,7 @@ pub fn run_report(a: ReportArgs) -> anyhow::Result<Outcome> {
         (Some(path), _) => ReportInput::File(Input::Folded { path }),
         (None, Some(path)) if is_session(&path) => ReportInput::Session(path),
         (None, Some(path)) => ReportInput::File(a.symbols.input(path)?),
-        (None, None) => bail!("give a qperf.bin, a session file or --folded FILE"),
+        (None, None) => crate::usage!("give a qperf.bin, a session file or --folded FILE"),
     };
     let mut o = ReportOptions::new(input, a.out.clone());
     o.arch = a.arch.clone();
@@ -178,6 +178,7 @@ pub fn run_diff(a: DiffArgs) -> anyhow::Result<Outcome> {
 /// `perfscope open`: the terminal UI over a recorded (or followed) input; with `--no-tui`,
 /// its artifact set.
 pub fn run_open(a: OpenArgs) -> anyhow::Result<Outcome> {
+    a.tui.check()?;
     let focus = focus_of(a.window.focus.as_deref())?;
     let export = ExportRequest {
         out_dir: a.out.clone(),
@@ -220,7 +221,7 @@ pub fn run_open(a: OpenArgs) -> anyhow::Result<Outcome> {
     } else if a.follow {
         // The file may not exist yet: it is a qperf.bin by definition here.
         let Some(symbols) = a.symbols.source() else {
-            bail!("--follow needs the kernel ELF (--elf) or a kallsyms file (--kallsyms)");
+            crate::usage!("--follow needs the kernel ELF (--elf) or a kallsyms file (--kallsyms)");
         };
         Box::new(FollowFeed::new(
             a.input.clone(),
@@ -270,13 +271,15 @@ pub fn run_sql(a: SqlArgs) -> anyhow::Result<Outcome> {
         return run_live_sql(a);
     }
     let (Some(session), Some(query)) = (&a.session, &a.query) else {
-        bail!(
+        crate::usage!(
             "sql: give a session and a query (`perfscope sql FILE.db 'SELECT ...'`), \
              or events to query live (`perfscope sql -e EVENT -i 1000 --query 'SELECT ...'`)"
         );
     };
     if a.live_query.is_some() {
-        bail!("sql: --query is for live events (-e); a session's query is the argument after FILE.db");
+        crate::usage!(
+            "sql: --query is for live events (-e); a session's query is the argument after FILE.db"
+        );
     }
     let format = if a.csv { SqlOutput::Csv } else { SqlOutput::Table };
     store::run_sql(session, query, format, &mut std::io::stdout().lock())?;
@@ -286,13 +289,15 @@ pub fn run_sql(a: SqlArgs) -> anyhow::Result<Outcome> {
 /// perf-prof's live sql: the -e events into per-interval tables, --query printed each -i.
 fn run_live_sql(a: SqlArgs) -> anyhow::Result<Outcome> {
     if a.session.is_some() || a.query.is_some() {
-        bail!("sql -e queries live events: drop the FILE/QUERY arguments and give --query 'SELECT ...'");
+        crate::usage!(
+            "sql -e queries live events: drop the FILE/QUERY arguments and give --query 'SELECT ...'"
+        );
     }
     if a.csv {
-        bail!("sql -e prints perf-prof's tables: --csv is for session files");
+        crate::usage!("sql -e prints perf-prof's tables: --csv is for session files");
     }
     let Some(query) = a.live_query.clone() else {
-        bail!("sql -e needs --query 'SELECT ...' (one table per event, named after it)");
+        crate::usage!("sql -e needs --query 'SELECT ...' (one table per event, named after it)");
     };
     let mut trace = a.trace.options(crate::analyzers::options::AnalyzerKind::Sql);
     trace.query = Some(query);

@@ -3,7 +3,6 @@
 use std::path::Path;
 use std::time::Duration;
 
-use anyhow::bail;
 use clap::{Args, ValueEnum};
 
 use crate::app::AppConfig;
@@ -51,21 +50,28 @@ pub enum ModeArg {
 }
 
 impl TuiArgs {
-    /// The app configuration these flags (and the config directory) describe.
-    pub fn config(&self, export: ExportRequest, selection: Selection) -> anyhow::Result<AppConfig> {
-        let dir = config_dir();
-        let keymap = resolve_keymap(self.keymap.as_deref().map(Path::new), dir.as_deref())?;
-        let depth = detect_color_depth(|k| std::env::var(k).ok());
-        let theme = resolve_theme(self.theme.as_deref(), dir.as_deref(), depth)?;
+    /// The values of these flags, checked whether or not the terminal UI runs (a bad value
+    /// is refused, never ignored because `--no-tui` was given too).
+    pub fn check(&self) -> anyhow::Result<()> {
         if !(0.0..=1.0).contains(&self.decay) {
-            bail!("--decay must be between 0 and 1 (got {})", self.decay);
+            crate::usage!("--decay must be between 0 and 1 (got {})", self.decay);
         }
         if self.sliding_seconds.is_nan() || self.sliding_seconds <= 0.0 {
-            bail!(
+            crate::usage!(
                 "--sliding-seconds must be positive (got {})",
                 self.sliding_seconds
             );
         }
+        Ok(())
+    }
+
+    /// The app configuration these flags (and the config directory) describe.
+    pub fn config(&self, export: ExportRequest, selection: Selection) -> anyhow::Result<AppConfig> {
+        self.check()?;
+        let dir = config_dir();
+        let keymap = resolve_keymap(self.keymap.as_deref().map(Path::new), dir.as_deref())?;
+        let depth = detect_color_depth(|k| std::env::var(k).ok());
+        let theme = resolve_theme(self.theme.as_deref(), dir.as_deref(), depth)?;
         Ok(AppConfig {
             keymap,
             theme,

@@ -71,13 +71,13 @@ impl WatchdogCommandArgs {
     pub fn options(&self) -> anyhow::Result<(HostArgs, TraceOptions)> {
         let mut host = self.host.clone();
         if host.pids.is_some() || host.tids.is_some() || !host.workload.is_empty() {
-            bail!("watchdog watches CPUs (-C), not processes (-p, -t, a workload)");
+            crate::usage!("watchdog watches CPUs (-C), not processes (-p, -t, a workload)");
         }
         if !self.trace.events.is_empty() {
-            bail!("watchdog opens its own events: drop -e");
+            crate::usage!("watchdog opens its own events: drop -e");
         }
         if self.freq == 0 {
-            bail!("watchdog: -F must be at least 1");
+            crate::usage!("watchdog: -F must be at least 1");
         }
         let thresh_s: u64 = read_proc("/proc/sys/kernel/watchdog_thresh")?
             .parse()

@@ -101,7 +101,7 @@ fn is_elf(path: &Path) -> bool {
 /// Validate, prepare the output directory and start QEMU.
 pub fn start_qemu(o: &QemuRunOptions) -> anyhow::Result<QemuFeed> {
     if o.freq_hz == 0 {
-        bail!("--freq must be at least 1 Hz");
+        crate::usage!("--freq must be at least 1 Hz");
     }
     if o.max_depth == 0 {
         bail!("--max-depth must be at least 1");

@@ -49,6 +49,7 @@ pub mod timeline;
 pub mod timer_samples;
 pub mod trie;
 pub mod units;
+pub mod usage;
 pub mod verdict;
 pub mod window;
 

@@ -18,6 +18,7 @@ use crate::feeds::{EventFormat, Offenders, RecordOnly, RowsUpdate, SessionStart,
 use crate::model::ProfileInfo;
 use crate::model::analysis::{AnalysisRows, AnalysisSchema};
 use crate::model::threads::ThreadNames;
+use crate::model::usage::UsageError;
 use crate::model::verdict::SourceCounts;
 use crate::sources::clock::monotonic_ns;
 use crate::sources::perf_event::PerfEventError;
@@ -28,7 +29,9 @@ use crate::sources::perf_event::record::{ContextSwitch, Record};
 use crate::sources::perf_event::ring::page_size;
 use crate::sources::perf_event::software::{SOFTWARE_SYSTEM, software_event_of, software_layout};
 use crate::sources::perf_event::targets::{Target, online_cpus};
-use crate::sources::tracefs::{ResolvedEvent, Tracefs, UprobeGroup, bind_event, parse_selectors, resolve};
+use crate::sources::tracefs::{
+    ResolveError, ResolvedEvent, Tracefs, UprobeGroup, bind_event, parse_selectors, resolve,
+};
 use crate::store::RecordedEventType;
 use crate::symbols::host::RootFrame;
 use crate::symbols::host::comms::read_proc_comm;
@@ -142,7 +145,8 @@ fn resolve_stages(
     texts
         .iter()
         .map(|text| {
-            let mut specs = parse_selectors(text).map_err(|e| anyhow::anyhow!("{e}"))?;
+            // A selector that does not parse is the command line's fault: exit 2.
+            let mut specs = parse_selectors(text).map_err(UsageError::of)?;
             define_probes(tracefs, &mut specs, probes)?;
             let mut events = Vec::new();
             for spec in specs {
@@ -154,7 +158,9 @@ fn resolve_stages(
                     Some(layout) => {
                         events.push(bind_event(spec, layout).map_err(|e| anyhow::anyhow!("{e}"))?)
                     }
-                    None => events.extend(resolve(tracefs, &[spec]).map_err(|e| anyhow::anyhow!("{e}"))?),
+                    None => {
+                        events.extend(resolve(tracefs, &[spec]).map_err(ResolveError::into_command_error)?)
+                    }
                 }
             }
             Ok(events)
@@ -265,7 +271,7 @@ impl TraceSession {
         if trace.analyzer == AnalyzerKind::Syscalls {
             let names: Vec<&str> = texts.iter().map(|t| t.split('/').next().unwrap_or(t)).collect();
             if names != ["raw_syscalls:sys_enter", "raw_syscalls:sys_exit"] {
-                bail!(
+                crate::usage!(
                     "syscalls: use -e raw_syscalls:sys_enter -e raw_syscalls:sys_exit (filters and attributes allowed)"
                 );
             }
@@ -406,11 +412,12 @@ impl TraceSession {
                 match events.set_filter(EventIndex(index as u16), filter) {
                     Ok(()) => {}
                     Err(PerfEventError::FilterRefused { .. }) => {
+                        // A filter neither compiles is the command line's: a usage error.
                         let compiled = Filter::compile(filter, &event.layout).map_err(|e| {
-                            anyhow::anyhow!(
+                            UsageError(format!(
                                 "{}: the kernel refused the filter '{filter}' and it does not compile in user space either: {e}",
                                 event.layout.full_name()
-                            )
+                            ))
                         })?;
                         // On stdout, as perf-prof: a notice, not an error (its harness
                         // fails a run on any stderr line, and `pid<prio` tests trigger it).

@@ -57,6 +57,8 @@ pub enum PerfEventError {
         "user stack copy of {0} bytes: the kernel takes a multiple of 8 up to 65528 (--call-graph dwarf,SIZE)"
     )]
     BadStackSize(u32),
+    #[error("no such process: {pid} (/proc/{pid} is not there; it exited, or the pid is wrong)")]
+    NoSuchProcess { pid: u32 },
     #[error("bad CPU list {text:?}: {why} (expected e.g. `0-3,5`)")]
     CpuList { text: String, why: String },
     #[error("bad id list {text:?}: {why} (expected e.g. `1234,1240`)")]

@@ -117,9 +117,12 @@ pub fn online_cpus() -> Result<Vec<u32>, PerfEventError> {
 /// Every thread of process `pid` now (/proc/PID/task), sorted.
 pub fn threads_of(pid: u32) -> Result<Vec<u32>, PerfEventError> {
     let path = format!("/proc/{pid}/task");
-    let entries = std::fs::read_dir(&path).map_err(|source| PerfEventError::Proc {
-        path: path.clone(),
-        cause: source,
+    let entries = std::fs::read_dir(&path).map_err(|source| match source.kind() {
+        std::io::ErrorKind::NotFound => PerfEventError::NoSuchProcess { pid },
+        _ => PerfEventError::Proc {
+            path: path.clone(),
+            cause: source,
+        },
     })?;
     let mut tids: Vec<u32> = entries
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())

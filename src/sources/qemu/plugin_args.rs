@@ -134,7 +134,7 @@ impl PluginOptions {
     /// The `-plugin` option value.
     pub fn to_arg(&self) -> anyhow::Result<String> {
         if self.freq_hz == 0 {
-            bail!("--freq must be at least 1 Hz");
+            crate::usage!("--freq must be at least 1 Hz");
         }
         if self.max_depth == 0 {
             bail!("--max-depth must be at least 1");

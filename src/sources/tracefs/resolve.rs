@@ -16,6 +16,17 @@ pub enum ResolveError {
     Tracefs(#[from] TracefsError),
 }
 
+impl ResolveError {
+    /// As an error of the command: a selector that names no event, or binds no field, is
+    /// the command line's fault (a usage error, exit 2); tracefs failing is not.
+    pub fn into_command_error(self) -> anyhow::Error {
+        match self {
+            ResolveError::Selector(e) => crate::model::usage::UsageError::of(e).into(),
+            ResolveError::Tracefs(e) => anyhow::Error::new(e),
+        }
+    }
+}
+
 /// The expression attributes of one event, bound to its layout.
 #[derive(Clone, Debug, Default)]
 pub struct BoundAttrs {
