@@ -210,6 +210,7 @@ impl<'a> Report<'a> {
             "window": window,
             "resolve_stats": i.stats_json,
             "callchain": i.stats.callchain_json(),
+            "callchain_choice": i.facts.callchain.as_ref().map(|c| c.to_json()),
             "hotspots": {
                 "total_samples": self.total_samples(),
                 "total_frames": i.main.hotspots.total_occurrences,
