@@ -26,10 +26,12 @@
 //!   this stack.
 //! - At a return address outside the kernel text ([`AddressFilter::return_address`]).
 //! - At a return address without CFI: hand-written assembly, typically the trap entry's
-//!   return label after its call into the handler, which is the root of a trap's stack.
-//!   The kernel is unwound with CFI because it keeps no frame pointers, so its
-//!   frame-pointer register there holds whatever the interrupted code kept in it (a data
-//!   pointer): a frame-pointer walk from it would read data as return addresses.
+//!   return label after its call into the handler, the root of a trap's stack, or the
+//!   boot code that called the kernel's main. The kernel is unwound with CFI because it
+//!   keeps no frame pointers, so its frame-pointer register there holds whatever the
+//!   interrupted code kept in it (a data pointer): a frame-pointer walk from it would read
+//!   data as return addresses. Counted as [`StopReason::End`] when the unwound frame
+//!   pointer is zero (an entry point that cleared it), else [`StopReason::CfiMissing`].
 //!
 //! # Leaves without CFI
 //!
@@ -145,7 +147,15 @@ pub fn unwind(
         // A return address is looked up at the call, one byte before it.
         let lookup = if trace.len() == 1 { pc } else { pc - 1 };
         let Some(rules) = table.rules(lookup) else {
-            return (trace, StopReason::CfiMissing);
+            // Assembly. The unwound frame pointer is what that code had in it: zero where
+            // an entry point cleared it to end the chain (boot, a new CPU or task), so the
+            // stack is whole; anything else (a trap entry) is counted as code without CFI.
+            let reason = if trace.len() > 1 && fp == 0 {
+                StopReason::End
+            } else {
+                StopReason::CfiMissing
+            };
+            return (trace, reason);
         };
         let base = match rules.cfa {
             Cfa::Sp(offset) => sp.checked_add_signed(offset),
@@ -370,7 +380,11 @@ mod tests {
         asm.0.insert(STACK + 40, ASM + 0x10);
         let (trace, stop) = at(&asm, 64);
         assert_eq!(trace, [LEAF + 0x10, OUTER + 0x50, ASM + 0x10]);
-        assert_eq!(stop, StopReason::CfiMissing);
+        assert_eq!(stop, StopReason::CfiMissing, "fp 0xdead0000: a trap entry's");
+        // Boot code that cleared the frame pointer before calling in: a whole stack.
+        let booted = SampleRegisters { fp: 0, ..regs };
+        let (trace, stop) = unwind(&table, LEAF + 0x10, booted, FrameState::Established, &asm, &f, 64);
+        assert_eq!((trace.len(), stop), (3, StopReason::End));
     }
 
     /// What the interrupted code of a kernel without frame pointers leaves in the fp

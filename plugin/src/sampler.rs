@@ -142,18 +142,29 @@ impl Profiler {
                 record.fp = regs.fp;
                 let (memory, filter, depth) = (&VcpuMemory, &self.args.filter, self.args.max_depth);
                 // The CFI table exists exactly when callchain=dwarf.
-                record.trace = match &self.cfi {
+                let stop = match &self.cfi {
                     Some(table) => {
                         let (trace, stop) = cfi::unwind(table, pc, regs, state, memory, filter, depth);
-                        self.unwind_stops[stop.index()].fetch_add(1, Ordering::Relaxed);
-                        trace
+                        record.trace = trace;
+                        Some(stop)
                     }
-                    None => unwind::unwind(arch, pc, regs, state, memory, filter, depth),
+                    None => {
+                        record.trace = unwind::unwind(arch, pc, regs, state, memory, filter, depth);
+                        None
+                    }
                 };
+                // Counted for the samples the file has, so the stops add up to its records.
+                if self.queue.push(record)
+                    && let Some(stop) = stop
+                {
+                    self.unwind_stops[stop.index()].fetch_add(1, Ordering::Relaxed);
+                }
             }
-            _ => record.trace = vec![pc],
+            _ => {
+                record.trace = vec![pc];
+                self.queue.push(record);
+            }
         }
-        self.queue.push(record);
     }
 
     fn read_registers(&self) -> Option<SampleRegisters> {
@@ -167,9 +178,13 @@ impl Profiler {
 
     /// A halted vCPU's sample: no code ran, so no pc and no trace, only the time.
     fn sample_idle(&self, vcpu: u32) {
+        if self.stopping.load(Ordering::Relaxed) {
+            return;
+        }
         let elapsed_ns = qemu::monotonic_ns().saturating_sub(self.epoch_ns);
-        self.idle_samples.fetch_add(1, Ordering::Relaxed);
-        self.queue.push(Record::idle(elapsed_ns, vcpu));
+        if self.queue.push(Record::idle(elapsed_ns, vcpu)) {
+            self.idle_samples.fetch_add(1, Ordering::Relaxed);
+        }
     }
 
     /// QEMU's vCPU idle callback: the vCPU halts (WFI, HLT, `idle`) until an interrupt. A
@@ -177,7 +192,7 @@ impl Profiler {
     /// wake-up (the interrupt entry): it is an idle sample, now.
     pub fn vcpu_idle(&self, vcpu: u32) {
         self.board.idle.set(vcpu, 1);
-        if self.board.flag.get(vcpu) != 0 && !self.stopping.load(Ordering::Relaxed) {
+        if self.board.flag.get(vcpu) != 0 {
             self.board.flag.set(vcpu, 0);
             self.sample_idle(vcpu);
         }
