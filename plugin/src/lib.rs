@@ -9,6 +9,7 @@
 //! - [`args`]: arguments; [`filter`]: which addresses are profiled;
 //! - [`instrument`]: what a translated block gets; [`sampler`]: flags, timer, one sample;
 //! - [`counters`]: executed instructions/blocks at one inline add per block;
+//! - [`halt`]: the instructions that halt a vCPU (its idle time);
 //! - [`prologue`] + [`unwind`]: frame-pointer call chains; [`cfi`] + [`cfi_table`]: DWARF CFI
 //!   call chains;
 //! - [`record`]: the v3 bytes;
@@ -28,6 +29,7 @@ mod counters;
 #[cfg(not(test))]
 mod entry;
 mod filter;
+mod halt;
 #[cfg(not(test))]
 mod instrument;
 mod prologue;

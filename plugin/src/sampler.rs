@@ -10,7 +10,9 @@
 //! A vCPU halted in WFI/HLT/`idle` runs no block, so no callback can sample it: QEMU's vCPU
 //! idle and resume callbacks mark it halted on the scoreboard, and each tick records a
 //! halted vCPU as an idle sample itself (a record with callchain byte
-//! [`crate::record::CALLCHAIN_IDLE`]): idle time is counted at the sampling rate.
+//! [`crate::record::CALLCHAIN_IDLE`]): idle time is counted at the sampling rate. Only a
+//! halt that follows a halting instruction counts ([`VcpuBoard::halting`]): QEMU calls the
+//! same callback when it stops a vCPU itself.
 //!
 //! A tick that finds a running vCPU's flag still raised means that vCPU ran no instrumented
 //! code for a whole period (firmware, user space, or filtered code): the tick is counted as
@@ -46,20 +48,27 @@ pub struct VcpuBoard {
     pub flag: VcpuU64,
     /// Non-zero between QEMU's vCPU idle and resume callbacks.
     pub idle: VcpuU64,
+    /// Set by an inline store right before the vCPU runs a halting instruction (WFI, HLT,
+    /// `idle`; [`crate::halt`]), cleared when it resumes or takes a sample: QEMU's idle
+    /// callback is the guest's idle only then, not when QEMU stops a vCPU (created and not
+    /// started yet, paused at `quit`).
+    pub halting: VcpuU64,
     pub block_lengths: Vec<VcpuU64>,
     pub long_block_instructions: VcpuU64,
 }
 
 impl VcpuBoard {
-    /// Lay the fields out over one scoreboard: flag, idle, then the counters.
+    /// Lay the fields out over one scoreboard: flag, idle, halting, then the counters.
     pub fn new() -> Option<Self> {
-        let mut fields = qemu::new_scoreboard(2 + counters::FIELDS)?;
+        let mut fields = qemu::new_scoreboard(3 + counters::FIELDS)?;
         let long_block_instructions = fields.pop()?;
         let flag = fields.remove(0);
         let idle = fields.remove(0);
+        let halting = fields.remove(0);
         Some(VcpuBoard {
             flag,
             idle,
+            halting,
             block_lengths: fields,
             long_block_instructions,
         })
@@ -121,6 +130,8 @@ impl Profiler {
     /// canonical address of the block or instruction.
     pub fn sample(&self, vcpu: u32, pc: u64, state: FrameState) {
         self.board.flag.set(vcpu, 0);
+        // A halting instruction that did not halt (an interrupt was pending) is behind us.
+        self.board.halting.set(vcpu, 0);
         if self.stopping.load(Ordering::Relaxed) {
             return;
         }
@@ -187,10 +198,14 @@ impl Profiler {
         }
     }
 
-    /// QEMU's vCPU idle callback: the vCPU halts (WFI, HLT, `idle`) until an interrupt. A
-    /// tick already raised for it would otherwise be taken by the first block after the
-    /// wake-up (the interrupt entry): it is an idle sample, now.
+    /// QEMU's vCPU idle callback: after a halting instruction the vCPU halts until an
+    /// interrupt (else QEMU stopped it: not the guest's idle). A tick already raised for it
+    /// would otherwise be taken by the first block after the wake-up (the interrupt entry):
+    /// it is an idle sample, now.
     pub fn vcpu_idle(&self, vcpu: u32) {
+        if self.board.halting.get(vcpu) == 0 {
+            return;
+        }
         self.board.idle.set(vcpu, 1);
         if self.board.flag.get(vcpu) != 0 {
             self.board.flag.set(vcpu, 0);
@@ -201,6 +216,7 @@ impl Profiler {
     /// QEMU's vCPU resume callback: the vCPU runs again.
     pub fn vcpu_resume(&self, vcpu: u32) {
         self.board.idle.set(vcpu, 0);
+        self.board.halting.set(vcpu, 0);
     }
 
     /// Raise every known vCPU's flag; count the ones still raised from the last tick. A
