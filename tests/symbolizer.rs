@@ -110,8 +110,8 @@ fn without_dwarf_the_bounded_symbol_table_answers_with_offsets() {
     let f = image.symbolize(start);
     assert_eq!(f[0].offset, Some(0));
     // The assembly routine without .size owns up to the next symbol.
-    let (trap, _) = symbol_range(&stripped, "trap_entry");
-    assert_eq!(image.symbolize(trap + 4)[0].name, "trap_entry");
+    let (enter_user, _) = symbol_range(&stripped, "enter_user");
+    assert_eq!(image.symbolize(enter_user + 4)[0].name, "enter_user");
     // Past the end of the text: nothing, instead of the last function with a huge offset.
     let (etext, _) = symbol_range(&stripped, "_etext");
     assert!(image.symbolize(etext + 0x40).is_empty());
