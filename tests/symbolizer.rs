@@ -140,3 +140,19 @@ fn the_kernel_text_and_physical_alias_come_from_the_elf() {
     );
     assert_eq!(firmware.address, 0x8000_1000);
 }
+
+/// Only code can hold a return address: inside an executable section and inside a function
+/// (zig's clang aligns loongarch64 functions to 32 bytes: padding that runs nothing follows
+/// the assembly victim_spin).
+#[test]
+fn code_is_inside_a_function_of_an_executable_section() {
+    let guest = common::guest::build_test_guest_for(common::guest::GuestArch::Loongarch64);
+    let image = ElfImage::open(&guest.elf).unwrap();
+    let (_, victim_end) = symbol_range(&guest.elf, "victim_spin");
+    let (mix_leaf, _) = symbol_range(&guest.elf, "mix_leaf");
+    assert!(victim_end < mix_leaf, "the alignment leaves a gap");
+    assert!(image.is_code(victim_end - 4) && image.is_code(mix_leaf));
+    assert!(!image.is_code(victim_end), "padding");
+    let (data, _) = symbol_range(&guest.elf, "fake_frame");
+    assert!(!image.is_code(data));
+}

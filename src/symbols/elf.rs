@@ -188,8 +188,11 @@ impl Symbolizer for ElfImage {
         self.symbols.lookup(address).is_some_and(|hit| hit.offset == 0)
     }
 
+    /// Inside an executable section and, when the image names its functions, inside one:
+    /// the padding between functions runs nothing either.
     fn is_code(&self, address: u64) -> bool {
-        self.code.is_empty() || self.code.iter().any(|r| r.contains(address))
+        let in_section = self.code.is_empty() || self.code.iter().any(|r| r.contains(address));
+        in_section && (self.symbols.is_empty() || self.symbols.lookup(address).is_some())
     }
 }
 

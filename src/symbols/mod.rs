@@ -90,8 +90,8 @@ pub trait Symbolizer: Send {
         false
     }
 
-    /// Whether `address` lies in code (an executable section); without section
-    /// information everything is.
+    /// Whether `address` lies in code (an executable section, inside a function where the
+    /// symbols say); without that information everything is.
     fn is_code(&self, _address: u64) -> bool {
         true
     }

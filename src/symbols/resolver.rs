@@ -15,8 +15,9 @@
 //!    stays in the location); nothing found gives `0x<ip>`.
 //! 7. Whether a kernel address can be a return address travels with it
 //!    ([`ResolvedAddress::return_site`]); feeds/ingest ends a stack at one that cannot:
-//!    - one in the kernel's data (outside its executable sections) was read from something
-//!      that is no frame record (a data pointer in the frame-pointer register);
+//!    - one in the kernel's data (outside its executable sections) or in no function (the
+//!      padding between them) was read from something that is no frame record (a data
+//!      pointer in the frame-pointer register);
 //!    - one at a function's first instruction follows no call: it is a task entered with
 //!      its return address set to its own entry (StarryOS's `TaskContext::init`), whose
 //!      frame is already in the stack (the return into its body). Looked up one byte
