@@ -201,7 +201,7 @@ static volatile uint64_t irq_count, irq_sink;
 static volatile int irq_busy;
 /* The interrupt handler's own work: a leaf with a long loop, so samples land in it. */
 NOINLINE uint64_t irq_work(uint64_t x) {
-    for (int i = 0; i < 200000; i++) x = x * 6364136223846793005UL + (uint64_t)i;
+    for (int i = 0; i < 100000; i++) x = x * 6364136223846793005UL + (uint64_t)i;
     return x;
 }
 /* Called by trap_vector_base (<arch>/starry.S) for the timer interrupt. */
