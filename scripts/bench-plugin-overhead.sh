@@ -3,19 +3,24 @@
 # BENCH_START to BENCH_END of a fixed `bench N` on the riscv64 test kernel, without the
 # plugin and with it: the plugin alone (tb+leaf, tb+fp, insn+leaf, tb+fp with the opt-in
 # executed-block counters; kernel-text filter on) and the whole default pipeline
-# (`perfscope qemu --no-tui`, fp callchain, no filter, the live stream read by perfscope:
-# its window.json gives the marker-to-marker time). The configurations run in alternating
+# (`perfscope qemu --no-tui` without --callchain, so fp on this kernel with frame pointers;
+# no filter, the live stream read by perfscope: its window.json gives the marker-to-marker
+# time). The configurations run in alternating
 # rounds (each round runs every configuration once, in a rotated order), so the shared
 # machine's noise falls on all of them; medians are compared with the no-plugin medians.
 #
-# Two clocks for the plugin-alone runs: wall time (what the ratio is defined on) and the
+# Two clocks: wall time (what the ratio is defined on) and the
 # CPU time QEMU's process used over the same window (utime+stime from /proc/PID/stat). On
 # a shared 2-core machine wall time swings by ±20 % when anything else runs; CPU time
-# barely moves, so its ratio is the one to trust there. The pipeline run has wall time
-# only (perfscope's own threads share the machine with QEMU's, as they do for a user).
+# barely moves, so its ratio is the one to trust there. The pipeline runs have both too:
+# the window's wall time from perfscope's window.json, QEMU's CPU time read when perfscope
+# echoes the markers (perfscope's own threads share the machine with QEMU's, as they do for
+# a user).
 # The dwarf callchain runs on the kernel built without frame pointers (FRAME_POINTERS=no,
 # unwound with its .debug_frame): its rows (`…/nofp`) compare with that kernel's own
-# no-plugin time (`none/nofp`), since the two builds differ in speed.
+# no-plugin time (`none/nofp`), since the two builds differ in speed. On that kernel the
+# default pipeline (`perfscope-qemu-default/nofp`, no --callchain) chooses dwarf itself;
+# `perfscope-qemu-dwarf/nofp` asks for it.
 #
 #   scripts/bench-plugin-overhead.sh [N] [ROUNDS] [FREQ]     defaults: 3000 3 997
 #
@@ -93,24 +98,50 @@ declare -A CONFIG=(
     [none/nofp]=""
     [tb+dwarf/nofp]="mode=tb,callchain=dwarf,cfi=$ELF_NOFP"
     [perfscope-qemu-dwarf/nofp]="pipeline"
+    [perfscope-qemu-default/nofp]="pipeline"
 )
-ORDER=(none tb+leaf tb+fp insn+leaf tb+fp,counters=on perfscope-qemu none/nofp tb+dwarf/nofp perfscope-qemu-dwarf/nofp)
+ORDER=(none tb+leaf tb+fp insn+leaf tb+fp,counters=on perfscope-qemu none/nofp tb+dwarf/nofp perfscope-qemu-dwarf/nofp perfscope-qemu-default/nofp)
 
 # The whole pipeline: perfscope starts QEMU, reads the stream, stops at BENCH_END.
-# Prints "wall_seconds -" (window.json's marker-to-marker time; no CPU clock).
+# Prints "wall_seconds cpu_seconds": window.json's marker-to-marker time, and the CPU time
+# QEMU's process (perfscope's child) used between the markers as perfscope echoes them.
+# CALLCHAIN "default" passes no --callchain (perfscope picks from the kernel).
 run_pipeline() {
     local out="$OUT/pipeline" kernel=$1 callchain=$2
+    local flag=(--callchain "$callchain")
+    [[ $callchain == default ]] && flag=()
     rm -rf "$out"
-    target/release/perfscope qemu --kernel "$kernel" --no-tui --freq "$FREQ" --callchain "$callchain" \
-        --workload "bench $N" --start-marker BENCH_START --stop-marker BENCH_END --out "$out" \
-        >/dev/null 2>&1 </dev/null
-    python3 -c 'import json,sys; print("%.3f -" % json.load(open(sys.argv[1]))["duration_sec"])' \
-        "$out/perf/riscv64/latest/qperf/window.json"
+    local cpu
+    cpu=$(python3 - target/release/perfscope qemu --kernel "$kernel" --no-tui --freq "$FREQ" "${flag[@]}" \
+        --workload "bench $N" --start-marker BENCH_START --stop-marker BENCH_END --out "$out" <<'PY'
+import os, subprocess, sys
+p = subprocess.Popen(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+tick = os.sysconf("SC_CLK_TCK")
+def qemu_cpu():
+    children = open("/proc/%d/task/%d/children" % (p.pid, p.pid)).read().split()
+    for pid in children:
+        if open("/proc/%s/comm" % pid).read().startswith("qemu-system"):
+            fields = open("/proc/%s/stat" % pid).read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / tick
+    sys.exit("perfscope has no QEMU child")
+start = end = None
+for line in p.stdout:
+    if start is None and b"BENCH_START" in line:
+        start = qemu_cpu()
+    elif start is not None and end is None and b"BENCH_END" in line:
+        end = qemu_cpu()
+p.wait()
+print("%.2f" % (end - start) if start is not None and end is not None else "-")
+PY
+)
+    python3 -c 'import json,sys; print("%.3f %s" % (json.load(open(sys.argv[1]))["duration_sec"], sys.argv[2]))' \
+        "$out/perf/riscv64/latest/qperf/window.json" "$cpu"
 }
 
 run_config() {
-    local name=$1 kernel=$KERNEL elf=$ELF callchain=fp
+    local name=$1 kernel=$KERNEL elf=$ELF callchain=default
     if [[ $name == */nofp ]]; then kernel=$KERNEL_NOFP elf=$ELF_NOFP callchain=dwarf; fi
+    [[ $name == *-default/* ]] && callchain=default
     local filter
     filter=$(text_filter "$elf")
     case "${CONFIG[$name]}" in

@@ -12,14 +12,14 @@ echo "== cargo fmt --check"
 cargo fmt --all --check
 echo "== cargo clippy --all-targets -- -D warnings"
 cargo clippy --all-targets -- -D warnings
-echo "== cargo clippy -p perfscope-qemu-plugin --all-targets -- -D warnings"
-cargo clippy -p perfscope-qemu-plugin --all-targets -- -D warnings
+echo "== cargo clippy -p perfscope-qemu-plugin -p perfscope-frame-ops --all-targets -- -D warnings"
+cargo clippy -p perfscope-qemu-plugin -p perfscope-frame-ops --all-targets -- -D warnings
 echo "== cargo clippy -p perfscope-fuzz --all-targets --features libfuzzer -- -D warnings"
 cargo clippy --locked -p perfscope-fuzz --all-targets --features libfuzzer -- -D warnings
 echo "== cargo test"
 cargo test --all-targets --no-fail-fast
-echo "== cargo test -p perfscope-qemu-plugin"
-cargo test -p perfscope-qemu-plugin
+echo "== cargo test -p perfscope-qemu-plugin -p perfscope-frame-ops"
+cargo test -p perfscope-qemu-plugin -p perfscope-frame-ops
 echo "== cargo test -p perfscope-fuzz"
 cargo test --locked -p perfscope-fuzz
 echo "== fuzz smoke: every target, ${FUZZ_SECONDS:=20} s each"

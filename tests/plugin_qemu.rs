@@ -228,6 +228,7 @@ fn sidecar_has_the_reference_keys_then_perfscopes() {
             "stream_errors",
             "sampling_mode",
             "written_records",
+            "idle_samples",
         ]
     );
     assert_eq!(summary.format_version(), Some(FormatVersion::V3));

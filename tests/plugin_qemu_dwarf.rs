@@ -7,11 +7,13 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 use common::arch_suite::FULL_PATH;
 use common::guest::{GuestArch, TestGuest, build_test_guest_without_frame_pointers};
-use common::plugin::{output_ok, perfscope_qemu};
+use common::plugin::{PROMPT, QemuGuest, build_plugin, output_ok, perfscope_qemu};
 use common::profile::{folded_lines, read_json};
+use perfscope::sources::qemu::plugin_args::kernel_text_of;
 
 /// `perfscope qemu --callchain <callchain>` on `arch`'s frame-pointer-less kernel with
 /// `bench 300` between the markers; the run's directory.
@@ -86,11 +88,16 @@ fn assert_dwarf_gives_full_paths_where_fp_cannot(arch: GuestArch) {
     let records = read_json(&dwarf.join("report.json"))["input"]["records"]
         .as_u64()
         .unwrap();
-    assert_eq!(counted, records, "one stop per sample");
+    let summary = std::fs::read_to_string(dwarf.join("qperf/qperf.summary.txt")).unwrap();
+    let idle: u64 = summary
+        .lines()
+        .find_map(|l| l.strip_prefix("idle_samples = "))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no idle_samples in {summary}"));
+    assert_eq!(counted + idle, records, "one stop per sample that ran code");
     let in_kernel = counted - stops["left_kernel_text"].as_u64().unwrap();
     assert!(stops["end"].as_u64().unwrap() * 100 >= in_kernel * 95, "{stops}");
     assert_eq!(stops["depth_limit"], 0, "{stops}");
-    let summary = std::fs::read_to_string(dwarf.join("qperf/qperf.summary.txt")).unwrap();
     assert!(summary.contains("callchain_method = dwarf\n"), "{summary}");
 
     let fp = run(arch, "fp", &dir.path().join("fp"));
@@ -173,5 +180,68 @@ fn dwarf_without_call_frame_information_is_refused_before_qemu() {
         !dir.path()
             .join("out/perf/riscv64/latest/qperf/qperf.bin")
             .exists()
+    );
+}
+
+/// `VmHWM` (peak resident set) of a QEMU that loaded the plugin with `callchain=dwarf,cfi=ELF`
+/// and booted the frame-pointer-less riscv64 kernel to its prompt.
+fn qemu_peak_rss_kib(guest: &TestGuest, cfi: &Path, out: &Path) -> u64 {
+    let text = kernel_text_of(&guest.elf).unwrap().expect("a .text section");
+    let args = format!(
+        "out={},freq=997,callchain=dwarf,cfi={},filter_start={:#x},filter_end={:#x}",
+        out.display(),
+        cfi.display(),
+        text.start,
+        text.end
+    );
+    let mut qemu = QemuGuest::start_guest(guest, &build_plugin(), &args, Duration::from_secs(60));
+    qemu.wait_for(PROMPT, 1);
+    let status = std::fs::read_to_string(format!("/proc/{}/status", qemu.pid())).unwrap();
+    qemu.send("exit\n");
+    let exit = qemu.wait_exit();
+    assert!(exit.status.success(), "{}", exit.stderr);
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or_else(|| panic!("no VmHWM in {status}"))
+}
+
+/// The plugin reads the kernel ELF's headers and CFI section, not the whole file: a kernel
+/// ELF 256 MiB larger (debug info, as a StarryOS debug build carries ~300 MB of it) leaves
+/// QEMU's resident set where it was.
+#[test]
+fn riscv64_dwarf_keeps_only_the_cfi_of_a_large_elf_in_memory() {
+    let g = build_test_guest_without_frame_pointers(GuestArch::Riscv64);
+    let dir = tempfile::tempdir().unwrap();
+    let pad = dir.path().join("pad.bin");
+    const PAD_MIB: u64 = 256;
+    let file = std::fs::File::create(&pad).unwrap();
+    // Non-zero bytes: nothing along the way may treat the section as empty or sparse.
+    let chunk = vec![0x5au8; 1 << 20];
+    let mut writer = std::io::BufWriter::new(file);
+    for _ in 0..PAD_MIB {
+        std::io::Write::write_all(&mut writer, &chunk).unwrap();
+    }
+    drop(writer);
+    let big = dir.path().join("kernel-big.elf");
+    let status = Command::new("riscv64-unknown-elf-objcopy")
+        .arg("--add-section")
+        .arg(format!(".debug_pad={}", pad.display()))
+        .arg(&g.elf)
+        .arg(&big)
+        .status()
+        .expect("riscv64-unknown-elf-objcopy: run scripts/install-test-deps.sh");
+    assert!(status.success());
+    std::fs::remove_file(&pad).unwrap();
+    let big_size = std::fs::metadata(&big).unwrap().len();
+    assert!(big_size > PAD_MIB << 20, "{big_size}");
+    let small = qemu_peak_rss_kib(&g, &g.elf, &dir.path().join("small.bin"));
+    let large = qemu_peak_rss_kib(&g, &big, &dir.path().join("large.bin"));
+    eprintln!("QEMU peak RSS: {small} KiB with the kernel ELF, {large} KiB with it {PAD_MIB} MiB larger");
+    // The padding is 262144 KiB: a plugin that read the file would add all of it.
+    assert!(
+        large < small + (PAD_MIB << 10) / 8,
+        "{large} KiB against {small} KiB: the plugin kept the ELF in memory"
     );
 }

@@ -110,8 +110,8 @@ fn without_dwarf_the_bounded_symbol_table_answers_with_offsets() {
     let f = image.symbolize(start);
     assert_eq!(f[0].offset, Some(0));
     // The assembly routine without .size owns up to the next symbol.
-    let (trap, _) = symbol_range(&stripped, "trap_entry");
-    assert_eq!(image.symbolize(trap + 4)[0].name, "trap_entry");
+    let (enter_user, _) = symbol_range(&stripped, "enter_user");
+    assert_eq!(image.symbolize(enter_user + 4)[0].name, "enter_user");
     // Past the end of the text: nothing, instead of the last function with a huge offset.
     let (etext, _) = symbol_range(&stripped, "_etext");
     assert!(image.symbolize(etext + 0x40).is_empty());
@@ -139,4 +139,20 @@ fn the_kernel_text_and_physical_alias_come_from_the_elf() {
         "OpenSBI below the kernel's load address is not the kernel"
     );
     assert_eq!(firmware.address, 0x8000_1000);
+}
+
+/// Only code can hold a return address: inside an executable section and inside a function
+/// (zig's clang aligns loongarch64 functions to 32 bytes: padding that runs nothing follows
+/// the assembly victim_spin).
+#[test]
+fn code_is_inside_a_function_of_an_executable_section() {
+    let guest = common::guest::build_test_guest_for(common::guest::GuestArch::Loongarch64);
+    let image = ElfImage::open(&guest.elf).unwrap();
+    let (_, victim_end) = symbol_range(&guest.elf, "victim_spin");
+    let (mix_leaf, _) = symbol_range(&guest.elf, "mix_leaf");
+    assert!(victim_end < mix_leaf, "the alignment leaves a gap");
+    assert!(image.is_code(victim_end - 4) && image.is_code(mix_leaf));
+    assert!(!image.is_code(victim_end), "padding");
+    let (data, _) = symbol_range(&guest.elf, "fake_frame");
+    assert!(!image.is_code(data));
 }

@@ -13,42 +13,45 @@
 //! sample (the frame-pointer walk does), so it evaluates the rules where the memory is, and
 //! the file stays a plain v3 file whose trace is the unwound chain (`callchain` byte 2).
 //!
-//! # Cost
+//! The table, what it reads and what it costs: [`crate::cfi_table`].
 //!
-//! The sections are parsed once at load into an address-sorted FDE index. The rule row
-//! for an address is computed once per vCPU thread and cached ([`Rules`]): in the
-//! sampling path an unwind step is a hash lookup, one or two guest reads and arithmetic.
+//! # Where a walk ends
 //!
-//! # Frames without CFI
+//! - At an undefined return-address rule or a zero return address: the outermost frame.
+//! - Before a return address that is the first instruction of a function: no call
+//!   returns there; it is a task entered by a context switch with its return address set
+//!   to its own entry (StarryOS's `TaskContext::init`), whose frame is the one just walked
+//!   (the return into its body), the task's root. Named one byte earlier it would be the
+//!   function before it, and the rules there are that function's, which say nothing about
+//!   this stack.
+//! - At a return address outside the kernel text ([`AddressFilter::return_address`]).
+//! - At a return address without CFI: hand-written assembly, typically the trap entry's
+//!   return label after its call into the handler, the root of a trap's stack, or the
+//!   boot code that called the kernel's main. The kernel is unwound with CFI because it
+//!   keeps no frame pointers, so its frame-pointer register there holds whatever the
+//!   interrupted code kept in it (a data pointer): a frame-pointer walk from it would read
+//!   data as return addresses. Counted as [`StopReason::End`] when the unwound frame
+//!   pointer is zero (an entry point that cleared it), else [`StopReason::CfiMissing`].
 //!
-//! Hand-written assembly (boot code, trap entry) usually has no FDE. A leaf there falls
-//! back to the frame-pointer / return-address rules of [`crate::unwind`]; a return address
-//! there ends the walk (counted as [`StopReason::CfiMissing`]) unless the frame-pointer
-//! chain continues from it (a trap frame that saved one).
+//! # Leaves without CFI
+//!
+//! An assembly function's entry (a block starting with the stack-pointer decrement of a
+//! prologue, [`FrameState::BeforeFrame`]) still has its caller's return address in the link
+//! register (x86_64: at `[rsp]`, or `[rsp+8]` after `push %rbp`), and the stack pointer is
+//! the caller's: the walk continues from there with CFI. Anywhere else in assembly nothing
+//! says where the return address is, and the sample is its leaf alone.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
-use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-use gimli::{
-    BaseAddresses, CfaRule, DebugFrame, EhFrame, EndianSlice, FrameDescriptionEntry, LittleEndian, Register,
-    RegisterRule, UnwindContext, UnwindSection,
-};
-use object::{Object, ObjectSection};
-
+use crate::cfi_table::{Cfa, CfiTable, Saved};
 use crate::filter::AddressFilter;
-use crate::unwind::{self, Arch, FrameState, GuestMemory, SampleRegisters};
-
-type Reader = EndianSlice<'static, LittleEndian>;
+use crate::unwind::{Arch, FrameState, GuestMemory, SampleRegisters};
 
 /// Why an unwind ended; counted per sample and written to the sidecar.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum StopReason {
-    /// The outermost frame: a zero return address or frame pointer, or an undefined return
-    /// address rule (what CFI says at a thread's first frame).
+    /// The outermost frame: a zero return address, an undefined return address rule (what
+    /// CFI says at a thread's first frame), or a task's entry function.
     End,
-    /// An address with no CFI (assembly, or outside the ELF's FDEs).
+    /// An address with no CFI (assembly, such as the trap entry, or outside the ELF's FDEs).
     CfiMissing,
     /// A guest read failed, or a rule the unwinder does not evaluate (expressions).
     BadRead,
@@ -83,202 +86,28 @@ impl StopReason {
     }
 }
 
-/// Where the CFA is: a register of the three the sampler reads, plus an offset.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-enum Cfa {
-    Sp(i64),
-    Fp(i64),
-}
-
-/// How a register of the caller is recovered.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-enum Saved {
-    /// Not saved by this frame: still in the register.
-    InRegister,
-    /// At `CFA + offset`.
-    AtCfa(i64),
-    /// Nothing to recover: the outermost frame.
-    Undefined,
-    /// A rule this unwinder does not evaluate.
-    Unsupported,
-}
-
-/// The rules at one address, reduced to what the walk needs.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-struct Rules {
-    cfa: Cfa,
-    return_address: Saved,
-    fp: Saved,
-}
-
-/// The DWARF register numbers of the three registers the sampler reads.
-fn dwarf_registers(arch: Arch) -> (Register, Register) {
-    match arch {
-        Arch::Riscv64 => (Register(2), Register(8)), // sp = x2, fp = s0 = x8
-        Arch::Loongarch64 => (Register(3), Register(22)), // sp = r3, fp = r22
-        Arch::X86_64 => (Register(7), Register(6)),  // rsp, rbp
-    }
-}
-
-enum Section {
-    Eh(EhFrame<Reader>),
-    Debug(DebugFrame<Reader>),
-}
-
-/// The kernel's CFI, indexed by address.
-pub struct CfiTable {
-    /// Unique per table, for the rules cache.
-    id: usize,
+/// The caller of an assembly leaf without CFI, and the stack pointer at its call: known
+/// only at a function's entry (see the module docs).
+fn caller_of_asm_leaf(
     arch: Arch,
-    section: Section,
-    bases: BaseAddresses,
-    /// `(start, end, fde)`, sorted by start, non-overlapping in practice.
-    fdes: Vec<(u64, u64, FrameDescriptionEntry<Reader>)>,
-}
-
-thread_local! {
-    /// Rules per (table, address), per vCPU thread: no lock in the sampling path. (One
-    /// table per plugin; the table's id keeps tests' tables apart.)
-    static RULES: RefCell<HashMap<(usize, u64), Option<Rules>>> = RefCell::new(HashMap::new());
-}
-/// Past this many cached addresses a vCPU's cache starts over (a kernel has far fewer
-/// distinct sampled sites and return addresses).
-const RULES_CACHE_LIMIT: usize = 1 << 20;
-
-impl CfiTable {
-    /// Read `.eh_frame` (preferred: what unwinders at run time use) or `.debug_frame` from
-    /// the ELF at `path`. The section bytes live as long as the plugin.
-    pub fn open(path: &Path, arch: Arch) -> Result<CfiTable, String> {
-        let bytes = std::fs::read(path).map_err(|e| format!("cfi={}: {e}", path.display()))?;
-        let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
-        let file =
-            object::File::parse(bytes).map_err(|e| format!("cfi={}: not an ELF: {e}", path.display()))?;
-        let section_data = |name: &str| -> Option<(u64, &'static [u8])> {
-            let section = file.section_by_name(name)?;
-            let data = section.data().ok()?;
-            (!data.is_empty()).then_some((section.address(), data))
-        };
-        let text = file.section_by_name(".text").map(|s| s.address());
-        if let Some((address, data)) = section_data(".eh_frame") {
-            let mut bases = BaseAddresses::default().set_eh_frame(address);
-            if let Some(text) = text {
-                bases = bases.set_text(text);
-            }
-            let table = CfiTable::new(arch, Section::Eh(EhFrame::new(data, LittleEndian)), bases);
-            if !table.fdes.is_empty() {
-                return Ok(table);
-            }
-        }
-        if let Some((_, data)) = section_data(".debug_frame") {
-            return Ok(CfiTable::from_debug_frame(data, arch));
-        }
-        Err(format!(
-            "cfi={}: no .eh_frame or .debug_frame with call-frame information: build the kernel with -g (or -fasynchronous-unwind-tables)",
-            path.display()
-        ))
-    }
-
-    /// A table over a `.debug_frame` section's bytes.
-    pub fn from_debug_frame(data: &'static [u8], arch: Arch) -> CfiTable {
-        let mut frame = DebugFrame::new(data, LittleEndian);
-        // DWARF 64-bit targets: the section's addresses are 8 bytes.
-        frame.set_address_size(8);
-        CfiTable::new(arch, Section::Debug(frame), BaseAddresses::default())
-    }
-
-    fn new(arch: Arch, section: Section, bases: BaseAddresses) -> CfiTable {
-        let mut fdes = match &section {
-            Section::Eh(s) => index_fdes(s, &bases),
-            Section::Debug(s) => index_fdes(s, &bases),
-        };
-        fdes.sort_by_key(|(start, _, _)| *start);
-        static NEXT_ID: AtomicUsize = AtomicUsize::new(0);
-        CfiTable {
-            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
-            arch,
-            section,
-            bases,
-            fdes,
-        }
-    }
-
-    /// How many functions the table covers.
-    pub fn functions(&self) -> usize {
-        self.fdes.len()
-    }
-
-    fn fde_for(&self, address: u64) -> Option<&FrameDescriptionEntry<Reader>> {
-        let i = self.fdes.partition_point(|(start, _, _)| *start <= address);
-        let (start, end, fde) = self.fdes.get(i.checked_sub(1)?)?;
-        (*start..*end).contains(&address).then_some(fde)
-    }
-
-    /// The rules at `address`, cached per thread.
-    fn rules(&self, address: u64) -> Option<Rules> {
-        let key = (self.id, address);
-        RULES.with(|cache| {
-            let mut cache = cache.borrow_mut();
-            if let Some(rules) = cache.get(&key) {
-                return *rules;
-            }
-            if cache.len() >= RULES_CACHE_LIMIT {
-                cache.clear();
-            }
-            let rules = self.compute_rules(address);
-            cache.insert(key, rules);
-            rules
-        })
-    }
-
-    fn compute_rules(&self, address: u64) -> Option<Rules> {
-        let fde = self.fde_for(address)?;
-        let mut ctx = UnwindContext::new();
-        let row = match &self.section {
-            Section::Eh(s) => fde.unwind_info_for_address(s, &self.bases, &mut ctx, address),
-            Section::Debug(s) => fde.unwind_info_for_address(s, &self.bases, &mut ctx, address),
-        }
-        .ok()?;
-        let (sp, fp) = dwarf_registers(self.arch);
-        let cfa = match *row.cfa() {
-            CfaRule::RegisterAndOffset { register, offset } if register == sp => Cfa::Sp(offset),
-            CfaRule::RegisterAndOffset { register, offset } if register == fp => Cfa::Fp(offset),
-            _ => {
-                return Some(Rules {
-                    cfa: Cfa::Sp(0),
-                    return_address: Saved::Unsupported,
-                    fp: Saved::Unsupported,
-                });
-            }
-        };
-        let saved = |register: Register| match row.register(register) {
-            None | Some(RegisterRule::SameValue) => Saved::InRegister,
-            Some(RegisterRule::Offset(offset)) => Saved::AtCfa(offset),
-            Some(RegisterRule::Undefined) => Saved::Undefined,
-            Some(_) => Saved::Unsupported,
-        };
-        Some(Rules {
-            cfa,
-            return_address: saved(fde.cie().return_address_register()),
-            fp: saved(fp),
-        })
+    regs: SampleRegisters,
+    state: FrameState,
+    memory: &dyn GuestMemory,
+) -> Option<(u64, u64)> {
+    match (arch, state) {
+        (Arch::X86_64, FrameState::BeforeFrame) => Some((memory.read_u64(regs.sp)?, regs.sp.checked_add(8)?)),
+        (Arch::X86_64, FrameState::FpPushed) => Some((
+            memory.read_u64(regs.sp.checked_add(8)?)?,
+            regs.sp.checked_add(16)?,
+        )),
+        (Arch::Riscv64 | Arch::Loongarch64, FrameState::BeforeFrame) => Some((regs.link?, regs.sp)),
+        _ => None,
     }
 }
 
-fn index_fdes<S: UnwindSection<Reader>>(
-    section: &S,
-    bases: &BaseAddresses,
-) -> Vec<(u64, u64, FrameDescriptionEntry<Reader>)> {
-    let mut fdes = Vec::new();
-    let mut entries = section.entries(bases);
-    while let Ok(Some(entry)) = entries.next() {
-        if let gimli::CieOrFde::Fde(partial) = entry
-            && let Ok(fde) = partial.parse(S::cie_from_offset)
-            && fde.len() > 0
-        {
-            fdes.push((fde.initial_address(), fde.initial_address() + fde.len(), fde));
-        }
-    }
-    fdes
+/// The two words at `cfa + low`, the lower first.
+fn read_pair_at(memory: &dyn GuestMemory, cfa: u64, low: i64) -> Option<(u64, u64)> {
+    memory.read_pair(cfa.checked_add_signed(low)?)
 }
 
 /// The trace `[leaf, return_1, …]` (at most `max_depth` entries) and why it ended.
@@ -291,27 +120,31 @@ pub fn unwind(
     filter: &AddressFilter,
     max_depth: usize,
 ) -> (Vec<u64>, StopReason) {
-    let arch = table.arch;
     // A leaf outside the kernel (firmware, user space) runs on a stack the kernel's CFI
     // does not describe: its leaf alone.
     if filter.text.is_some() && !filter.is_kernel_code(pc) {
         return (vec![pc], StopReason::LeftKernelText);
     }
-    // A leaf with no CFI (assembly): the frame-pointer walk with its rules for code before
-    // a frame exists does what can be done there.
-    if table.rules(pc).is_none() {
-        let trace = unwind::unwind(arch, pc, regs, state, memory, filter, max_depth);
-        let reason = if trace.len() >= max_depth {
-            StopReason::DepthLimit
-        } else {
-            StopReason::CfiMissing
-        };
-        return (trace, reason);
-    }
     let mut trace = Vec::with_capacity(max_depth.min(32));
     trace.push(pc);
     let (mut pc, mut sp, mut fp) = (pc, regs.sp, regs.fp);
     let mut link = regs.link;
+    if table.rules(pc).is_none() {
+        let Some((ret, caller_sp)) = caller_of_asm_leaf(table.arch, regs, state, memory) else {
+            return (trace, StopReason::CfiMissing);
+        };
+        if trace.len() >= max_depth {
+            return (trace, StopReason::DepthLimit);
+        }
+        let Some(ret) = filter.return_address(ret) else {
+            return (trace, StopReason::LeftKernelText);
+        };
+        if table.starts_function(ret) {
+            return (trace, StopReason::End);
+        }
+        trace.push(ret);
+        (pc, sp, link) = (ret, caller_sp, None);
+    }
     loop {
         if trace.len() >= max_depth {
             return (trace, StopReason::DepthLimit);
@@ -319,12 +152,10 @@ pub fn unwind(
         // A return address is looked up at the call, one byte before it.
         let lookup = if trace.len() == 1 { pc } else { pc - 1 };
         let Some(rules) = table.rules(lookup) else {
-            // Assembly between kernel frames: follow its frame-pointer chain, if any.
-            let before = trace.len();
-            unwind::walk_frames(arch.layout(), fp, memory, filter, max_depth, &mut trace);
-            let reason = if trace.len() >= max_depth {
-                StopReason::DepthLimit
-            } else if trace.len() > before || fp == 0 {
+            // Assembly. The unwound frame pointer is what that code had in it: zero where
+            // an entry point cleared it to end the chain (boot, a new CPU or task), so the
+            // stack is whole; anything else (a trap entry) is counted as code without CFI.
+            let reason = if trace.len() > 1 && fp == 0 {
                 StopReason::End
             } else {
                 StopReason::CfiMissing
@@ -339,7 +170,17 @@ pub fn unwind(
             return (trace, StopReason::BadRead);
         };
         let read_at = |offset: i64| cfa.checked_add_signed(offset).and_then(|a| memory.read_u64(a));
+        // Prologues store the return address and the saved fp side by side: one guest read
+        // for both (a fifth of a dwarf sample's cost on the test kernel).
+        let pair = match (rules.return_address, rules.fp) {
+            (Saved::AtCfa(ra), Saved::AtCfa(fp)) if ra - fp == 8 => read_pair_at(memory, cfa, fp),
+            (Saved::AtCfa(ra), Saved::AtCfa(fp)) if fp - ra == 8 => {
+                read_pair_at(memory, cfa, ra).map(|(ret, fp)| (fp, ret))
+            }
+            _ => None,
+        };
         let ret = match rules.return_address {
+            Saved::AtCfa(_) if pair.is_some() => pair.map(|(_, ret)| ret),
             Saved::AtCfa(offset) => read_at(offset),
             // Only the sampled frame can still have it in the link register: a caller's
             // link register was overwritten by the call it made.
@@ -351,6 +192,7 @@ pub fn unwind(
             return (trace, StopReason::BadRead);
         };
         let caller_fp = match rules.fp {
+            Saved::AtCfa(_) if pair.is_some() => pair.map(|(fp, _)| fp),
             Saved::AtCfa(offset) => read_at(offset),
             Saved::InRegister | Saved::Undefined => Some(fp),
             Saved::Unsupported => None,
@@ -361,12 +203,12 @@ pub fn unwind(
         if ret == 0 {
             return (trace, StopReason::End);
         }
-        // Kernel stacks never return into anything but kernel text (a trap starts a new
-        // chain): past it the rules would be applied to another address space's frames.
-        let in_kernel = filter.text.is_none() || filter.is_kernel_code(ret);
-        let Some(ret) = filter.return_address(ret).filter(|_| in_kernel) else {
+        let Some(ret) = filter.return_address(ret) else {
             return (trace, StopReason::LeftKernelText);
         };
+        if table.starts_function(ret) {
+            return (trace, StopReason::End);
+        }
         trace.push(ret);
         link = None;
         (pc, sp, fp) = (ret, cfa, caller_fp);
@@ -383,7 +225,10 @@ mod tests {
     };
     use gimli::{Encoding, Format};
 
+    use gimli::{LittleEndian, Register};
+
     use super::*;
+    use crate::cfi_table::{Rules, dwarf_registers};
     use crate::filter::TextRange;
     use crate::unwind::FakeStack;
 
@@ -491,6 +336,44 @@ mod tests {
         }
     }
 
+    /// [`FakeStack`] counting the guest reads a walk makes.
+    struct CountingStack(FakeStack, std::cell::Cell<usize>);
+
+    impl GuestMemory for CountingStack {
+        fn read_u64(&self, address: u64) -> Option<u64> {
+            self.1.set(self.1.get() + 1);
+            self.0.read_u64(address)
+        }
+        fn read_pair(&self, address: u64) -> Option<(u64, u64)> {
+            self.1.set(self.1.get() + 1);
+            self.0.read_pair(address)
+        }
+    }
+
+    #[test]
+    fn a_return_address_beside_the_saved_fp_takes_one_read() {
+        // riscv64: outer saves ra only (one read); kmain saves ra at CFA-8 and fp at CFA-16
+        // (one read for both, which the walk needs to see kmain's zero return address).
+        let arch = Arch::Riscv64;
+        let table = CfiTable::from_debug_frame(debug_frame(arch), arch);
+        let (regs, memory) = stack(arch);
+        let counting = CountingStack(memory, std::cell::Cell::new(0));
+        let (trace, stop) = unwind(
+            &table,
+            LEAF + 0x10,
+            regs,
+            FrameState::Established,
+            &counting,
+            &filter(),
+            64,
+        );
+        assert_eq!(
+            (trace, stop),
+            (vec![LEAF + 0x10, OUTER + 0x50, KMAIN + 0x50], StopReason::End)
+        );
+        assert_eq!(counting.1.get(), 2);
+    }
+
     #[test]
     fn rules_follow_the_prologue_instruction_by_instruction() {
         let table = CfiTable::from_debug_frame(debug_frame(Arch::Riscv64), Arch::Riscv64);
@@ -546,31 +429,140 @@ mod tests {
             at(&user, 64),
             (vec![LEAF + 0x10, OUTER + 0x50], StopReason::LeftKernelText)
         );
-        // A return into code without CFI whose frame-pointer chain ends at once: the end.
+        // A return into code without CFI (a trap entry's return label) is the root.
         let mut asm = FakeStack(memory.0.clone());
         asm.0.insert(STACK + 40, ASM + 0x10);
         let (trace, stop) = at(&asm, 64);
         assert_eq!(trace, [LEAF + 0x10, OUTER + 0x50, ASM + 0x10]);
-        assert_eq!(stop, StopReason::CfiMissing, "fp 0xdead0000 leads nowhere");
+        assert_eq!(stop, StopReason::CfiMissing, "fp 0xdead0000: a trap entry's");
+        // Boot code that cleared the frame pointer before calling in: a whole stack.
+        let booted = SampleRegisters { fp: 0, ..regs };
+        let (trace, stop) = unwind(&table, LEAF + 0x10, booted, FrameState::Established, &asm, &f, 64);
+        assert_eq!((trace.len(), stop), (3, StopReason::End));
     }
 
+    /// What the interrupted code of a kernel without frame pointers leaves in the fp
+    /// register: a pointer to data that reads as a frame record whose "return address" is
+    /// a data address in the image (`DATA`) or a function pointer (`OUTER`).
+    fn fake_record(memory: &mut FakeStack, fp: u64, ret: u64) {
+        memory.0.insert(fp - 16, fp + 0x100); // riscv64's record: [fp-16], [fp-8]
+        memory.0.insert(fp - 8, ret);
+        memory.0.insert(fp + 0x100 - 16, 0);
+        memory.0.insert(fp + 0x100 - 8, 0);
+    }
+
+    const DATA: u64 = 0x3000; // outside the text
+
     #[test]
-    fn a_leaf_without_cfi_falls_back_to_the_frame_pointer_rules() {
+    fn a_return_address_without_cfi_is_not_followed_through_the_fp_register() {
         let arch = Arch::Riscv64;
         let table = CfiTable::from_debug_frame(debug_frame(arch), arch);
         let (mut regs, memory) = stack(arch);
-        regs.fp = 0;
+        for garbage in [DATA, OUTER] {
+            let mut m = FakeStack(memory.0.clone());
+            m.0.insert(STACK + 40, ASM + 0x10); // outer returns into the trap entry
+            regs.fp = 0x9000;
+            fake_record(&mut m, regs.fp, garbage);
+            let (trace, stop) = unwind(
+                &table,
+                LEAF + 0x10,
+                regs,
+                FrameState::Established,
+                &m,
+                &filter(),
+                64,
+            );
+            assert_eq!(trace, [LEAF + 0x10, OUTER + 0x50, ASM + 0x10], "{garbage:#x}");
+            assert_eq!(stop, StopReason::CfiMissing);
+        }
+    }
+
+    #[test]
+    fn a_return_address_at_a_function_start_ends_the_walk() {
+        // A task entered with ra = outer's entry (task_entry in StarryOS): outer's saved
+        // return address is OUTER itself; the rules one byte before it are kmain's.
+        let arch = Arch::Riscv64;
+        let table = CfiTable::from_debug_frame(debug_frame(arch), arch);
+        let (regs, mut memory) = stack(arch);
+        memory.0.insert(STACK + 40, OUTER);
         let (trace, stop) = unwind(
             &table,
-            ASM + 4,
+            LEAF + 0x10,
             regs,
-            FrameState::BeforeFrame,
+            FrameState::Established,
             &memory,
             &filter(),
             64,
         );
-        // BeforeFrame: the caller from the link register, then the (empty) fp chain.
-        assert_eq!(trace, [ASM + 4, OUTER + 0x50]);
-        assert_eq!(stop, StopReason::CfiMissing);
+        assert_eq!(trace, [LEAF + 0x10, OUTER + 0x50]);
+        assert_eq!(stop, StopReason::End);
+        assert!(table.starts_function(OUTER) && !table.starts_function(OUTER + 4));
+    }
+
+    #[test]
+    fn a_return_address_in_kernel_data_ends_the_walk_unfiltered_too() {
+        let arch = Arch::Riscv64;
+        let table = CfiTable::from_debug_frame(debug_frame(arch), arch);
+        let (regs, mut memory) = stack(arch);
+        memory.0.insert(STACK + 40, DATA);
+        let unfiltered = AddressFilter {
+            kernel_only: false,
+            ..filter()
+        };
+        let (trace, stop) = unwind(
+            &table,
+            LEAF + 0x10,
+            regs,
+            FrameState::Established,
+            &memory,
+            &unfiltered,
+            64,
+        );
+        assert_eq!(
+            (trace, stop),
+            (vec![LEAF + 0x10, OUTER + 0x50], StopReason::LeftKernelText)
+        );
+    }
+
+    #[test]
+    fn an_assembly_leaf_at_its_entry_continues_from_its_caller_and_elsewhere_is_alone() {
+        for arch in [Arch::Riscv64, Arch::Loongarch64, Arch::X86_64] {
+            let table = CfiTable::from_debug_frame(debug_frame(arch), arch);
+            let (mut regs, mut memory) = stack(arch);
+            // At the assembly function's entry: its caller (outer) from the link register
+            // or [rsp], then outer's CFI from the stack pointer of the call.
+            let entry = unwind(
+                &table,
+                ASM + 4,
+                regs,
+                FrameState::BeforeFrame,
+                &memory,
+                &filter(),
+                64,
+            );
+            assert_eq!(
+                entry,
+                (vec![ASM + 4, OUTER + 0x50, KMAIN + 0x50], StopReason::End),
+                "{arch:?}"
+            );
+            // Inside it: a pointer in the fp register that reads as a record is not one.
+            regs.fp = 0x9000;
+            if arch == Arch::X86_64 {
+                memory.0.insert(regs.fp, regs.fp + 0x100);
+                memory.0.insert(regs.fp + 8, DATA);
+            } else {
+                fake_record(&mut memory, regs.fp, DATA);
+            }
+            let body = unwind(
+                &table,
+                ASM + 8,
+                regs,
+                FrameState::Established,
+                &memory,
+                &filter(),
+                64,
+            );
+            assert_eq!(body, (vec![ASM + 8], StopReason::CfiMissing), "{arch:?}");
+        }
     }
 }

@@ -1,6 +1,6 @@
 //! The plugin's entry points: install (arguments, output, threads, registrations), vCPU
-//! init (register handles), translation (hands blocks to `instrument`) and exit (drain
-//! the writer, write the sidecar).
+//! init (register handles), vCPU idle/resume (halted time, `sampler`), translation (hands
+//! blocks to `instrument`) and exit (drain the writer, write the sidecar).
 
 use std::ffi::c_void;
 use std::fs::File;
@@ -13,7 +13,8 @@ use qemu_plugin::plugin::{HasCallbacks, Register};
 use qemu_plugin::{PluginId, sys};
 
 use crate::args::{CallchainMode, PluginArgs};
-use crate::cfi::{CfiTable, StopReason};
+use crate::cfi::StopReason;
+use crate::cfi_table::CfiTable;
 use crate::instrument::PROFILER;
 use crate::sampler::{Profiler, RegisterSet, VcpuBoard};
 use crate::unwind::Arch;
@@ -89,6 +90,7 @@ fn install(id: PluginId, args: &Args, info: &Info) -> Result<(), String> {
         vcpus: AtomicU32::new(0),
         registers: OnceLock::new(),
         skipped: AtomicU64::new(0),
+        idle_samples: AtomicU64::new(0),
         stopping: AtomicBool::new(false),
         cfi,
         unwind_stops: Default::default(),
@@ -100,6 +102,8 @@ fn install(id: PluginId, args: &Args, info: &Info) -> Result<(), String> {
     unsafe {
         sys::qemu_plugin_register_vcpu_init_cb(id, Some(on_vcpu_init));
         sys::qemu_plugin_register_vcpu_tb_trans_cb(id, Some(on_translate));
+        sys::qemu_plugin_register_vcpu_idle_cb(id, Some(on_vcpu_idle));
+        sys::qemu_plugin_register_vcpu_resume_cb(id, Some(on_vcpu_resume));
         sys::qemu_plugin_register_atexit_cb(id, Some(on_exit), std::ptr::null_mut());
     }
     sampler::spawn_timer(Arc::clone(&profiler)).map_err(|e| format!("cannot start the timer thread: {e}"))?;
@@ -160,6 +164,18 @@ fn find_registers(arch: Arch) -> Option<RegisterSet> {
     }
 }
 
+unsafe extern "C" fn on_vcpu_idle(_id: sys::qemu_plugin_id_t, vcpu: std::ffi::c_uint) {
+    if let Some(profiler) = PROFILER.get() {
+        profiler.vcpu_idle(vcpu);
+    }
+}
+
+unsafe extern "C" fn on_vcpu_resume(_id: sys::qemu_plugin_id_t, vcpu: std::ffi::c_uint) {
+    if let Some(profiler) = PROFILER.get() {
+        profiler.vcpu_resume(vcpu);
+    }
+}
+
 unsafe extern "C" fn on_translate(_id: sys::qemu_plugin_id_t, tb: *mut sys::qemu_plugin_tb) {
     if let Some(profiler) = PROFILER.get() {
         // SAFETY: `tb` is the handle QEMU passed to this translation callback.
@@ -193,6 +209,7 @@ unsafe extern "C" fn on_exit(_id: sys::qemu_plugin_id_t, _userdata: *mut c_void)
         executed_instructions,
         executed_blocks,
         skipped_samples: profiler.skipped.load(Ordering::Relaxed),
+        idle_samples: profiler.idle_samples.load(Ordering::Relaxed),
         epoch_ns: profiler.epoch_ns,
         stream_errors: report.stream_errors,
         written_records: report.written_records,

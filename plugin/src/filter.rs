@@ -53,15 +53,24 @@ impl AddressFilter {
         }
     }
 
-    /// The value an unwound return address is recorded as; `None` ends the walk. With
-    /// `filter_kernel` a return address outside the kernel means the walk left kernel
-    /// frames (or read garbage), so it stops there (as the later upstream plugin does)
-    /// instead of recording an address no kernel symbol can name.
+    /// The value an unwound return address is recorded as; `None` ends the walk.
+    ///
+    /// A return address is accepted only inside known code: the kernel's text (or its
+    /// alias), whatever `filter_kernel` says. Walks start only at kernel leaves (a leaf in
+    /// firmware or user space is recorded alone), and a kernel stack never legitimately
+    /// returns into anything but kernel text (a trap starts a new chain), so a value outside
+    /// it was read from something that is no frame record: a data pointer in a register
+    /// used as a frame pointer, a stale slot. The walk ends there instead of recording an
+    /// address no function can name. Without a text range nothing is known and every
+    /// non-zero value is taken.
     pub fn return_address(&self, ip: u64) -> Option<u64> {
         if ip == 0 {
             return None;
         }
-        self.sample_ip(ip)
+        match self.text {
+            Some(_) => self.canonicalize(ip),
+            None => Some(ip),
+        }
     }
 
     /// Whether `value` is known kernel code. Without a text range nothing is known.
@@ -98,6 +107,26 @@ mod tests {
         assert_eq!(f.sample_ip(0x80000000), None, "OpenSBI is not the kernel");
         assert_eq!(f.return_address(0), None);
         let open = riscv_kernel(false);
+        // Outside the text a return address is no code, filter or not: kernel data,
+        // OpenSBI, user space all end a walk.
+        for (filter, what) in [(&f, "filtered"), (&open, "unfiltered")] {
+            assert_eq!(
+                filter.return_address(0xffffffc080201008),
+                None,
+                "{what}: kernel data"
+            );
+            assert_eq!(filter.return_address(0x80000000), None, "{what}: OpenSBI");
+            assert_eq!(
+                filter.return_address(0x80200010),
+                Some(0xffffffc080200010),
+                "{what}: the alias is the text"
+            );
+        }
+        assert_eq!(
+            AddressFilter::default().return_address(0x1234),
+            Some(0x1234),
+            "no range: taken"
+        );
         assert_eq!(open.sample_ip(0x80000000), Some(0x80000000), "kept raw");
         assert_eq!(
             open.sample_ip(0x80200010),

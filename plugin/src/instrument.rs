@@ -13,6 +13,7 @@ use qemu_plugin::sys;
 
 use crate::args::SampleMode;
 use crate::counters;
+use crate::halt;
 use crate::prologue::block_frame_states;
 use crate::sampler::{Profiler, VcpuBoard};
 use crate::unwind::FrameState;
@@ -89,6 +90,33 @@ unsafe fn count_block(board: &VcpuBoard, tb: *mut sys::qemu_plugin_tb, n_insns: 
     }
 }
 
+/// Before each halting instruction (WFI, HLT, `idle`), an inline store marks the vCPU as
+/// halting ([`VcpuBoard::halting`]): only the few blocks that hold one pay for it.
+///
+/// # Safety
+/// The handles must be the current translation's instructions.
+unsafe fn mark_halting_instructions(
+    arch: crate::unwind::Arch,
+    board: &VcpuBoard,
+    insns: &[*mut sys::qemu_plugin_insn],
+) {
+    for &insn in insns {
+        // SAFETY: valid during the translation callback; the scoreboard lives forever.
+        unsafe {
+            // Every halting instruction is 4 bytes (riscv64, loongarch64) or 1 (x86_64).
+            if !matches!(sys::qemu_plugin_insn_size(insn), 1 | 4) || !halt::halts(arch, &insn_bytes(insn)) {
+                continue;
+            }
+            sys::qemu_plugin_register_vcpu_insn_exec_inline_per_vcpu(
+                insn,
+                sys::qemu_plugin_op::QEMU_PLUGIN_INLINE_STORE_U64,
+                board.halting.0,
+                1,
+            );
+        }
+    }
+}
+
 /// Instrument one block. Only called from QEMU's translation callback.
 ///
 /// # Safety
@@ -121,6 +149,9 @@ pub unsafe fn instrument_block(profiler: &Profiler, tb: *mut sys::qemu_plugin_tb
         let insns: Vec<*mut sys::qemu_plugin_insn> = (0..n_insns)
             .map(|i| sys::qemu_plugin_tb_get_insn(tb, i))
             .collect();
+        if let Some(arch) = profiler.arch {
+            mark_halting_instructions(arch, board, &insns);
+        }
         // Frame states only matter when unwinding; in tb mode only the first one is used.
         let states = match (fp_mode, profiler.arch) {
             (true, Some(arch)) => {

@@ -9,7 +9,9 @@
 //! - [`args`]: arguments; [`filter`]: which addresses are profiled;
 //! - [`instrument`]: what a translated block gets; [`sampler`]: flags, timer, one sample;
 //! - [`counters`]: executed instructions/blocks at one inline add per block;
-//! - [`prologue`] + [`unwind`]: frame-pointer call chains; [`cfi`]: DWARF CFI call chains;
+//! - [`halt`]: the instructions that halt a vCPU (its idle time);
+//! - [`prologue`] + [`unwind`]: frame-pointer call chains; [`cfi`] + [`cfi_table`]: DWARF CFI
+//!   call chains;
 //! - [`record`]: the v3 bytes;
 //! - [`writer`] + [`stream`]: queue, file and socket; [`summary`]: the sidecar;
 //! - [`qemu`]: every unsafe call into QEMU and GLib.
@@ -22,10 +24,12 @@
 
 mod args;
 mod cfi;
+mod cfi_table;
 mod counters;
 #[cfg(not(test))]
 mod entry;
 mod filter;
+mod halt;
 #[cfg(not(test))]
 mod instrument;
 mod prologue;

@@ -2,14 +2,8 @@
 //! decided once when QEMU translates it (see the rule in [`crate::unwind`]).
 //!
 //! Only the instructions compilers emit to build and tear down a frame record are
-//! decoded; anything else keeps the state it had:
-//!
-//! - riscv64 (RV64GC): `addi sp,sp,-N` / `c.addi sp,-N` / `c.addi16sp` (entry), `addi s0,sp,N` /
-//!   `c.addi4spn s0,sp,N` (fp set), `ld s0,N(sp)` / `c.ldsp s0` (fp restored), `ld ra,N(sp)` /
-//!   `c.ldsp ra` (return address restored).
-//! - loongarch64: `addi.d $sp,$sp,-N`, `addi.d $fp,$sp,N`, `ld.d $fp,$sp,N`, `ld.d $ra,$sp,N`.
-//! - x86_64: `push %rbp` (optionally after `endbr64`) at entry, `mov %rsp,%rbp`,
-//!   `pop %rbp` / `leave`.
+//! decoded (the `perfscope-frame-ops` crate, which perfscope uses too to see whether a
+//! kernel keeps frame pointers); anything else keeps the state it had.
 //!
 //! Epilogues reload fp and ra in either order: gcc reloads ra first, clang fp first. After
 //! clang's `ld fp` and until its `ld ra` the caller's return address is neither in a frame
@@ -24,96 +18,12 @@
 //! established: on riscv64/loongarch64 they lose the direct caller; on x86_64 the
 //! frameless-function rule of [`crate::unwind`] recovers it (direct calls only).
 
+use perfscope_frame_ops::{FrameOp, instruction_length};
+
 use crate::unwind::{Arch, FrameState};
 
-/// What one instruction does to the frame.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-enum FrameOp {
-    /// Allocates the stack frame: the first instruction of a prologue.
-    OpenFrame,
-    /// Points fp at the new frame: the frame is established after it.
-    SetFp,
-    /// Reloads the caller's fp: the frame is gone after it.
-    RestoreFp,
-    /// Reloads the return address from `[sp + offset]` into the link register.
-    RestoreRa(i64),
-    Other,
-}
-
-fn riscv64_op(bytes: &[u8]) -> FrameOp {
-    if bytes.len() >= 4 && bytes[0] & 3 == 3 {
-        let insn = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
-        let opcode = insn & 0x7f;
-        let funct3 = (insn >> 12) & 7;
-        let rd = (insn >> 7) & 31;
-        let rs1 = (insn >> 15) & 31;
-        let imm = (insn as i32) >> 20;
-        return match (opcode, funct3, rd, rs1) {
-            (0x13, 0, 2, 2) if imm < 0 => FrameOp::OpenFrame,
-            (0x13, 0, 8, 2) => FrameOp::SetFp,
-            (0x03, 3, 8, 2) => FrameOp::RestoreFp,
-            (0x03, 3, 1, 2) => FrameOp::RestoreRa(i64::from(imm)),
-            _ => FrameOp::Other,
-        };
-    }
-    if bytes.len() < 2 {
-        return FrameOp::Other;
-    }
-    let half = u16::from_le_bytes([bytes[0], bytes[1]]);
-    let quadrant = half & 3;
-    let funct3 = (half >> 13) & 7;
-    let rd = (half >> 7) & 31;
-    match (quadrant, funct3) {
-        // c.addi sp,-N (what gcc emits for small frames) and c.addi16sp: rd = sp, bit 12
-        // is the immediate's sign.
-        (1, 0 | 3) if rd == 2 && half & (1 << 12) != 0 => FrameOp::OpenFrame,
-        // c.addi4spn rd' = x8 (s0), non-zero immediate.
-        (0, 0) if (half >> 2) & 7 == 0 && half & 0x1fe0 != 0 => FrameOp::SetFp,
-        // c.ldsp s0 / ra; its offset is uimm[5] at bit 12, uimm[4:3] at 6:5, uimm[8:6] at 4:2.
-        (2, 3) if rd == 8 => FrameOp::RestoreFp,
-        (2, 3) if rd == 1 => {
-            let h = u64::from(half);
-            let offset = ((h >> 12) & 1) << 5 | ((h >> 5) & 3) << 3 | ((h >> 2) & 7) << 6;
-            FrameOp::RestoreRa(offset as i64)
-        }
-        _ => FrameOp::Other,
-    }
-}
-
-fn loongarch64_op(bytes: &[u8]) -> FrameOp {
-    if bytes.len() < 4 {
-        return FrameOp::Other;
-    }
-    let insn = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
-    let major = insn >> 22;
-    let rd = insn & 31;
-    let rj = (insn >> 5) & 31;
-    // si12 in bits 21..10, sign-extended.
-    let si12 = ((insn << 10) as i32) >> 20;
-    match (major, rd, rj) {
-        (0x00b, 3, 3) if si12 < 0 => FrameOp::OpenFrame, // addi.d $sp, $sp, -N
-        (0x00b, 22, 3) => FrameOp::SetFp,                // addi.d $fp, $sp, N
-        (0x0a3, 22, 3) => FrameOp::RestoreFp,            // ld.d $fp, $sp, N
-        (0x0a3, 1, 3) => FrameOp::RestoreRa(i64::from(si12)), // ld.d $ra, $sp, N
-        _ => FrameOp::Other,
-    }
-}
-
-fn x86_64_op(bytes: &[u8]) -> FrameOp {
-    match bytes {
-        [0x55] | [0xf3, 0x0f, 0x1e, 0xfa] => FrameOp::OpenFrame, // push %rbp, endbr64
-        [0x48, 0x89, 0xe5] | [0x48, 0x8b, 0xec] => FrameOp::SetFp, // mov %rsp,%rbp
-        [0x5d] | [0xc9] => FrameOp::RestoreFp,                   // pop %rbp, leave
-        _ => FrameOp::Other,
-    }
-}
-
 fn frame_op(arch: Arch, bytes: &[u8]) -> FrameOp {
-    match arch {
-        Arch::Riscv64 => riscv64_op(bytes),
-        Arch::Loongarch64 => loongarch64_op(bytes),
-        Arch::X86_64 => x86_64_op(bytes),
-    }
+    perfscope_frame_ops::frame_op(arch.isa(), bytes)
 }
 
 /// The state before each instruction of a block, given the instructions' bytes in order.
@@ -151,12 +61,8 @@ pub fn block_frame_states<B: AsRef<[u8]>>(arch: Arch, instructions: &[B]) -> Vec
 pub fn return_address_reload(arch: Arch, code: &[u8]) -> Option<i64> {
     let mut at = 0;
     while at < code.len() {
-        let len = match arch {
-            Arch::Riscv64 if code[at] & 3 != 3 => 2,
-            Arch::Riscv64 | Arch::Loongarch64 => 4,
-            Arch::X86_64 => return None,
-        };
-        let insn = code.get(at..at + len)?;
+        let len = instruction_length(arch.isa(), &code[at..])?;
+        let insn = &code[at..at + len];
         match frame_op(arch, insn) {
             FrameOp::RestoreRa(offset) => return Some(offset),
             FrameOp::Other => at += len,

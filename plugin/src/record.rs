@@ -14,10 +14,28 @@ pub struct Record {
     pub sp: u64,
     pub fp: u64,
     pub cpu: u32,
-    /// 0 = leaf, 1 = frame pointers.
+    /// 0 = leaf, 1 = frame pointers, 2 = DWARF CFI, [`CALLCHAIN_IDLE`] = an idle tick.
     pub callchain: u8,
     /// `[leaf, return_1, return_2, …]`.
     pub trace: Vec<u64>,
+}
+
+/// The `callchain` byte of a tick that found its vCPU halted (WFI, HLT, `idle`): no code
+/// ran, so there is no pc and no trace. perfscope shows it as `[idle]`; the reference
+/// analyzer, which knows bytes 0 and 1 only, calls the method unknown and the empty trace
+/// `??`.
+pub const CALLCHAIN_IDLE: u8 = 3;
+
+impl Record {
+    /// The record of a tick at `elapsed_ns` that found `cpu` idle.
+    pub fn idle(elapsed_ns: u64, cpu: u32) -> Record {
+        Record {
+            elapsed_ns,
+            cpu,
+            callchain: CALLCHAIN_IDLE,
+            ..Record::default()
+        }
+    }
 }
 
 /// Append `value` as a bincode varint (smallest form).
@@ -94,6 +112,14 @@ mod tests {
             hex(&out),
             "fa fc 00 00 20 80 fd 00 0f 00 81 c0 ff ff ff fd 40 0f 00 81 c0 ff ff ff 03 01 03 fc 00 00 20 80 fb 2c 01 fc 70 11 01 00"
         );
+    }
+
+    #[test]
+    fn an_idle_tick_is_a_record_without_pc_or_trace() {
+        let mut out = Vec::new();
+        Record::idle(1_000, 2).encode(&mut out);
+        // elapsed 1000 (fb e8 03), pc/sp/fp 0, cpu 2, callchain 3, empty trace.
+        assert_eq!(hex(&out), "fb e8 03 00 00 00 02 03 00");
     }
 
     #[test]

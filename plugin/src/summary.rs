@@ -16,6 +16,8 @@ pub struct Summary<'a> {
     pub executed_instructions: u64,
     pub executed_blocks: u64,
     pub skipped_samples: u64,
+    /// Ticks that found their vCPU halted (recorded as idle samples, included in `samples`).
+    pub idle_samples: u64,
     pub epoch_ns: u64,
     pub stream_errors: u64,
     pub written_records: u64,
@@ -45,7 +47,7 @@ impl Summary<'_> {
             .stream
             .as_ref()
             .map_or_else(|| "none".to_owned(), |p| p.display().to_string());
-        let lines: [(&str, String); 20] = [
+        let lines: [(&str, String); 21] = [
             ("qperf_format_version", "3".into()),
             ("record_timestamp", "elapsed_ns".into()),
             ("record_fields", "elapsed_ns,pc,sp,fp,cpu,callchain,trace".into()),
@@ -66,6 +68,7 @@ impl Summary<'_> {
             ("stream_errors", self.stream_errors.to_string()),
             ("sampling_mode", self.args.mode.name().into()),
             ("written_records", self.written_records.to_string()),
+            ("idle_samples", self.idle_samples.to_string()),
         ];
         let stops = self.unwind_stops.iter().flatten();
         lines
@@ -92,6 +95,7 @@ mod tests {
             executed_instructions: 1000,
             executed_blocks: 100,
             skipped_samples: 3,
+            idle_samples: 4,
             epoch_ns: 42,
             stream_errors: 0,
             written_records: 10,
@@ -118,6 +122,8 @@ mod tests {
         );
         assert!(text.contains("callchain_method = fp\ncallchain_enabled = true\n"));
         assert!(text.contains("stream = none\n"));
+        assert!(text.contains("skipped_samples = 3\n"));
+        assert!(text.contains("idle_samples = 4\n"));
         assert_eq!(
             sidecar_path(&args.out),
             PathBuf::from("/tmp/run/qperf.summary.txt")
@@ -140,6 +146,7 @@ mod tests {
             executed_instructions: 0,
             executed_blocks: 0,
             skipped_samples: 0,
+            idle_samples: 0,
             epoch_ns: 42,
             stream_errors: 0,
             written_records: 10,
@@ -157,7 +164,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.ends_with("written_records = 10\nunwind_stop_end = 7\nunwind_stop_cfi_missing = 1\nunwind_stop_bad_read = 0\nunwind_stop_depth_limit = 2\nunwind_stop_left_kernel_text = 0\n"),
+            text.ends_with("written_records = 10\nidle_samples = 0\nunwind_stop_end = 7\nunwind_stop_cfi_missing = 1\nunwind_stop_bad_read = 0\nunwind_stop_depth_limit = 2\nunwind_stop_left_kernel_text = 0\n"),
             "{text}"
         );
     }

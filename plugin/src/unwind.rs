@@ -124,6 +124,15 @@ impl Arch {
         }
     }
 
+    /// The instruction set, for the frame-instruction decoder.
+    pub fn isa(self) -> perfscope_frame_ops::Isa {
+        match self {
+            Arch::Riscv64 => perfscope_frame_ops::Isa::Riscv64,
+            Arch::Loongarch64 => perfscope_frame_ops::Isa::Loongarch64,
+            Arch::X86_64 => perfscope_frame_ops::Isa::X86_64,
+        }
+    }
+
     /// Whether leaves may save only the frame pointer (the gcc riscv/loongarch case above).
     fn has_fp_only_leaf_frames(self) -> bool {
         matches!(self, Arch::Riscv64 | Arch::Loongarch64)

@@ -44,12 +44,22 @@ pub struct SampleQueue {
 }
 
 impl SampleQueue {
-    pub fn push(&self, record: Record) {
+    /// Queue `record`; whether the queue took it (else it is counted as dropped or failed).
+    pub fn push(&self, record: Record) -> bool {
         match self.sender.try_send(WriterMsg::Record(record)) {
-            Ok(()) => self.samples.fetch_add(1, Ordering::Relaxed),
-            Err(TrySendError::Full(_)) => self.dropped.fetch_add(1, Ordering::Relaxed),
-            Err(TrySendError::Disconnected(_)) => self.failures.fetch_add(1, Ordering::Relaxed),
-        };
+            Ok(()) => {
+                self.samples.fetch_add(1, Ordering::Relaxed);
+                true
+            }
+            Err(TrySendError::Full(_)) => {
+                self.dropped.fetch_add(1, Ordering::Relaxed);
+                false
+            }
+            Err(TrySendError::Disconnected(_)) => {
+                self.failures.fetch_add(1, Ordering::Relaxed);
+                false
+            }
+        }
     }
 
     /// Blocks until the writer has room: used once, at exit.

@@ -15,6 +15,7 @@ use crate::engine::export::ExportRequest;
 use crate::feeds::qemu_setup::{QemuRunOptions, start_qemu};
 use crate::model::Selection;
 use crate::sources::qemu::Arch;
+use crate::sources::qemu::callchain_choice::CallchainChoice;
 use crate::sources::qemu::plugin_args::{CallchainMode, SampleMode};
 use crate::store::{Recorder, SessionMeta};
 use crate::views::ViewKind;
@@ -60,9 +61,10 @@ pub struct QemuArgs {
     /// Call stacks: `fp` walks the guest's frame pointers (build the kernel with them),
     /// `dwarf` (alias `logical`) unwinds with the kernel ELF's call-frame information (a
     /// normal `-g` build, no frame pointers needed), `leaf` records only the sampled
-    /// address (a flat profile).
-    #[arg(long, visible_alias = "perf-callchain", value_enum, default_value_t = CallchainMode::Fp, ignore_case = true)]
-    pub callchain: CallchainMode,
+    /// address (a flat profile). [default: what the kernel supports: fp when its code keeps
+    /// frame pointers, else dwarf when it has .eh_frame/.debug_frame, else leaf with a warning]
+    #[arg(long, visible_alias = "perf-callchain", value_enum, ignore_case = true)]
+    pub callchain: Option<CallchainMode>,
     #[arg(long, value_name = "N", default_value_t = 128)]
     pub max_depth: u32,
     /// Record the run (samples with their stacks, console lines, markers) into an SQLite
@@ -137,10 +139,11 @@ fn seconds(flag: &str, s: f64) -> anyhow::Result<Duration> {
 }
 
 impl QemuArgs {
-    /// report.json `parameters` under the reference's keys (notes/qperf-format.md §6.2).
-    /// The build options xtask records (`debug`, `full_stack`, `perf_debuginfo`, …) are
-    /// false: perfscope profiles the kernel it is given and builds nothing.
-    fn reference_parameters(&self) -> serde_json::Value {
+    /// report.json `parameters` under the reference's keys (notes/qperf-format.md §6.2),
+    /// `callchain` the one the run used. The build options xtask records (`debug`,
+    /// `full_stack`, `perf_debuginfo`, …) are false: perfscope profiles the kernel it is
+    /// given and builds nothing.
+    fn reference_parameters(&self, callchain: &CallchainChoice) -> serde_json::Value {
         fn name(v: &impl clap::ValueEnum) -> String {
             v.to_possible_value()
                 .map(|p| p.get_name().to_string())
@@ -153,7 +156,7 @@ impl QemuArgs {
             "freq": self.freq,
             "max_depth": self.max_depth,
             "mode": name(&self.mode),
-            "callchain": name(&self.callchain),
+            "callchain": callchain.method(),
             "top": self.artifacts.top,
             "min_percent": self.artifacts.min_percent,
             "symbol_style": name(&self.symbol_style),
@@ -216,9 +219,8 @@ pub fn run_qemu(a: QemuArgs) -> anyhow::Result<Outcome> {
         guest_counters: a.guest_counters,
         out: a.out.clone(),
     };
-    let mut artifacts = a.artifacts.options()?;
-    artifacts.parameters = a.reference_parameters();
-    let export = ExportRequest {
+    let artifacts = a.artifacts.options()?;
+    let mut export = ExportRequest {
         out_dir: a.out.clone(),
         arch: Some(a.arch.name().to_string()),
         artifacts,
@@ -234,7 +236,13 @@ pub fn run_qemu(a: QemuArgs) -> anyhow::Result<Outcome> {
         }
         None => None,
     };
-    let feed = start_qemu(&options)?;
+    let (feed, callchain) = start_qemu(&options)?;
+    // Said before the run: which stacks this profile will have, and why.
+    eprintln!("perfscope qemu: {}", callchain.describe());
+    if let Some(warning) = &callchain.warning {
+        eprintln!("perfscope qemu: warning: {warning}");
+    }
+    export.artifacts.parameters = a.reference_parameters(&callchain);
     let work_dir = export.out_dir.join("perf").join(a.arch.name()).join("latest");
     if a.no_tui {
         let mut echo = ConsoleEcho::default();

@@ -87,6 +87,7 @@ impl Engine {
             Update::Input(input) => state.provenance.input = input,
             Update::Facts(facts) => state.provenance.facts = facts,
             Update::Window(window) => state.provenance.window = Some(window),
+            Update::Callchain(facts) => state.stats.callchain = Some(facts),
             Update::PluginSummary(entries) => {
                 state.stats.unwind_stops = crate::model::facts::UnwindStops::from_summary(&entries);
                 state.provenance.plugin_summary = entries;

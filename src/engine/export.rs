@@ -122,6 +122,7 @@ impl Engine {
         // Facts a live source does not keep itself: what arrived, and when.
         let mut facts = state.provenance.facts.clone();
         facts.unwind_stops = state.stats.unwind_stops;
+        facts.callchain = state.stats.callchain.clone();
         if facts.raw_records == 0 {
             facts.raw_records = state.stats.samples;
         }

@@ -74,6 +74,9 @@ impl RecordingSink {
                 self.recorder.lost(*time_ns, None, total - self.lost);
                 self.lost = *total;
             }
+            Update::Callchain(facts) => self
+                .recorder
+                .meta("callchain_choice", &facts.to_json().to_string()),
             Update::PluginSummary(entries) => {
                 for (k, v) in entries {
                     self.recorder.meta(&format!("plugin.{k}"), v);

@@ -79,6 +79,8 @@ pub struct SourceStats {
     pub stack_copies: Option<crate::model::stack_copies::StackCopies>,
     /// How the plugin's DWARF unwinds ended (known once its summary is read).
     pub unwind_stops: Option<crate::model::facts::UnwindStops>,
+    /// A QEMU session's callchain and why it was chosen (said when the session starts).
+    pub callchain: Option<crate::model::facts::CallchainFacts>,
     pub warnings: Vec<String>,
 }
 

@@ -34,7 +34,10 @@ pub const DIFFERENCES: &[&str] = &[
      size (or up to the next symbol when it has none), so addresses past a function are not given \
      its name with a huge offset.",
     "The short and module symbol styles split paths only outside generic arguments.",
-    "Samples removed by --focus are not counted as selected, so avg_depth is frames per kept sample.",
+    "Samples removed by --focus are not counted as selected.",
+    "avg_depth and max_depth both count raw addresses per stack (the reference's avg_depth counted \
+     inline-expanded frames, so it could exceed max_depth); avg_frames and max_frames count the \
+     inline-expanded frames. Idle samples (a halted vCPU) have no stack and count in neither.",
     "The focus variant applies within the main window (the reference ignores the window there).",
     "Only the kernel image's own physical range is an alias of it (its load address from the ELF \
      program headers, else from the arch's boot protocol: riscv64 0x80200000, loongarch64 the low \
@@ -215,6 +218,7 @@ impl<'a> Report<'a> {
             "window": window,
             "resolve_stats": i.stats_json,
             "callchain": i.stats.callchain_json(),
+            "callchain_choice": i.facts.callchain.as_ref().map(|c| c.to_json()),
             "hotspots": {
                 "total_samples": self.total_samples(),
                 "total_frames": i.main.hotspots.total_occurrences,
@@ -414,10 +418,16 @@ impl<'a> Report<'a> {
         let (i, s) = (&self.input, self.input.stats);
         match &s.callchain_method {
             Some(m) => md.push_str(&format!(
-                "- callchain: `{m}`, avg depth {:.2}, max depth {}, unwind success {}\n",
+                "- callchain: `{m}`, depth (addresses) avg {:.2} max {}, frames (inlines expanded) avg {:.2} max {}, unwind success {}{}\n",
                 s.avg_depth(),
                 s.max_depth,
-                s.selected_multi_frame_records
+                s.avg_frames(),
+                s.max_frames,
+                s.selected_multi_frame_records,
+                match s.idle_records {
+                    0 => String::new(),
+                    n => format!(", idle samples {n}"),
+                }
             )),
             None => md.push_str("- callchain: unknown (the input does not say)\n"),
         }

@@ -2,9 +2,18 @@
 //! (`stack-depth-summary.csv`), computed from the model for one selection.
 //!
 //! Keys and their order follow the reference analyzer so existing scripts keep working.
-//! Where it counts wrongly this counts right: samples removed by `--focus` are not
-//! "selected", so `avg_depth` is resolved frames per kept sample (the reference counts
-//! focus-dropped samples in the denominator). Extra keys come after the reference's.
+//! Where it counts wrongly this counts right:
+//! - samples removed by `--focus` are not "selected" (the reference counts them in
+//!   `avg_depth`'s denominator);
+//! - depth has one definition, the raw trace length (`max(1, addresses)`, what the
+//!   unwinder found and what `stack-depth-summary.csv` counts): `max_depth` and `avg_depth`
+//!   both measure it (the reference's `avg_depth` divided inline-expanded frames by records,
+//!   so it could exceed `max_depth`). The inline-expanded counterparts are `max_frames` and
+//!   `avg_frames`;
+//! - an idle sample (a halted vCPU, no trace) is selected but has no stack: it counts in
+//!   `idle_records`, not in the depths, the leaf records or the failed unwinds.
+//!
+//! Extra keys come after the reference's.
 
 use std::collections::BTreeMap;
 
@@ -29,6 +38,12 @@ pub struct ResolveStats {
     pub samples_with_fp: u64,
     pub samples_with_cpu: u64,
     pub max_depth: u64,
+    /// Sum of the raw depths, for `avg_depth`.
+    pub depth_sum: u64,
+    /// Most inline-expanded frames in one selected stack.
+    pub max_frames: u64,
+    /// Selected samples of a halted vCPU (no stack).
+    pub idle_records: u64,
     pub callchain_method: Option<String>,
     pub excluded_before: u64,
     pub excluded_after: u64,
@@ -72,10 +87,15 @@ impl<'a> StatsBuilder<'a> {
             Verdict::Selected => {
                 self.any_untimed |= !counted.timed;
                 let meta = counted.key.meta;
+                s.selected_records += w;
+                if meta.callchain == Callchain::Idle {
+                    s.idle_records += w;
+                    return;
+                }
                 let depth = u64::from(meta.raw_depth.max(1));
                 *s.depth_histogram.entry(depth).or_default() += w;
                 s.max_depth = s.max_depth.max(depth);
-                s.selected_records += w;
+                s.depth_sum = s.depth_sum.saturating_add(depth.saturating_mul(w));
                 if depth > 1 {
                     s.selected_multi_frame_records += w;
                 } else {
@@ -96,6 +116,7 @@ impl<'a> StatsBuilder<'a> {
                     None => tables.stack_frames(stack).count() as u64,
                 };
                 s.selected_frames = s.selected_frames.saturating_add(n.saturating_mul(w));
+                s.max_frames = s.max_frames.max(n);
                 if meta.callchain != Callchain::Unknown && !self.methods.contains(&meta.callchain) {
                     self.methods.push(meta.callchain);
                 }
@@ -115,11 +136,24 @@ impl<'a> StatsBuilder<'a> {
 }
 
 impl ResolveStats {
+    /// Selected samples with a stack (all but the idle ones).
+    pub fn stack_records(&self) -> u64 {
+        self.selected_records - self.idle_records
+    }
+
+    /// Mean raw trace length, as `max_depth` and the depth histogram count it.
     pub fn avg_depth(&self) -> f64 {
-        if self.selected_records == 0 {
-            0.0
-        } else {
-            self.selected_frames as f64 / self.selected_records as f64
+        match self.stack_records() {
+            0 => 0.0,
+            n => self.depth_sum as f64 / n as f64,
+        }
+    }
+
+    /// Mean inline-expanded frames per stack, as `max_frames` counts them.
+    pub fn avg_frames(&self) -> f64 {
+        match self.stack_records() {
+            0 => 0.0,
+            n => self.selected_frames as f64 / n as f64,
         }
     }
 
@@ -140,9 +174,11 @@ impl ResolveStats {
             "method": self.callchain_method,
             "samples_with_fp": self.samples_with_fp,
             "unwind_success": self.selected_multi_frame_records,
-            "unwind_failed": if enabled { self.selected_records - self.selected_multi_frame_records } else { 0 },
+            "unwind_failed": if enabled { self.stack_records() - self.selected_multi_frame_records } else { 0 },
             "avg_depth": round9(self.avg_depth()),
             "max_depth": self.max_depth,
+            "avg_frames": round9(self.avg_frames()),
+            "max_frames": self.max_frames,
         })
     }
 
@@ -176,6 +212,9 @@ impl ResolveStats {
         m.insert("stop_sec".into(), json!(secs(window.stop_ns)));
         m.insert("warning".into(), json!(self.warning()));
         // perfscope additions.
+        m.insert("max_frames".into(), json!(self.max_frames));
+        m.insert("avg_frames".into(), json!(round9(self.avg_frames())));
+        m.insert("idle_records".into(), json!(self.idle_records));
         m.insert("samples_excluded_by_focus".into(), json!(self.excluded_by_focus));
         m.insert(
             "focus".into(),
@@ -277,6 +316,7 @@ mod tests {
         assert_eq!(s.selected_records, 1);
         assert_eq!(s.selected_frames, 2);
         assert_eq!(s.avg_depth(), 2.0);
+        assert_eq!(s.avg_frames(), 2.0);
         assert_eq!(s.depth_csv(), "depth,samples\n2,1\n");
         let facts = SourceFacts {
             raw_records: 4,
@@ -299,6 +339,44 @@ mod tests {
         assert_eq!(j["stop_sec"], json!(3.0));
         assert_eq!(j["warning"], Value::Null);
         assert_eq!(j["focus"], json!("^a$"));
+    }
+
+    /// max_depth and avg_depth count the same thing (raw addresses), so the average never
+    /// exceeds the maximum, however many inline frames the addresses expand to; idle
+    /// samples have no depth.
+    #[test]
+    fn depth_is_raw_addresses_for_max_and_avg_and_idle_samples_have_none() {
+        use crate::model::sample_list::test_support::profile_with_meta;
+        use crate::model::{Callchain, SampleMeta};
+        let meta = |raw_depth, callchain| SampleMeta {
+            raw_depth,
+            flags: 0,
+            callchain,
+        };
+        // Two addresses expanding to five frames (inlines), one of three addresses
+        // expanding to three, and two idle samples.
+        let p = profile_with_meta(&[
+            (
+                &["main", "a", "inl1", "inl2", "leaf"],
+                1,
+                meta(2, Callchain::Dwarf),
+            ),
+            (&["main", "b", "leaf"], 1, meta(3, Callchain::Dwarf)),
+            (&["[idle]"], 2, meta(0, Callchain::Idle)),
+        ]);
+        let view = ExportView::new(&p, Selection::all());
+        let s = view.stats.clone();
+        assert_eq!((s.selected_records, s.idle_records, s.stack_records()), (4, 2, 2));
+        assert_eq!((s.max_depth, s.avg_depth()), (3, 2.5));
+        assert_eq!((s.max_frames, s.avg_frames()), (5, 4.0));
+        assert!(s.avg_depth() <= s.max_depth as f64);
+        assert_eq!(s.depth_csv(), "depth,samples\n2,1\n3,1\n");
+        assert_eq!(s.callchain_method.as_deref(), Some("dwarf"), "idle is no method");
+        let j = s.callchain_json();
+        assert_eq!(
+            (j["unwind_success"].clone(), j["unwind_failed"].clone()),
+            (json!(2), json!(0))
+        );
     }
 
     #[test]

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
+use crate::model::facts::CallchainFacts;
 use crate::model::{ConsoleLog, Finding, Gap, InputInfo, Sample};
 use crate::sources::qemu::runtime_dir::RuntimeDir;
 use crate::sources::qemu::{QemuSession, SessionOptions};
@@ -41,6 +42,10 @@ pub struct QemuSourceOptions {
     pub runtime_dir: RuntimeDir,
     /// A label for the status line ("qemu riscv64").
     pub label: String,
+    /// The callchain the plugin collects, and why.
+    pub callchain: CallchainFacts,
+    /// What the callchain choice warns of (no stacks at all, a walk the kernel cannot give).
+    pub callchain_warning: Option<String>,
 }
 
 /// Bytes from the plugin's stream connection.
@@ -122,6 +127,8 @@ pub struct QemuFeed {
     _runtime_dir: RuntimeDir,
     /// The whole seconds of waiting for the prompt last told (`None`: not waiting).
     waiting_told: Option<u64>,
+    /// Said once, with the start.
+    callchain: Option<(CallchainFacts, Option<String>)>,
     done: bool,
 }
 
@@ -161,6 +168,7 @@ impl QemuFeed {
             frequency_known: false,
             _runtime_dir: options.runtime_dir,
             waiting_told: None,
+            callchain: Some((options.callchain, options.callchain_warning)),
             done: false,
         })
     }
@@ -355,6 +363,10 @@ impl Feed for QemuFeed {
         if let Some(start) = self.start.take() {
             out.push(Update::Start(start));
             out.extend(self.ingest.warnings.iter().cloned().map(Update::Warning));
+            if let Some((callchain, warning)) = self.callchain.take() {
+                out.push(Update::Callchain(callchain));
+                out.extend(warning.map(Update::Warning));
+            }
             progress = true;
         }
         let update = self.session.poll();

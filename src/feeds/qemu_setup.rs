@@ -10,13 +10,14 @@ use anyhow::{Context, bail};
 use super::file::{OpenOptions, SymbolSource};
 use crate::export::layout::OutputLayout;
 use crate::export::stage::refuse_linked_dirs;
+use crate::model::facts::CallchainFacts;
 use crate::sources::clock::monotonic_ns;
+use crate::sources::qemu::callchain_choice::{CallchainChoice, choose};
 use crate::sources::qemu::console::STARRY_PROMPTS;
 use crate::sources::qemu::host_perf::DEFAULT_EVENTS;
+use crate::sources::qemu::kernel_unwind::KernelUnwindInfo;
 use crate::sources::qemu::machine::QemuLaunch;
-use crate::sources::qemu::plugin_args::{
-    CallchainMode, PluginOptions, SampleMode, has_call_frame_info, kernel_text_of,
-};
+use crate::sources::qemu::plugin_args::{CallchainMode, PluginOptions, SampleMode, kernel_text_of};
 use crate::sources::qemu::runtime_dir::RuntimeDir;
 use crate::sources::qemu::uefi::{OVMF_DIR_ENV, UefiBoot, find_ovmf};
 use crate::sources::qemu::{Arch, SessionOptions};
@@ -43,7 +44,8 @@ pub struct QemuRunOptions {
     pub uefi: bool,
     pub freq_hz: u32,
     pub mode: SampleMode,
-    pub callchain: CallchainMode,
+    /// `--callchain`; `None`: what the kernel supports ([`choose`]).
+    pub callchain: Option<CallchainMode>,
     pub max_depth: u32,
     pub kernel_filter: bool,
     pub symbol_style: SymbolStyle,
@@ -98,13 +100,13 @@ fn is_elf(path: &Path) -> bool {
         && magic == *b"\x7fELF"
 }
 
-/// Validate, prepare the output directory and start QEMU.
-pub fn start_qemu(o: &QemuRunOptions) -> anyhow::Result<QemuFeed> {
+/// Validate, choose the callchain, prepare the output directory and start QEMU.
+pub fn start_qemu(o: &QemuRunOptions) -> anyhow::Result<(QemuFeed, CallchainChoice)> {
     if o.freq_hz == 0 {
         crate::usage!("--freq must be at least 1 Hz");
     }
     if o.max_depth == 0 {
-        bail!("--max-depth must be at least 1");
+        crate::usage!("--max-depth must be at least 1");
     }
     if o.init_cmd.as_deref().is_some_and(|c| c.trim().is_empty()) {
         bail!("--shell-init-cmd must not be blank");
@@ -137,12 +139,8 @@ pub fn start_qemu(o: &QemuRunOptions) -> anyhow::Result<QemuFeed> {
         false => None,
     };
     let boot = if o.uefi { Boot::Uefi } else { Boot::Direct };
-    if o.callchain == CallchainMode::Dwarf && !has_call_frame_info(&symbols_elf)? {
-        bail!(
-            "--callchain dwarf: {} has no .eh_frame or .debug_frame: build the kernel with debug info (-g), or use --callchain fp",
-            symbols_elf.display()
-        );
-    }
+    // Before anything is written: `--callchain dwarf` of a kernel without CFI goes no further.
+    let callchain = choose(o.callchain, &symbols_elf, &KernelUnwindInfo::read(&symbols_elf)?)?;
     let plugin = find_plugin(o.plugin.as_deref())?;
     let layout = OutputLayout::new(&o.out, o.arch.name())?;
     // The recording goes where the artifacts go: never through a planted link.
@@ -174,13 +172,13 @@ pub fn start_qemu(o: &QemuRunOptions) -> anyhow::Result<QemuFeed> {
         max_depth: o.max_depth,
         queue_size: 4096,
         mode: o.mode,
-        callchain: o.callchain,
+        callchain: callchain.mode,
         kernel_text: kernel_text_of(&symbols_elf)?.map(|text| text.booted_by(boot)),
         filter_kernel: o.kernel_filter,
         stream: Some(stream_socket.clone()),
         epoch_ns,
         counters: o.guest_counters,
-        cfi: (o.callchain == CallchainMode::Dwarf).then(|| symbols_elf.clone()),
+        cfi: (callchain.mode == CallchainMode::Dwarf).then(|| symbols_elf.clone()),
     }
     .to_arg()?;
     let firmware = ovmf
@@ -214,7 +212,7 @@ pub fn start_qemu(o: &QemuRunOptions) -> anyhow::Result<QemuFeed> {
                 .unwrap_or_else(|| DEFAULT_EVENTS.to_string())
         }),
     };
-    QemuFeed::start(QemuSourceOptions {
+    let feed = QemuFeed::start(QemuSourceOptions {
         session,
         symbols: SymbolSource::Elf(symbols_elf),
         open: OpenOptions {
@@ -227,5 +225,12 @@ pub fn start_qemu(o: &QemuRunOptions) -> anyhow::Result<QemuFeed> {
         stream_socket,
         runtime_dir,
         label: format!("qemu {}", o.arch.name()),
-    })
+        callchain: CallchainFacts {
+            method: callchain.method().to_string(),
+            chosen_by: callchain.chosen_by_label().to_string(),
+            reason: callchain.reason.clone(),
+        },
+        callchain_warning: callchain.warning.clone(),
+    })?;
+    Ok((feed, callchain))
 }

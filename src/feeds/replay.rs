@@ -111,6 +111,12 @@ impl ReplayFeed {
         if !plugin.is_empty() {
             out.push(Update::PluginSummary(plugin));
         }
+        if let Some(callchain) = meta("callchain_choice")
+            .and_then(|j| serde_json::from_str(&j).ok())
+            .and_then(|j| crate::model::facts::CallchainFacts::from_json(&j))
+        {
+            out.push(Update::Callchain(callchain));
+        }
         if let Some(window) = meta("window_json").and_then(|j| window_from_json(&j)) {
             out.push(Update::Window(window));
         }

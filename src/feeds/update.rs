@@ -174,6 +174,8 @@ pub enum Update {
     Window(WindowInfo),
     /// The QEMU plugin's summary sidecar.
     PluginSummary(Vec<(String, String)>),
+    /// A QEMU session's callchain and why it was chosen.
+    Callchain(crate::model::facts::CallchainFacts),
     Warning(String),
     /// What the source waits for now (`None`: it waits no longer).
     Waiting(Option<Waiting>),

@@ -73,6 +73,44 @@ pub struct SourceFacts {
     pub symbols_mismatch: Option<String>,
     /// How the plugin's DWARF unwinds ended (`--callchain dwarf`), over the whole run.
     pub unwind_stops: Option<UnwindStops>,
+    /// Which call stacks a QEMU session collected, who chose them and why.
+    pub callchain: Option<CallchainFacts>,
+}
+
+/// How a QEMU session's call stacks were chosen: `--callchain`, or by default from what
+/// the kernel supports (its frame pointers, else its call-frame information, else none).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CallchainFacts {
+    /// `fp`, `dwarf`, `leaf`.
+    pub method: String,
+    /// `default` or `--callchain`.
+    pub chosen_by: String,
+    /// "kernel.elf keeps no frame pointers (0 of 15 …) and has .debug_frame".
+    pub reason: String,
+}
+
+impl CallchainFacts {
+    pub fn by_default(&self) -> bool {
+        self.chosen_by == "default"
+    }
+
+    pub fn to_json(&self) -> Value {
+        json!({ "method": self.method, "chosen_by": self.chosen_by, "reason": self.reason })
+    }
+
+    pub fn from_json(value: &Value) -> Option<CallchainFacts> {
+        let text = |key: &str| Some(value.get(key)?.as_str()?.to_string());
+        Some(CallchainFacts {
+            method: text("method")?,
+            chosen_by: text("chosen_by")?,
+            reason: text("reason")?,
+        })
+    }
+
+    /// The status line's part: `callchain dwarf (default)`.
+    pub fn status_text(&self) -> String {
+        format!("callchain {} ({})", self.method, self.chosen_by)
+    }
 }
 
 /// Why the plugin's DWARF CFI unwinds ended (its summary's `unwind_stop_*` counts; whole

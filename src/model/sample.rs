@@ -79,6 +79,8 @@ pub enum Callchain {
     FramePointer,
     /// DWARF call-frame-information unwinding.
     Dwarf,
+    /// No stack: the vCPU was halted (idle) when the sample was due.
+    Idle,
     /// A method code the model does not know.
     Other(u8),
 }
@@ -90,6 +92,7 @@ impl Callchain {
             Callchain::Leaf => "leaf",
             Callchain::FramePointer => "fp",
             Callchain::Dwarf => "dwarf",
+            Callchain::Idle => "idle",
             Callchain::Other(_) => "other",
         }
     }

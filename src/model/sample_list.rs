@@ -81,6 +81,23 @@ pub(crate) mod test_support {
     use super::*;
     use crate::model::sample::{Instance, SampleMeta};
 
+    /// Untimed samples from `(root-first frames, weight, meta)` triples on one instance.
+    pub fn profile_with_meta(stacks: &[(&[&str], u64, SampleMeta)]) -> SampleList {
+        let mut p = SampleList::new(ProfileInfo::default());
+        let instance = p.instance(Instance::unknown());
+        for (frames, weight, meta) in stacks {
+            let stack = p.intern_named_stack(frames);
+            p.push_sample(Sample {
+                time_ns: None,
+                instance,
+                weight: *weight,
+                stack,
+                meta: *meta,
+            });
+        }
+        p
+    }
+
     /// Samples from `(root-first frames, weight, time_ns)` triples on one instance.
     pub fn profile_from(stacks: &[(&[&str], u64, Option<u64>)]) -> SampleList {
         let mut p = SampleList::new(ProfileInfo::default());

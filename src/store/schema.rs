@@ -183,7 +183,7 @@ pub fn instance_kind_from_name(name: &str) -> Option<crate::model::InstanceKind>
 }
 
 /// `samples.meta`: raw depth in bits 0–15, flags in 16–23, callchain method in 24–31
-/// (0 unknown, 1 leaf, 2 frame pointer, 3 other with its code in 32–39, 4 dwarf).
+/// (0 unknown, 1 leaf, 2 frame pointer, 3 other with its code in 32–39, 4 dwarf, 5 idle).
 pub fn pack_sample_meta(meta: &crate::model::SampleMeta) -> i64 {
     use crate::model::Callchain;
     let (method, code) = match meta.callchain {
@@ -192,6 +192,7 @@ pub fn pack_sample_meta(meta: &crate::model::SampleMeta) -> i64 {
         Callchain::FramePointer => (2, 0),
         Callchain::Other(c) => (3, u64::from(c)),
         Callchain::Dwarf => (4, 0),
+        Callchain::Idle => (5, 0),
     };
     (u64::from(meta.raw_depth) | u64::from(meta.flags) << 16 | method << 24 | code << 32) as i64
 }
@@ -207,6 +208,7 @@ pub fn unpack_sample_meta(packed: i64) -> crate::model::SampleMeta {
             2 => Callchain::FramePointer,
             3 => Callchain::Other(((v >> 32) & 0xff) as u8),
             4 => Callchain::Dwarf,
+            5 => Callchain::Idle,
             _ => Callchain::Unknown,
         },
     }
@@ -230,6 +232,11 @@ mod tests {
                 raw_depth: 3,
                 flags: 0xff,
                 callchain: Callchain::Other(7),
+            },
+            SampleMeta {
+                raw_depth: 0,
+                flags: 8,
+                callchain: Callchain::Idle,
             },
         ] {
             assert_eq!(unpack_sample_meta(pack_sample_meta(&meta)), meta);

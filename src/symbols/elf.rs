@@ -31,6 +31,8 @@ pub struct ElfImage {
     loader: Option<addr2line::Loader>,
     symbols: SymbolTable,
     kernel_text: Option<AddressRange>,
+    /// The executable sections.
+    code: Vec<AddressRange>,
     space: Option<GuestSpace>,
     arch: Option<&'static str>,
     has_dwarf: bool,
@@ -73,6 +75,7 @@ impl ElfImage {
             .collect();
         let kernel_text = kernel_text_range(&object);
         let symbols = read_symbols(&object, &exec_sections);
+        let code = exec_sections.clone();
         let space = GuestSpace::of(&object);
         let arch = arch_name(object.architecture());
         let has_dwarf = object.section_by_name(".debug_info").is_some();
@@ -89,6 +92,7 @@ impl ElfImage {
             loader,
             symbols,
             kernel_text,
+            code,
             space,
             arch,
             has_dwarf,
@@ -178,6 +182,17 @@ impl Symbolizer for ElfImage {
 
     fn kernel_text(&self) -> Option<AddressRange> {
         self.kernel_text
+    }
+
+    fn is_function_start(&self, address: u64) -> bool {
+        self.symbols.lookup(address).is_some_and(|hit| hit.offset == 0)
+    }
+
+    /// Inside an executable section and, when the image names its functions, inside one:
+    /// the padding between functions runs nothing either.
+    fn is_code(&self, address: u64) -> bool {
+        let in_section = self.code.is_empty() || self.code.iter().any(|r| r.contains(address));
+        in_section && (self.symbols.is_empty() || self.symbols.lookup(address).is_some())
     }
 }
 

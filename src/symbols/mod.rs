@@ -43,8 +43,8 @@ pub struct SymbolFrame {
     pub file: Option<String>,
     /// 0 when unknown.
     pub line: u32,
-    /// Offset from the symbol start when the name came from a symbol table (shown as
-    /// `+0x…`); `None` for DWARF names.
+    /// Offset from the symbol start when the name came from a symbol table; `None` for
+    /// DWARF names. Not part of the frame's name (a frame is a function).
     pub offset: Option<u64>,
 }
 
@@ -83,6 +83,17 @@ pub trait Symbolizer: Send {
     /// The kernel image's physical alias, when it has one.
     fn kernel_alias(&self) -> Option<guest_space::KernelAlias> {
         None
+    }
+
+    /// Whether a function (a text symbol) starts exactly at `address`.
+    fn is_function_start(&self, _address: u64) -> bool {
+        false
+    }
+
+    /// Whether `address` lies in code (an executable section, inside a function where the
+    /// symbols say); without that information everything is.
+    fn is_code(&self, _address: u64) -> bool {
+        true
     }
 }
 
@@ -135,5 +146,9 @@ impl Symbolizer for KallsymsSymbolizer {
 
     fn kernel_text(&self) -> Option<AddressRange> {
         self.text
+    }
+
+    fn is_function_start(&self, address: u64) -> bool {
+        self.table.lookup(address).is_some_and(|hit| hit.offset == 0)
     }
 }

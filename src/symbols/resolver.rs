@@ -10,7 +10,18 @@
 //!    shown under `[user]`.
 //! 5. A return address (any frame but the leaf) is looked up at `ip − 1`, so it lands on
 //!    the call instruction: the return address may already be the next function or line.
-//! 6. Names are styled; symbol-table names get `+0x<offset>`; nothing found gives `0x<ip>`.
+//! 6. Names are styled. A frame is a function: a symbol-table name carries no `+0x<offset>`
+//!    (every sampled offset of an assembly routine would be a frame of its own; the address
+//!    stays in the location); nothing found gives `0x<ip>`.
+//! 7. Whether a kernel address can be a return address travels with it
+//!    ([`ResolvedAddress::return_site`]); feeds/ingest ends a stack at one that cannot:
+//!    - one in the kernel's data (outside its executable sections) or in no function (the
+//!      padding between them) was read from something that is no frame record (a data
+//!      pointer in the frame-pointer register);
+//!    - one at a function's first instruction follows no call: it is a task entered with
+//!      its return address set to its own entry (StarryOS's `TaskContext::init`), whose
+//!      frame is already in the stack (the return into its body). Looked up one byte
+//!      earlier it would name the function before it.
 
 use std::sync::Arc;
 
@@ -40,6 +51,9 @@ pub struct ResolvedAddress {
     pub region: Region,
     /// A user-space address a `--user-elf` program's symbols named.
     pub named_by_user_program: bool,
+    /// Whether, as a return address, the address can be one (rule 7 of the module docs);
+    /// always true for the leaf and outside the kernel image (its region names it).
+    pub return_site: bool,
 }
 
 /// Options of a resolver.
@@ -193,9 +207,12 @@ impl Resolver {
                 unknown: false,
                 region,
                 named_by_user_program,
+                return_site: true,
             });
         }
         let lookup = if index == 0 { address } else { address - 1 };
+        let return_site =
+            index == 0 || (self.symbolizer.is_code(address) && !self.symbolizer.is_function_start(address));
         let cached = self.cached(lookup, None);
         Ok(match cached {
             Some(frames) => ResolvedAddress {
@@ -204,6 +221,7 @@ impl Resolver {
                 unknown: false,
                 region,
                 named_by_user_program: false,
+                return_site,
             },
             None => ResolvedAddress {
                 address,
@@ -215,6 +233,7 @@ impl Resolver {
                 unknown: true,
                 region,
                 named_by_user_program: false,
+                return_site,
             },
         })
     }
@@ -251,12 +270,8 @@ impl Resolver {
     }
 
     fn style_frame(&self, frame: SymbolFrame) -> ResolvedFrame {
-        let mut name = self.options.style.apply(&frame.name);
-        if let Some(offset) = frame.offset.filter(|&o| o > 0) {
-            name.push_str(&format!("+0x{offset:x}"));
-        }
         ResolvedFrame {
-            name,
+            name: self.options.style.apply(&frame.name),
             file: frame.file,
             line: frame.line,
         }
@@ -315,9 +330,58 @@ mod tests {
         let mut r = Resolver::new(Box::new(Fake), ResolverOptions::default(), None);
         assert_eq!(names(&r.resolve(0x1801, 1).unwrap()), ["inner", "a::b::outer"]);
         assert_eq!(names(&r.resolve(0x1800, 0).unwrap()), ["inner", "a::b::outer"]);
-        assert_eq!(names(&r.resolve(0x1801, 0).unwrap()), ["f1801+0x4"]);
+        assert_eq!(names(&r.resolve(0x1801, 0).unwrap()), ["f1801"], "no +0x offset");
         assert_eq!(r.counters.cache_hits, 1);
         assert_eq!(r.counters.distinct_addresses, 2);
+    }
+
+    /// Functions at 0x1000 (`first`) and 0x1100 (`task_entry`), an assembly routine
+    /// `asm_label` at 0x1200 named by the symbol table at every offset; data from 0x3000.
+    struct Functions;
+
+    impl Symbolizer for Functions {
+        fn symbolize(&self, address: u64) -> Vec<SymbolFrame> {
+            let (name, offset) = match address {
+                0x1000..0x1100 => ("first", None),
+                0x1100..0x1200 => ("task_entry", None),
+                0x1200..0x1300 => ("asm_label", Some(address - 0x1200)),
+                _ => return vec![],
+            };
+            vec![SymbolFrame {
+                name: name.into(),
+                file: None,
+                line: 0,
+                offset,
+            }]
+        }
+        fn is_function_start(&self, address: u64) -> bool {
+            [0x1000, 0x1100, 0x1200].contains(&address)
+        }
+        fn is_code(&self, address: u64) -> bool {
+            (0x1000..0x2000).contains(&address)
+        }
+    }
+
+    #[test]
+    fn an_assembly_routine_is_one_frame_at_every_offset() {
+        let mut r = Resolver::new(Box::new(Functions), ResolverOptions::default(), None);
+        for (address, index) in [(0x1200, 0), (0x1208, 0), (0x1214, 0), (0x122e, 1)] {
+            let resolved = r.resolve(address, index).unwrap();
+            assert_eq!(names(&resolved), ["asm_label"], "{address:#x}");
+            assert_eq!(resolved.address, address, "the address stays in the location");
+        }
+    }
+
+    #[test]
+    fn whether_an_address_can_be_a_return_address_travels_with_it() {
+        let mut r = Resolver::new(Box::new(Functions), ResolverOptions::default(), None);
+        assert!(r.resolve(0x1010, 1).unwrap().return_site);
+        assert!(!r.resolve(0x3008, 1).unwrap().return_site, "kernel data");
+        // A task entered with ra = task_entry: no call returns there.
+        let entry = r.resolve(0x1100, 3).unwrap();
+        assert!(!entry.return_site);
+        assert!(r.resolve(0x1100, 0).unwrap().return_site, "a leaf is a leaf");
+        assert!(r.resolve(0x1101, 3).unwrap().return_site);
     }
 
     #[test]

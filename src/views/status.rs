@@ -152,6 +152,16 @@ pub fn status_parts(snapshot: &Snapshot, info: &StatusInfo, theme: &Theme) -> Ve
         };
         parts.push(Part::new(text, style, 1));
     }
+    if let Some(callchain) = &stats.callchain {
+        // How the stacks are collected and whether perfscope or the user chose it; a
+        // default that found nothing to unwind with is a warning.
+        let style = if callchain.by_default() && callchain.method == "leaf" {
+            theme.warning.patch(theme.status)
+        } else {
+            theme.status
+        };
+        parts.push(Part::new(callchain.status_text(), style, 3));
+    }
     if let Some(stops) = stats.unwind_stops.filter(|s| s.total() > 0) {
         // The plugin says it once QEMU has exited: how whole the DWARF stacks are.
         let cut = stops.total() - stops.end;
@@ -462,6 +472,44 @@ mod tests {
             part.style,
             theme.warning.patch(theme.status),
             "a third cut: a warning"
+        );
+    }
+
+    #[test]
+    fn a_qemu_session_says_its_callchain_and_warns_when_the_default_found_no_stacks() {
+        let theme = Theme::builtin_dark();
+        let mut snap = crate::views::test_support::snapshot_of(&[]);
+        let mut callchain = crate::model::facts::CallchainFacts {
+            method: "dwarf".into(),
+            chosen_by: "default".into(),
+            reason: "kernel.elf keeps no frame pointers and has .debug_frame".into(),
+        };
+        snap.stats.callchain = Some(callchain.clone());
+        let parts = status_parts(&snap, &StatusInfo::default(), &theme);
+        let part = parts
+            .iter()
+            .find(|p| p.text.starts_with("callchain"))
+            .expect("{parts:?}");
+        assert_eq!(
+            (part.text.as_str(), part.style),
+            ("callchain dwarf (default)", theme.status)
+        );
+        callchain.method = "leaf".into();
+        snap.stats.callchain = Some(callchain.clone());
+        let parts = status_parts(&snap, &StatusInfo::default(), &theme);
+        let part = parts.iter().find(|p| p.text.starts_with("callchain")).unwrap();
+        assert_eq!(
+            part.style,
+            theme.warning.patch(theme.status),
+            "no stacks by default"
+        );
+        callchain.chosen_by = "--callchain".into();
+        snap.stats.callchain = Some(callchain);
+        let parts = status_parts(&snap, &StatusInfo::default(), &theme);
+        let part = parts.iter().find(|p| p.text.starts_with("callchain")).unwrap();
+        assert_eq!(
+            (part.text.as_str(), part.style),
+            ("callchain leaf (--callchain)", theme.status)
         );
     }
 

@@ -202,6 +202,11 @@ impl QemuGuest {
         }
     }
 
+    /// QEMU's process id (its /proc entry: memory, CPU time).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// SIGKILL, as a crash or an impatient runner would.
     pub fn kill(&mut self) {
         let _ = self.child.kill();

@@ -159,6 +159,95 @@ NOINLINE void wait_bench_round(uint32_t others) {
     while (__atomic_load_n(&bench_done, __ATOMIC_ACQUIRE) < others) cpu_relax();
 }
 
+/* ---- StarryOS shapes (`starry MS`) ----
+ * What a real StarryOS kernel shows a profiler, each phase MS milliseconds:
+ *   task: a task started by task_switch with ra = task_entry, its entry function (StarryOS's
+ *         TaskContext::init): task_entry -> task_main -> mix_leaf;
+ *   irq:  timer interrupts every ms through the arch's trap entry (trap_vector_base, no CFI)
+ *         into handle_irq -> irq_work, while the interrupted victim_spin keeps in the frame
+ *         pointer register a pointer to data that looks like a frame record;
+ *   idle: the CPU halted in WFI/HLT/idle, woken every 10 ms by the timer;
+ *   asm:  asm_spin, an assembly loop of several blocks.
+ * Each phase prints STARRY_<PHASE> ms=<its length>. <arch>/starry.S has the assembly. */
+#ifdef HAVE_STARRY_SHAPES
+void task_switch(uint64_t *from, const uint64_t *to);
+uint64_t asm_spin(uint64_t n, uint64_t x);
+void victim_spin(uint64_t until_ticks, uint64_t *fake_fp);
+
+static uint64_t shell_context[TASK_CONTEXT_WORDS], task_context[TASK_CONTEXT_WORDS];
+static uint8_t task_stack[16384] __attribute__((aligned(16)));
+static volatile uint64_t task_until, task_result;
+
+NOINLINE uint64_t task_main(uint64_t until) {
+    uint64_t acc = 0;
+    while (arch_ticks() < until) acc += mix_leaf(acc);
+    return acc;
+}
+/* The task's entry function, reached by task_switch's return with ra = task_entry: its
+ * saved return address is its own first instruction. */
+NOINLINE void task_entry(void) {
+    task_result = task_main(task_until);
+    task_switch(task_context, shell_context);
+}
+static uint64_t run_task(uint64_t until) {
+    for (int i = 0; i < TASK_CONTEXT_WORDS; i++) task_context[i] = 0;
+    arch_task_init(task_context, task_stack + sizeof task_stack, task_entry);
+    task_until = until;
+    task_switch(shell_context, task_context);
+    return task_result;
+}
+
+static volatile uint64_t irq_count, irq_sink;
+static volatile int irq_busy;
+/* The interrupt handler's own work: a leaf with a long loop, so samples land in it. */
+NOINLINE uint64_t irq_work(uint64_t x) {
+    for (int i = 0; i < 100000; i++) x = x * 6364136223846793005UL + (uint64_t)i;
+    return x;
+}
+/* Called by trap_vector_base (<arch>/starry.S) for the timer interrupt. */
+void handle_irq(void) {
+    irq_count++;
+    arch_timer_ack();
+    if (irq_busy) irq_sink ^= irq_work(irq_count);
+}
+
+/* What victim_spin's frame pointer points into: [fp-16], [fp-8] (riscv64, loongarch64) and
+ * [fp], [fp+8] (x86_64) both read as (a higher "frame", a data address in the image). */
+static uint64_t fake_frame[8];
+
+static uint64_t starry_phase(const char *name, uint64_t t0) {
+    uint64_t t1 = arch_ticks();
+    puts_("STARRY_"); puts_(name); puts_(" ms="); put_u64(arch_ticks_to_ms(t1 - t0)); puts_("\n");
+    return t1;
+}
+static void run_starry(uint64_t ms) {
+    uint64_t span = arch_ms_to_ticks(ms);
+    uint64_t t = arch_ticks();
+    run_task(t + span);
+    t = starry_phase("TASK", t);
+
+    fake_frame[0] = fake_frame[2] = (uint64_t)&fake_frame[6];
+    fake_frame[1] = fake_frame[3] = (uint64_t)&data[100];
+    irq_busy = 1;
+    arch_timer_start(1000);
+    victim_spin(t + span, &fake_frame[2]);
+    arch_timer_stop();
+    irq_busy = 0;
+    t = starry_phase("IRQ", t);
+
+    arch_timer_start(10000);
+    uint64_t until = t + 2 * span;
+    while (arch_ticks() < until) arch_wait_for_interrupt();
+    arch_timer_stop();
+    t = starry_phase("IDLE", t);
+
+    uint64_t x = 0;
+    while (arch_ticks() < t + span) x ^= asm_spin(20000, x);
+    irq_sink ^= x;
+    starry_phase("ASM", t);
+}
+#endif
+
 /* ---- shell ---- */
 static int streq(const char *a, const char *b) { while (*a && *a == *b) { a++; b++; } return *a == *b; }
 static int starts(const char *a, const char *p) { while (*p) if (*a++ != *p++) return 0; return 1; }
@@ -224,10 +313,19 @@ void kmain(uint64_t boot_arg0, uint64_t boot_arg1) {
 #else
             puts_("user: no user mode on " ARCH_NAME "\n");
 #endif
+        } else if (starts(line, "starry")) {
+#ifdef HAVE_STARRY_SHAPES
+            int ms = line[6] == ' ' ? atoi_(line + 7) : 200;
+            puts_("STARRY_START\n");
+            run_starry(ms > 0 ? (uint64_t)ms : 200);
+            puts_("STARRY_END\n");
+#else
+            puts_("starry: no StarryOS shapes on " ARCH_NAME "\n");
+#endif
         } else if (starts(line, "echo")) {
             puts_(line[4] == ' ' ? line + 5 : ""); puts_("\n");
         } else if (streq(line, "help")) {
-            puts_("commands: bench [N], user [N], echo TEXT, help, exit, poweroff\n");
+            puts_("commands: bench [N], user [N], starry [MS], echo TEXT, help, exit, poweroff\n");
         } else if (streq(line, "exit") || streq(line, "poweroff")) {
             puts_("bye\n");
             arch_poweroff();

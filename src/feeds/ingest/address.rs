@@ -6,8 +6,14 @@
 //! leaf lies outside the kernel (firmware, user space) is that leaf's region alone: the
 //! rest of its trace was read from a stack that is not the kernel's, and whatever a value
 //! there aliases to, it is no kernel caller. A kernel stack ends at its first return
-//! address outside the kernel: a frame-pointer walk never legitimately leaves the kernel
-//! (trap entry starts a new chain), so the walk read a stale value there.
+//! address outside the kernel's code (outside the image, or in its data): a walk never
+//! legitimately leaves it (trap entry starts a new chain), so the walk read a stale value
+//! or a data pointer there (the plugin stops there itself; older recordings may not). It
+//! also ends at a return address that is a function's first instruction: a task entered
+//! with its return address set to its own entry, whose frame is already below it.
+//!
+//! A sample the plugin took of a halted vCPU (callchain `idle`: WFI, HLT) has no trace: its
+//! stack is the one pseudo-frame `[idle]`, whatever the kernel filter keeps.
 //!
 //! Until a sample's leaf has been in the kernel, nothing in the lower half is user space:
 //! the machine is still in its firmware (OVMF's drivers and SeaBIOS run from RAM, not from
@@ -18,10 +24,15 @@
 use rustc_hash::FxHashMap;
 
 use crate::model::facts::OutsideKernel;
-use crate::model::{Instance, InstanceId, Line, Location, LocationId, ProfileTables, Sample, SampleMeta};
+use crate::model::{
+    Callchain, Instance, InstanceId, Line, Location, LocationId, ProfileTables, Sample, SampleMeta,
+};
 use crate::symbols::Resolver;
 use crate::symbols::guest_space::Region;
 use crate::symbols::resolver::Skipped;
+
+/// The pseudo-frame of a halted vCPU's samples.
+pub const IDLE_FRAME: &str = "[idle]";
 
 /// One raw sample: time, CPU and the address trace, leaf first.
 #[derive(Clone, Debug)]
@@ -55,6 +66,8 @@ pub struct IngestStats {
     pub outside_kernel: OutsideKernel,
     /// `0` / `u64::MAX` trace entries skipped.
     pub terminator_entries: u64,
+    /// Samples of a halted vCPU (`[idle]`).
+    pub idle_samples: u64,
 }
 
 #[derive(Copy, Clone)]
@@ -64,6 +77,7 @@ struct Resolved {
     unknown: bool,
     region: Region,
     named_by_user_program: bool,
+    return_site: bool,
 }
 
 /// Turns address samples into profile samples through a resolver.
@@ -76,6 +90,7 @@ pub struct AddressIngest {
     kernel_ran: bool,
     instances: FxHashMap<Instance, InstanceId>,
     unresolved: Option<LocationId>,
+    idle: Option<LocationId>,
     scratch: Vec<LocationId>,
     pub stats: IngestStats,
 }
@@ -89,6 +104,7 @@ impl AddressIngest {
             kernel_ran: false,
             instances: FxHashMap::default(),
             unresolved: None,
+            idle: None,
             scratch: Vec::new(),
             stats: IngestStats::default(),
         }
@@ -108,7 +124,17 @@ impl AddressIngest {
         }
         self.scratch.clear();
         let mut filtered = 0u64;
-        for (index, &address) in sample.trace.iter().enumerate() {
+        if sample.meta.callchain == Callchain::Idle {
+            self.stats.idle_samples += 1;
+            let idle = self.idle_location(profile);
+            self.scratch.push(idle);
+        }
+        let trace = if self.scratch.is_empty() {
+            sample.trace
+        } else {
+            &[]
+        };
+        for (index, &address) in trace.iter().enumerate() {
             let mut resolved = self.location(profile, address, index == 0);
             if index == 0 {
                 match resolved.region {
@@ -123,7 +149,7 @@ impl AddressIngest {
             match resolved.location {
                 Ok(loc) => {
                     let outside = &mut self.stats.outside_kernel;
-                    if index > 0 && resolved.region != Region::Kernel {
+                    if index > 0 && (resolved.region != Region::Kernel || !resolved.return_site) {
                         outside.return_addresses_dropped += (sample.trace.len() - index) as u64;
                         break;
                     }
@@ -206,6 +232,7 @@ impl AddressIngest {
                     unknown: r.unknown,
                     region: r.region,
                     named_by_user_program: r.named_by_user_program,
+                    return_site: r.return_site,
                 }
             }
             Err(skip) => Resolved {
@@ -214,6 +241,7 @@ impl AddressIngest {
                 unknown: false,
                 region: Region::Kernel,
                 named_by_user_program: false,
+                return_site: true,
             },
         };
         self.locations.insert((address, leaf), resolved);
@@ -244,6 +272,17 @@ impl AddressIngest {
         };
         self.boot_firmware.insert(address, resolved);
         resolved
+    }
+
+    /// The `[idle]` pseudo-frame of a halted vCPU's samples.
+    fn idle_location(&mut self, profile: &mut ProfileTables) -> LocationId {
+        *self.idle.get_or_insert_with(|| {
+            let frame = profile.frames.intern(IDLE_FRAME, None);
+            profile.locations.intern(Location {
+                address: 0,
+                lines: Box::new([Line { frame, line: 0 }]),
+            })
+        })
     }
 
     fn unresolved_location(&mut self, profile: &mut ProfileTables) -> LocationId {

@@ -40,6 +40,7 @@ fn callchain(c: qperf_file::Callchain) -> Callchain {
         qperf_file::Callchain::Leaf => Callchain::Leaf,
         qperf_file::Callchain::Fp => Callchain::FramePointer,
         qperf_file::Callchain::Dwarf => Callchain::Dwarf,
+        qperf_file::Callchain::Idle => Callchain::Idle,
         qperf_file::Callchain::Unknown(b) => Callchain::Other(b),
     }
 }
@@ -158,6 +159,76 @@ mod tests {
             (1, 1, 1)
         );
         assert_eq!(outside.return_addresses_dropped, 2 + 1 + 2);
+    }
+
+    /// [`Named`] whose kernel code ends at 0x800: 0x800..0x1000 is the image's data; the
+    /// functions start at 0x100 and 0x200.
+    struct WithData;
+    impl Symbolizer for WithData {
+        fn symbolize(&self, address: u64) -> Vec<SymbolFrame> {
+            Named.symbolize(address)
+        }
+        fn is_code(&self, address: u64) -> bool {
+            address < 0x800
+        }
+        fn is_function_start(&self, address: u64) -> bool {
+            address == 0x100 || address == 0x200
+        }
+    }
+
+    #[test]
+    fn a_return_address_in_data_or_at_a_function_start_ends_the_stack_and_idle_ticks_are_idle() {
+        let mut profile = ProfileTables::new(ProfileInfo::default());
+        let options = ResolverOptions {
+            kernel_filter: true,
+            ..ResolverOptions::default()
+        };
+        let text = crate::symbols::AddressRange { start: 0, end: 0x800 };
+        let mut ingest = AddressIngest::new(Resolver::new(Box::new(WithData), options, Some(text)));
+        // A frame pointer that held a data pointer: its "return address" 0x9c0 is data.
+        let mut unfiltered = AddressIngest::new(Resolver::new(
+            Box::new(WithData),
+            ResolverOptions::default(),
+            None,
+        ));
+        let garbage = QperfRecord {
+            pc: 0x150,
+            trace: vec![0x150, 0x201, 0x9c0, 0x201],
+            ..QperfRecord::default()
+        };
+        let s = unfiltered.add(&mut profile, address_sample(&garbage)).unwrap();
+        let names: Vec<&str> = profile
+            .stack_frames(s.stack)
+            .map(|f| profile.frames.name(f))
+            .collect();
+        assert_eq!(names, ["caller", "leaf"]);
+        assert_eq!(unfiltered.stats.outside_kernel.return_addresses_dropped, 2);
+        // A task entered with ra = caller's entry: caller is the root, once.
+        let task = QperfRecord {
+            pc: 0x150,
+            trace: vec![0x150, 0x201, 0x200],
+            ..QperfRecord::default()
+        };
+        let s = unfiltered.add(&mut profile, address_sample(&task)).unwrap();
+        let names: Vec<&str> = profile
+            .stack_frames(s.stack)
+            .map(|f| profile.frames.name(f))
+            .collect();
+        assert_eq!(names, ["caller", "leaf"]);
+        // A halted vCPU's tick: `[idle]`, kept by the kernel filter though it has no pc.
+        let idle = QperfRecord {
+            elapsed_ns: Some(9),
+            cpu: Some(0),
+            callchain: Some(qperf_file::Callchain::Idle),
+            ..QperfRecord::default()
+        };
+        let s = ingest.add(&mut profile, address_sample(&idle)).unwrap();
+        let names: Vec<&str> = profile
+            .stack_frames(s.stack)
+            .map(|f| profile.frames.name(f))
+            .collect();
+        assert_eq!((names, s.meta.callchain), (vec!["[idle]"], Callchain::Idle));
+        assert_eq!(ingest.stats.idle_samples, 1);
     }
 
     #[test]

@@ -138,6 +138,8 @@ impl QperfIngest {
             symbols_mismatch: None,
             // From the plugin's summary, which the engine keeps (it comes at QEMU's exit).
             unwind_stops: None,
+            // Said by the QEMU feed when the session starts; the engine keeps it.
+            callchain: None,
         }
     }
 }

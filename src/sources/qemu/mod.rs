@@ -4,10 +4,12 @@
 //! perf counters). Knows nothing of symbols or views: it hands out console bytes, marker
 //! times and process facts.
 
+pub mod callchain_choice;
 pub mod config_toml;
 pub mod console;
 pub mod host_perf;
 pub mod host_time;
+pub mod kernel_unwind;
 pub mod machine;
 pub mod plugin_args;
 pub mod process;

@@ -128,6 +128,9 @@ pub enum Callchain {
     /// 2: DWARF CFI unwinding (perfscope's plugin, `callchain=dwarf`; the reference knows
     /// no such byte and treats it as unknown).
     Dwarf,
+    /// 3: no trace, the vCPU was halted (WFI, HLT) when the plugin's tick came: an idle
+    /// sample (perfscope's plugin; the reference knows no such byte).
+    Idle,
     /// Any other byte; the reference analyzer ignores it, we keep the value.
     Unknown(u8),
 }
@@ -138,6 +141,7 @@ impl Callchain {
             0 => Callchain::Leaf,
             1 => Callchain::Fp,
             2 => Callchain::Dwarf,
+            3 => Callchain::Idle,
             other => Callchain::Unknown(other),
         }
     }
@@ -147,6 +151,7 @@ impl Callchain {
             Callchain::Leaf => 0,
             Callchain::Fp => 1,
             Callchain::Dwarf => 2,
+            Callchain::Idle => 3,
             Callchain::Unknown(byte) => byte,
         }
     }
@@ -158,6 +163,7 @@ impl fmt::Display for Callchain {
             Callchain::Leaf => f.write_str("leaf"),
             Callchain::Fp => f.write_str("fp"),
             Callchain::Dwarf => f.write_str("dwarf"),
+            Callchain::Idle => f.write_str("idle"),
             Callchain::Unknown(byte) => write!(f, "unknown({byte})"),
         }
     }

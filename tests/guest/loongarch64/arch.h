@@ -78,3 +78,35 @@ static int arch_start_cpus(uint64_t boot_arg0) {
     return (int)cpus_online - 1;
 }
 static void cpu_relax(void) { __asm__ volatile("nop"); }
+
+/* ---- StarryOS shapes (kernel.c's `starry`, loongarch64/starry.S) ----
+ * The task context task_switch saves and loads: ra, sp, fp, s0-s8. The timer: the
+ * constant timer (TCFG, periodic, at the stable counter's frequency), its interrupt (ECFG
+ * line 11, CRMD.IE) into trap_vector_base, cleared through TICLR. */
+#define HAVE_STARRY_SHAPES 1
+#define TASK_CONTEXT_WORDS 12
+static void arch_task_init(uint64_t *context, uint8_t *stack_top, void (*entry)(void)) {
+    context[0] = (uint64_t)entry;      /* ra: task_switch's `jr ra` enters it, ra = entry */
+    context[1] = (uint64_t)stack_top;  /* sp; fp stays 0, the end of a frame chain */
+}
+static uint64_t arch_ms_to_ticks(uint64_t ms) { return ms * (counter_hz / 1000); }
+static void arch_timer_start(uint64_t period_us) {
+    uint64_t count = (counter_hz / 1000000 * period_us) & ~3UL;    /* TCFG.InitVal: 4-aligned */
+    uint64_t tcfg = count | 2 | 1;                                   /* Periodic | En */
+    uint64_t lie = 1UL << 11, ie = 1UL << 2;
+    __asm__ volatile("csrwr %0, 0x44" : "+r"((uint64_t){1}));        /* clear a stale tick */
+    __asm__ volatile("csrwr %0, 0x41" : "+r"(tcfg));
+    __asm__ volatile("csrxchg %0, %1, 0x4" : "+r"(lie) : "r"(lie));  /* ECFG.LIE[11]: timer */
+    __asm__ volatile("csrxchg %0, %1, 0x0" : "+r"(ie) : "r"(ie));    /* CRMD.IE */
+}
+static void arch_timer_ack(void) { __asm__ volatile("csrwr %0, 0x44" : "+r"((uint64_t){1})); }
+static void arch_timer_stop(void) {
+    uint64_t zero = 0, ie = 1UL << 2, lie = 1UL << 11;
+    __asm__ volatile("csrxchg %0, %1, 0x0" : "+r"(zero) : "r"(ie));
+    zero = 0;
+    __asm__ volatile("csrxchg %0, %1, 0x4" : "+r"(zero) : "r"(lie));
+    zero = 0;
+    __asm__ volatile("csrwr %0, 0x41" : "+r"(zero));
+    arch_timer_ack();
+}
+static void arch_wait_for_interrupt(void) { __asm__ volatile("idle 0"); }

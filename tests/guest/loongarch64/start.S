@@ -7,9 +7,6 @@
  * every PC is the high-half address the ELF's symbols name.  Other CPUs wait in QEMU's boot
  * code at 0x1c000000 (the flash) until arch_start_cpus mails them secondary_entry. */
 #define CSR_CRMD      0x0
-#define CSR_ESTAT     0x5
-#define CSR_ERA       0x6
-#define CSR_BADV      0x7
 #define CSR_EENTRY    0xc
 #define CSR_TLBRENTRY 0x88
 #define CSR_DMW0      0x180
@@ -34,10 +31,10 @@
     csrwr   $t0, CSR_CRMD
     move    $fp, $zero                /* terminate the frame-pointer chain */
     move    $ra, $zero
-    la.pcrel $t0, trap_entry
+    la.pcrel $t0, trap_vector_base
     csrwr   $t0, CSR_EENTRY
     /* TLB refills run in direct address mode: the handler's physical address. */
-    la.pcrel $t0, trap_entry
+    la.pcrel $t0, trap_vector_base
     li.d    $t1, 0x0000ffffffffffff
     and     $t0, $t0, $t1
     csrwr   $t0, CSR_TLBRENTRY
@@ -83,16 +80,6 @@ secondary_high:
     bl      secondary_main
 5:  idle    0
     b       5b
-
-    .balign 4096                      /* EENTRY and TLBRENTRY are page aligned */
-trap_entry:
-    csrrd   $a0, CSR_ESTAT
-    csrrd   $a1, CSR_ERA
-    csrrd   $a2, CSR_BADV
-    la.pcrel $sp, boot_stack_top      /* a fresh stack: the fault may be the stack's */
-    bl      trap_panic
-4:  idle    0
-    b       4b
 
     .section .bss.stack, "aw", @nobits
     .balign 16

@@ -59,3 +59,30 @@ static long arch_run_user(long arg) {
     __asm__ volatile("fence.i" ::: "memory");
     return enter_user(USER_BASE, USER_STACK_TOP, arg);
 }
+
+/* ---- StarryOS shapes (kernel.c's `starry`, riscv64/starry.S) ----
+ * The task context task_switch saves and loads: ra, sp, s0-s11. The timer: the SBI TIME
+ * extension (OpenSBI programs the comparator), the S-mode timer interrupt (sie.STIE) into
+ * trap_vector_base, re-armed by each interrupt. */
+#define HAVE_STARRY_SHAPES 1
+#define TASK_CONTEXT_WORDS 14
+static void arch_task_init(uint64_t *context, uint8_t *stack_top, void (*entry)(void)) {
+    context[0] = (uint64_t)entry;      /* ra: task_switch's `ret` enters it, ra = entry */
+    context[1] = (uint64_t)stack_top;  /* sp; s0 stays 0, the end of a frame chain */
+}
+static uint64_t arch_ms_to_ticks(uint64_t ms) { return ms * 10000; }
+static uint64_t timer_period_ticks;
+static void sbi_set_timer(uint64_t when) { sbi_call(0x54494D45, 0, (long)when, 0, 0); }
+static void arch_timer_start(uint64_t period_us) {
+    timer_period_ticks = period_us * 10;
+    sbi_set_timer(arch_ticks() + timer_period_ticks);
+    __asm__ volatile("csrs sie, %0" : : "r"(1UL << 5));       /* STIE */
+    __asm__ volatile("csrs sstatus, %0" : : "r"(1UL << 1));   /* SIE */
+}
+static void arch_timer_ack(void) { sbi_set_timer(arch_ticks() + timer_period_ticks); }
+static void arch_timer_stop(void) {
+    __asm__ volatile("csrc sstatus, %0" : : "r"(1UL << 1));
+    __asm__ volatile("csrc sie, %0" : : "r"(1UL << 5));
+    sbi_set_timer(~0UL);
+}
+static void arch_wait_for_interrupt(void) { __asm__ volatile("wfi"); }

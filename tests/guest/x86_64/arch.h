@@ -54,17 +54,20 @@ struct idt_gate {
     uint16_t offset_mid;
     uint32_t offset_hi, reserved;
 } __attribute__((packed));
-static struct idt_gate idt[32];
-extern char isr_stubs[];
+/* Vectors 32-47: the PIC's interrupts, remapped there by arch_timer_start (starry.S). */
+static struct idt_gate idt[48];
+extern char isr_stubs[], trap_vector_base[];
+
+static struct idt_gate interrupt_gate(uint64_t handler) {
+    return (struct idt_gate){
+        .offset_lo = (uint16_t)handler, .selector = 0x08, .ist = 0, .type = 0x8e,
+        .offset_mid = (uint16_t)(handler >> 16), .offset_hi = (uint32_t)(handler >> 32),
+    };
+}
 
 static void arch_init(void) {
-    for (int v = 0; v < 32; v++) {
-        uint64_t handler = (uint64_t)isr_stubs + 16 * (uint64_t)v;
-        idt[v] = (struct idt_gate){
-            .offset_lo = (uint16_t)handler, .selector = 0x08, .ist = 0, .type = 0x8e,
-            .offset_mid = (uint16_t)(handler >> 16), .offset_hi = (uint32_t)(handler >> 32),
-        };
-    }
+    for (int v = 0; v < 32; v++) idt[v] = interrupt_gate((uint64_t)isr_stubs + 16 * (uint64_t)v);
+    for (int v = 32; v < 48; v++) idt[v] = interrupt_gate((uint64_t)trap_vector_base);
     struct { uint16_t limit; uint64_t base; } __attribute__((packed)) idtr = { sizeof idt - 1, (uint64_t)idt };
     __asm__ volatile("lidt %0" : : "m"(idtr));
     outb(COM1 + 1, 0);                        /* no UART interrupts: the console is polled */
@@ -82,3 +85,40 @@ static void arch_poweroff(void) {
  * kernel does not have (the SMP tests run on riscv64 and loongarch64). */
 static int arch_start_cpus(uint64_t boot_arg0) { (void)boot_arg0; return 0; }
 static void cpu_relax(void) { __asm__ volatile("pause"); }
+
+/* ---- StarryOS shapes (kernel.c's `starry`, x86_64/starry.S) ----
+ * A task's context is its saved rsp: task_switch pushes the callee-saved registers and
+ * returns on the new stack. The timer: the PIT (channel 0, rate generator) on IRQ 0 of the
+ * 8259 PIC, remapped to vector 32, into trap_vector_base; handle_irq's ack is the EOI. */
+#define HAVE_STARRY_SHAPES 1
+#define TASK_CONTEXT_WORDS 1
+static void arch_task_init(uint64_t *context, uint8_t *stack_top, void (*entry)(void)) {
+    uint64_t *sp = (uint64_t *)stack_top;
+    *--sp = (uint64_t)entry;           /* the entry's own return address: ra = entry */
+    *--sp = (uint64_t)entry;           /* where task_switch's `ret` goes */
+    for (int i = 0; i < 6; i++) *--sp = 0;   /* r15..rbx, rbp = 0: the end of a frame chain */
+    context[0] = (uint64_t)sp;
+}
+static uint64_t arch_ms_to_ticks(uint64_t ms) { return ms * tsc_per_ms; }
+static void pic_init(uint8_t master_mask) {
+    outb(0x20, 0x11); outb(0xa0, 0x11);   /* ICW1: init, ICW4 follows */
+    outb(0x21, 32);   outb(0xa1, 40);     /* ICW2: vector bases */
+    outb(0x21, 4);    outb(0xa1, 2);      /* ICW3: slave on IRQ 2 */
+    outb(0x21, 1);    outb(0xa1, 1);      /* ICW4: 8086 mode */
+    outb(0x21, master_mask); outb(0xa1, 0xff);
+}
+static void arch_timer_start(uint64_t period_us) {
+    uint32_t divisor = (uint32_t)(1193182ULL * period_us / 1000000);
+    pic_init(0xfe);                       /* IRQ 0 only */
+    outb(0x43, 0x34);                     /* channel 0, lo/hi byte, mode 2 */
+    outb(0x40, (uint8_t)(divisor & 0xff));
+    outb(0x40, (uint8_t)(divisor >> 8));
+    __asm__ volatile("sti");
+}
+static void arch_timer_ack(void) { outb(0x20, 0x20); }
+static void arch_timer_stop(void) {
+    __asm__ volatile("cli");
+    outb(0x21, 0xff);                     /* mask every IRQ */
+}
+/* sti;hlt: interrupts are enabled only after hlt starts, so none is lost in between. */
+static void arch_wait_for_interrupt(void) { __asm__ volatile("sti; hlt"); }
