@@ -86,3 +86,121 @@ fn records_at_time_zero_and_u64_max_end_at_once_with_the_reason() {
         assert!(err.contains("perfscope: incomplete: bad times 2"), "{err}");
     }
 }
+
+/// Send `signal` to a child once `ready` holds for its stderr so far (or after 1 s), and
+/// insist it ends within `limit` of the signal; returns its output.
+fn signalled_within(args: &[&str], signal: i32, limit: Duration) -> (Output, Duration) {
+    let child = Command::new(env!("CARGO_BIN_EXE_perfscope"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run perfscope");
+    std::thread::sleep(Duration::from_secs(1));
+    // SAFETY: a signal to our own child.
+    unsafe { libc::kill(child.id() as i32, signal) };
+    let sent = Instant::now();
+    let pid = child.id();
+    let waiter = std::thread::spawn(move || child.wait_with_output().unwrap());
+    while !waiter.is_finished() {
+        if sent.elapsed() > limit {
+            // SAFETY: as above.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            panic!("perfscope {args:?} still ran {limit:?} after the signal");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (waiter.join().unwrap(), sent.elapsed())
+}
+
+/// `open --follow` of a file that is not there says so while it waits, ends on a signal
+/// at once, and — nothing read — exits 1; a directory that is not there is an error at once.
+#[test]
+fn following_a_missing_file_says_so_and_ends_on_a_signal() {
+    let dir = tempfile::tempdir().unwrap();
+    let elf = asset("tinyk-riscv64.elf");
+    let missing = dir.path().join("later.qperf.bin");
+    let out = dir.path().join("out");
+    let args = [
+        "open",
+        "--follow",
+        missing.to_str().unwrap(),
+        "--elf",
+        elf.to_str().unwrap(),
+        "--no-tui",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let child = Command::new(env!("CARGO_BIN_EXE_perfscope"))
+        .args(args)
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(3500));
+    // SAFETY: a signal to our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("waiting for") && err.contains("later.qperf.bin to appear"),
+        "{err}"
+    );
+    assert!(err.contains("never appeared"), "{err}");
+    assert!(!out.exists(), "no empty artifact set");
+    let o = perfscope_within(
+        Duration::from_secs(10),
+        &[
+            "open",
+            "--follow",
+            "/nonexistent-dir/x.qperf.bin",
+            "--elf",
+            elf.to_str().unwrap(),
+            "--no-tui",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("no directory /nonexistent-dir"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
+/// A followed file that is there: a signal ends the run within 2 s with what it read, clean.
+#[test]
+fn following_a_file_ends_within_two_seconds_of_a_signal() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("run.qperf.bin");
+    std::fs::copy(asset("tinyk-riscv64.qperf.bin"), &bin).unwrap();
+    let elf = asset("tinyk-riscv64.elf");
+    let out = dir.path().join("out");
+    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        let (o, took) = signalled_within(
+            &[
+                "open",
+                "--follow",
+                bin.to_str().unwrap(),
+                "--elf",
+                elf.to_str().unwrap(),
+                "--no-tui",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            signal,
+            Duration::from_secs(2),
+        );
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "signal {signal} after {took:?}: {}",
+            text(&o.stderr)
+        );
+        assert!(
+            text(&o.stdout).contains("1435 samples, result ok"),
+            "{}",
+            text(&o.stdout)
+        );
+    }
+}

@@ -180,10 +180,10 @@ pub fn run(
     for sink in sinks.iter_mut() {
         sink.applied(&engine, true)?;
     }
-    // A feed that failed before handing anything over has nothing to export.
-    let empty = engine.state.stats.samples == 0 && engine.state.stats.events == 0;
+    // A source that failed before handing anything over has nothing to export (the
+    // verdict says so: exit 1).
     let exported = match &options.export {
-        Some(request) if !(empty && error.is_some()) => Some(engine.export(request)?),
+        Some(request) if engine.verdict().failed().is_none() => Some(engine.export(request)?),
         _ => None,
     };
     Ok(Outcome {

@@ -9,7 +9,7 @@ use anyhow::bail;
 use clap::Args;
 
 use crate::app::launch::run_tui;
-use crate::batch::headless::{self, Headless};
+use crate::batch::headless::{self, Headless, WaitingNotice};
 use crate::batch::report::{ReportInput, ReportOptions};
 use crate::batch::{diff, report};
 use crate::engine::export::ExportRequest;
@@ -223,6 +223,19 @@ pub fn run_open(a: OpenArgs) -> anyhow::Result<Outcome> {
         let Some(symbols) = a.symbols.source() else {
             crate::usage!("--follow needs the kernel ELF (--elf) or a kallsyms file (--kallsyms)");
         };
+        // The file may not be there yet (the QEMU run starts after); its directory must.
+        let dir = a
+            .input
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        if !dir.is_dir() {
+            anyhow::bail!(
+                "--follow {}: there is no directory {} for it to appear in",
+                a.input.display(),
+                dir.display()
+            );
+        }
         Box::new(FollowFeed::new(
             a.input.clone(),
             symbols,
@@ -235,6 +248,8 @@ pub fn run_open(a: OpenArgs) -> anyhow::Result<Outcome> {
         Box::new(FileFeed::new(input, options, a.console.clone(), markers))
     };
     if a.no_tui {
+        // A followed file that is not there yet is waited for, and said on stderr.
+        let mut waiting = WaitingNotice::default();
         let outcome = headless::run(
             feed,
             Headless {
@@ -243,7 +258,7 @@ pub fn run_open(a: OpenArgs) -> anyhow::Result<Outcome> {
                 recording: None,
                 progress: None,
             },
-            &mut [],
+            &mut [&mut waiting],
         )?;
         if let Some(set) = &outcome.exported {
             report::print_summary(set, 10);

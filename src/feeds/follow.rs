@@ -4,16 +4,17 @@
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::PathBuf;
+use std::time::Instant;
 
 use anyhow::Context;
 
-use crate::model::{InputInfo, PhaseMarkers};
+use crate::model::{Finding, Gap, InputInfo, PhaseMarkers};
 use crate::sources::qperf_file::{PluginSummary, QperfTail, ReadReport, sidecar_path};
 
 use super::file::{OpenOptions, SymbolSource};
 use super::ingest::QperfIngest;
 use super::interned::FeedTables;
-use super::{Feed, FeedStatus, SessionStart, Update};
+use super::{Feed, FeedStatus, SessionStart, Update, Waiting};
 
 /// A growing text file read from where we left off.
 struct TextTail {
@@ -56,7 +57,10 @@ pub struct FollowFeed {
     ingest: Option<(QperfIngest, FeedTables)>,
     tail: Option<QperfTail>,
     console: Option<TextTail>,
-    waiting_reported: bool,
+    /// Since when the file is waited for (it is not there yet), and the second last told.
+    waiting: Option<(Instant, u64)>,
+    /// The session ends: read what is there once more, then finish.
+    stopped: bool,
 }
 
 impl FollowFeed {
@@ -79,12 +83,18 @@ impl FollowFeed {
                 file: None,
                 offset: 0,
             }),
-            waiting_reported: false,
+            waiting: None,
+            stopped: false,
         }
     }
 }
 
 impl Feed for FollowFeed {
+    /// Following ends when the user says so: what the file holds by then is read.
+    fn stop(&mut self) {
+        self.stopped = true;
+    }
+
     fn poll(&mut self, out: &mut Vec<Update>) -> anyhow::Result<FeedStatus> {
         let mut progress = false;
         if self.ingest.is_none() {
@@ -121,14 +131,31 @@ impl Feed for FollowFeed {
                 Ok(t) => {
                     super::file::refuse_foreign(&self.path)?;
                     self.tail = Some(t);
+                    if self.waiting.take().is_some() {
+                        out.push(Update::Waiting(None));
+                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                    if !self.waiting_reported {
-                        out.push(Update::Warning(format!(
-                            "waiting for {} to appear",
-                            self.path.display()
+                    if self.stopped {
+                        // Nothing was ever there to read: nothing usable (exit 1).
+                        out.push(Update::Waiting(None));
+                        out.push(Update::Finding(Finding::new(
+                            Gap::SourceFailed,
+                            None,
+                            format!("{} never appeared while it was followed", self.path.display()),
                         )));
-                        self.waiting_reported = true;
+                        return Ok(FeedStatus::Finished);
+                    }
+                    // Said, and said again as the wait goes on (the status line, stderr).
+                    let (since, told) = *self.waiting.get_or_insert((Instant::now(), u64::MAX));
+                    let elapsed = since.elapsed();
+                    if elapsed.as_secs() != told {
+                        self.waiting = Some((since, elapsed.as_secs()));
+                        out.push(Update::Waiting(Some(Waiting {
+                            what: format!("{} to appear", self.path.display()),
+                            elapsed,
+                            hint: "start the QEMU run that writes it, or check the path".into(),
+                        })));
                         progress = true;
                     }
                     return Ok(if progress {
@@ -188,6 +215,10 @@ impl Feed for FollowFeed {
                 clean: false,
                 bytes_lost: report.bytes_lost(),
             }));
+            return Ok(FeedStatus::Finished);
+        }
+        if self.stopped && batch.records.is_empty() {
+            // Stopped, and the last read found nothing more.
             return Ok(FeedStatus::Finished);
         }
         Ok(if progress {
