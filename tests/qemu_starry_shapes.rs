@@ -221,8 +221,10 @@ fn no_frame_outside_known_code(run: &StarryRun) {
             .map(|(_, n)| n)
             .sum()
     };
-    assert!(weight("irq_work") >= 5, "{workload:?}");
-    assert!(weight("victim_spin") >= 5, "{workload:?}");
+    // At least one sample of each is what makes the checks above mean something; how many
+    // more depends on how much CPU QEMU got from the host.
+    assert!(weight("irq_work") >= 1, "{workload:?}");
+    assert!(weight("victim_spin") >= 1, "{workload:?}");
 }
 
 fn no_frame_is_outside_known_code(arch: GuestArch) {
