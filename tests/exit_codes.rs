@@ -156,6 +156,116 @@ fn qemu_that_fails_to_start_exits_1() {
     );
 }
 
+/// A QEMU that ends on its own at once with status 0 (`--qemu /bin/true`) produced nothing
+/// usable either: exit 1, not an incomplete profile of nothing.
+#[test]
+fn qemu_that_exits_0_before_a_sample_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let guest = build_test_guest();
+    let plugin = build_plugin();
+    let out = dir.path().join("out");
+    let o = perfscope(&qemu_args(&out, &guest, &plugin, Path::new("/bin/true")));
+    let err = text(&o.stderr);
+    assert_eq!(code(&o), Some(1), "{err}");
+    assert!(
+        err.contains("QEMU exited with status 0 before the plugin sent a sample"),
+        "{err}"
+    );
+}
+
+/// Whether any process runs `exe` with `arg` on its command line.
+fn running_with(exe_name: &str, arg: &Path) -> bool {
+    std::fs::read_dir("/proc").unwrap().any(|entry| {
+        let Ok(entry) = entry else { return false };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            return false;
+        };
+        let text = String::from_utf8_lossy(&cmdline);
+        text.contains(exe_name) && text.contains(&*arg.to_string_lossy())
+    })
+}
+
+/// A SIGKILLed `perfscope qemu` runs no cleanup; the kernel still takes its QEMU with it.
+#[test]
+fn a_killed_perfscope_qemu_leaves_no_qemu_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let guest = build_test_guest();
+    let plugin = build_plugin();
+    let out = dir.path().join("out");
+    let mut args = qemu_args(&out, &guest, &plugin, Path::new("qemu-system-riscv64"));
+    args.extend(["--workload", "bench 100000"]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_perfscope"))
+        .args(&args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !running_with("qemu-system-riscv64", &out) {
+        assert!(std::time::Instant::now() < deadline, "QEMU never started");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while running_with("qemu-system-riscv64", &out) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "QEMU outlived the perfscope that ran it"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+/// A run interrupted mid-workload (SIGTERM, SIGINT, SIGHUP) keeps what it recorded but its
+/// workload window never closed: exit 3, saying so.
+#[test]
+fn qemu_interrupted_mid_workload_exits_3() {
+    let guest = build_test_guest();
+    let plugin = build_plugin();
+    for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let mut args = qemu_args(&out, &guest, &plugin, Path::new("qemu-system-riscv64"));
+        args.extend([
+            "--shell-prefix",
+            "starry:~# ",
+            "--workload",
+            "bench 100000",
+            "--start-marker",
+            "BENCH_START",
+            "--stop-marker",
+            "BENCH_END",
+        ]);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_perfscope"))
+            .args(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The console is echoed on stdout: wait for the start marker there.
+        let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        loop {
+            line.clear();
+            let n = std::io::BufRead::read_line(&mut stdout, &mut line).unwrap();
+            assert!(n > 0, "the run ended before its start marker");
+            if line.starts_with("BENCH_START") {
+                break;
+            }
+        }
+        // SAFETY: a signal to our own child.
+        unsafe { libc::kill(child.id() as i32, signal) };
+        std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
+        let o = child.wait_with_output().unwrap();
+        let err = text(&o.stderr);
+        assert_eq!(code(&o), Some(3), "signal {signal}: {err}");
+        assert!(err.contains("the stop marker \"BENCH_END\" never came"), "{err}");
+        let report = read_json(&out.join("perf/riscv64/latest/report.json"));
+        assert_eq!(report["returncode"], 3);
+    }
+}
+
 #[test]
 fn qemu_killed_mid_run_exits_3_and_its_report_is_not_ok() {
     let dir = tempfile::tempdir().unwrap();

@@ -153,7 +153,7 @@ fn leaf_run_without_stop_marker_ends_at_the_workload_timeout() {
     let dir = tempfile::tempdir().unwrap();
     // The stop marker is an argument of the typed command (the test guest's bench ignores
     // it): only the command's echo carries it, and an echo is never a marker.
-    run(
+    let o = qemu_command(
         dir.path(),
         &[
             "--callchain",
@@ -167,6 +167,15 @@ fn leaf_run_without_stop_marker_ends_at_the_workload_timeout() {
             "--workload-timeout",
             "2",
         ],
+    )
+    .output()
+    .unwrap();
+    // The window the artifacts show is not the workload's: finished but incomplete.
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("perfscope: incomplete: no window: the stop marker \"WL_END\" never came"),
+        "{err}"
     );
     let latest = dir.path().join("perf/riscv64/latest");
     let console = std::fs::read_to_string(latest.join("profile.stdout")).unwrap_or_default();

@@ -99,9 +99,11 @@ fn window_findings(window: &WindowInfo) -> Vec<Finding> {
             format!("the start marker {marker:?} never came (the whole run is counted as the window)"),
         ));
     }
+    // The timeout closes a window whose stop marker did not come (its time is the stop
+    // time then): that window is not the workload's.
     if let Some(marker) = &window.stop_marker
         && window.start_time.is_some()
-        && window.stop_time.is_none()
+        && (window.stop_time.is_none() || window.truncated_by_timeout)
     {
         let why = if window.truncated_by_timeout {
             format!(
@@ -219,9 +221,15 @@ mod tests {
         assert!(f.detail.contains("\"BENCH_END\" never came"), "{f:?}");
         assert!(f.detail.contains("timeout (5 s)"), "{f:?}");
         assert_eq!(v.exit_code(), 3);
+        // The timeout closed the window at its own time: still not the workload's.
+        if let Some(w) = &mut s.provenance.window {
+            w.stop_time = Some(6.0);
+        }
+        assert_eq!(verdict(&s).exit_code(), 3);
         // Both markers came: nothing to say.
         if let Some(w) = &mut s.provenance.window {
             w.stop_time = Some(2.0);
+            w.truncated_by_timeout = false;
         }
         assert_eq!(verdict(&s).exit_code(), 0);
     }

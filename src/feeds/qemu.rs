@@ -239,9 +239,11 @@ impl QemuFeed {
         // Nobody asked QEMU to stop and it did not exit 0: it failed or was killed.
         let died = (report.window.stop_method.is_none() && report.exit_status != 0)
             .then(|| qemu_death(report.exit_status));
-        if let Some(died) = &died
-            && self.ingest.records() == 0
-        {
+        // QEMU that ended on its own before a single sample — failed, or exited 0 at once
+        // (`--qemu /bin/true`) — produced nothing usable: an error, exit 1.
+        let ended_alone = report.window.stop_method.is_none();
+        if ended_alone && self.ingest.records() == 0 {
+            let died = died.clone().unwrap_or_else(|| qemu_death(report.exit_status));
             let stderr = report.qemu_stderr.trim();
             anyhow::bail!(
                 "{died} before the plugin sent a sample{}",

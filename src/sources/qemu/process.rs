@@ -3,6 +3,7 @@
 //! and its final CPU accounting read while it is a zombie.
 
 use std::io::{Read, Write};
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, channel};
@@ -59,18 +60,36 @@ impl QemuProcess {
         qmp_socket: PathBuf,
         epoch_ns: u64,
     ) -> anyhow::Result<Self> {
-        let mut child = Command::new(qemu)
+        let mut command = Command::new(qemu);
+        command
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .with_context(|| {
-                format!(
-                    "cannot start {}: install QEMU 10 (scripts/install-test-deps.sh does) or pass --qemu",
-                    qemu.display()
-                )
-            })?;
+            .stderr(Stdio::piped());
+        // QEMU must not outlive a perfscope that is killed (SIGKILL runs no cleanup): the
+        // kernel kills it when the thread that started it — the main thread, alive until
+        // the process ends — is gone.
+        let parent = std::process::id() as libc::pid_t;
+        // SAFETY: the closure runs in the forked child before exec and makes only
+        // async-signal-safe calls (prctl, getppid, _exit).
+        unsafe {
+            command.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // perfscope died between the fork and the prctl: nobody would kill it.
+                if libc::getppid() != parent {
+                    libc::_exit(1);
+                }
+                Ok(())
+            });
+        }
+        let mut child = command.spawn().with_context(|| {
+            format!(
+                "cannot start {}: install QEMU 10 (scripts/install-test-deps.sh does) or pass --qemu",
+                qemu.display()
+            )
+        })?;
         let (tx, rx) = channel();
         let (prompt_tx, prompt_rx) = channel();
         let mut stdout = child.stdout.take().context("QEMU stdout")?;
