@@ -119,7 +119,8 @@ impl Feed for FollowFeed {
         if self.tail.is_none() {
             match QperfTail::open(&self.path) {
                 Ok(t) => {
-                    super::file::refuse_foreign(&self.path)?;
+                    let mut head = crate::input::InputFile::open(&self.path)?;
+                    super::guess::refuse_foreign(&mut head)?;
                     self.tail = Some(t);
                 }
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -173,6 +174,7 @@ impl Feed for FollowFeed {
                 records: tail.records(),
                 bytes_read: tail.bytes_read(),
                 end,
+                rest_unread: false,
             };
             out.push(Update::Warning(format!(
                 "{}: stopped following: {report}",
