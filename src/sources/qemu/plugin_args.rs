@@ -59,7 +59,8 @@ impl KernelText {
 /// 0xffffffff80100000, else the arch's boot protocol — never xtask's low-32-bit mask, which
 /// aliases OpenSBI onto a kernel linked at RAM's base). `None` when neither section exists.
 pub fn kernel_text_of(elf: &Path) -> anyhow::Result<Option<KernelText>> {
-    let data = std::fs::read(elf).with_context(|| format!("cannot read {}", elf.display()))?;
+    // Mapped, not read whole: a kernel ELF with DWARF is hundreds of MiB.
+    let data = crate::input::map(elf, "a kernel ELF")?;
     let file =
         object::File::parse(&*data).with_context(|| format!("{} is not an ELF file", elf.display()))?;
     let mut range: Option<(u64, u64)> = None;
@@ -85,7 +86,8 @@ pub fn kernel_text_of(elf: &Path) -> anyhow::Result<Option<KernelText>> {
 /// `.debug_frame`) for `--callchain dwarf`: checked before QEMU starts, so a stripped ELF
 /// is a clear error here rather than the plugin refusing to load.
 pub fn has_call_frame_info(elf: &Path) -> anyhow::Result<bool> {
-    let data = std::fs::read(elf).with_context(|| format!("cannot read {}", elf.display()))?;
+    // Mapped, not read whole: a kernel ELF with DWARF is hundreds of MiB.
+    let data = crate::input::map(elf, "a kernel ELF")?;
     let file =
         object::File::parse(&*data).with_context(|| format!("{} is not an ELF file", elf.display()))?;
     Ok([".eh_frame", ".debug_frame"]
