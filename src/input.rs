@@ -28,4 +28,4 @@ pub use file::{FileType, InputFile};
 pub use kind::{InputKind, Limits, size_text};
 pub use lines::BoundedLines;
 pub use mapped::map;
-pub use whole::{read_bytes, read_text};
+pub use whole::{read_bytes, read_kept, read_system_text, read_text};

@@ -69,9 +69,13 @@ impl InputError {
 }
 
 impl From<InputError> for io::Error {
-    /// For callers whose errors are `io::Error`s: the kind is kept, the text says it all.
+    /// For callers whose errors are `io::Error`s: a failed open or read is that error as
+    /// it was (its kind and text; the caller names the file), a cap is `InvalidData` with
+    /// the whole sentence.
     fn from(e: InputError) -> io::Error {
-        let kind = e.io_kind().unwrap_or(io::ErrorKind::InvalidData);
-        io::Error::new(kind, e.to_string())
+        match e {
+            InputError::Open { cause, .. } | InputError::Read { cause, .. } => cause,
+            other => io::Error::new(io::ErrorKind::InvalidData, other.to_string()),
+        }
     }
 }

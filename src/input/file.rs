@@ -14,7 +14,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::error::InputError;
 
-/// Bytes asked of the file per read.
+/// Bytes asked of the file by the first read: most inputs (`/proc` files, sidecars, TOML)
+/// fit, and a small read costs no large buffer.
+const FIRST_READ_BYTES: usize = 8 * 1024;
+
+/// The most bytes asked of the file per read, once reads keep filling the buffer.
 const CHUNK_BYTES: usize = 256 * 1024;
 
 /// What kind of file a path is, as far as reading it goes.
@@ -158,7 +162,7 @@ impl InputFile {
                 self.filled -= self.pos;
                 self.pos = 0;
             }
-            let want = (self.filled + CHUNK_BYTES).max(n);
+            let want = (self.filled + FIRST_READ_BYTES).max(n);
             if self.buf.len() < want {
                 self.buf.resize(want, 0);
             }
@@ -200,11 +204,17 @@ impl InputFile {
 impl BufRead for InputFile {
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
         if self.pos == self.filled && !self.at_end {
+            // The buffer doubles while reads fill it, up to a chunk; a large peek is not
+            // kept once it has been consumed.
+            let size = match self.buf.len() {
+                0 => FIRST_READ_BYTES,
+                len if self.filled == len => (len * 2).min(CHUNK_BYTES),
+                len => len.min(CHUNK_BYTES),
+            };
             self.pos = 0;
             self.filled = 0;
-            // A large peek is not kept once it has been consumed.
-            if self.buf.len() != CHUNK_BYTES {
-                self.buf = vec![0; CHUNK_BYTES];
+            if self.buf.len() != size {
+                self.buf = vec![0; size];
             }
             self.read_more()?;
         }

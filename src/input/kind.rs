@@ -71,7 +71,7 @@ impl InputKind {
         }
     }
 
-    pub fn limits(self) -> Limits {
+    pub const fn limits(self) -> Limits {
         // Why each figure: a folded line of 10,000 frames of 1,600 characters fits; a
         // console pane keeps 131,072 lines (~10 MB), so 256 MiB of log is 25 times what it
         // can show; /proc/kallsyms is ~5 MiB with every module of a distribution kernel

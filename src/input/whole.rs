@@ -1,7 +1,7 @@
 //! Small inputs held whole — configuration, sidecars, `/proc` and tracefs files — read
 //! through [`BoundedLines`], so their caps hold whatever the file is.
 
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 use std::path::Path;
 
 use super::error::InputError;
@@ -34,6 +34,23 @@ pub fn read_text(path: &Path, kind: InputKind) -> Result<String, InputError> {
     Ok(text)
 }
 
+/// A `/proc`, `/sys` or tracefs file's text within the system caps, as an `io::Result`:
+/// what `std::fs::read_to_string` was for these files, with a bound.
+pub fn read_system_text(path: impl AsRef<Path>) -> std::io::Result<String> {
+    Ok(read_text(path.as_ref(), InputKind::System)?)
+}
+
+/// The first bytes of a stream that must be read to its end (a child's stderr: a full pipe
+/// would stall the child), within `kind`'s size cap; what comes after is read and dropped,
+/// and counted.
+pub fn read_kept(mut input: impl Read, kind: InputKind) -> std::io::Result<(Vec<u8>, u64)> {
+    let keep = kind.limits().max_bytes.unwrap_or(0);
+    let mut kept = Vec::new();
+    (&mut input).take(keep).read_to_end(&mut kept)?;
+    let dropped = std::io::copy(&mut input, &mut std::io::sink())?;
+    Ok((kept, dropped))
+}
+
 /// Everything `lines` yields, joined as it was.
 pub fn read_all<R: BufRead>(mut lines: BoundedLines<R>) -> Result<Vec<u8>, InputError> {
     let mut bytes = Vec::new();
@@ -46,6 +63,13 @@ pub fn read_all<R: BufRead>(mut lines: BoundedLines<R>) -> Result<Vec<u8>, Input
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stream_read_to_its_end_keeps_only_its_cap() {
+        let stream = std::io::Read::take(std::io::repeat(b'e'), 3 << 20);
+        let (kept, dropped) = read_kept(stream, InputKind::ChildOutput).unwrap();
+        assert_eq!((kept.len(), dropped), (1 << 20, 2 << 20));
+    }
 
     #[test]
     fn a_small_file_is_read_whole_and_dev_zero_stops_at_the_line_cap() {
