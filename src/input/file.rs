@@ -48,6 +48,34 @@ impl FileType {
         }
     }
 
+    /// What `path` is, from its metadata: a FIFO is not opened (opening one has effects: it
+    /// releases a writer waiting for its reader, which closing it again then cuts off).
+    pub fn of_path(path: &Path) -> Result<FileType, InputError> {
+        let metadata = std::fs::metadata(path).map_err(|cause| InputError::Open {
+            path: path.to_path_buf(),
+            cause,
+        })?;
+        if metadata.is_dir() {
+            return Err(InputError::Directory {
+                path: path.to_path_buf(),
+            });
+        }
+        Ok(FileType::of(&metadata))
+    }
+
+    /// Refuse anything but a regular file at `path` without opening it, for an input read
+    /// in place by someone else (SQLite opens a session by its path).
+    pub fn require_regular(path: &Path, what: &'static str) -> Result<(), InputError> {
+        match FileType::of_path(path)? {
+            FileType::Regular { .. } => Ok(()),
+            other => Err(InputError::NotRegular {
+                path: path.to_path_buf(),
+                file_type: other.described(),
+                what,
+            }),
+        }
+    }
+
     /// "a pipe", for messages.
     pub fn described(self) -> &'static str {
         match self {

@@ -5,10 +5,12 @@
 use std::path::Path;
 
 use super::error::InputError;
-use super::file::InputFile;
+use super::file::{FileType, InputFile};
 
 /// Map `path` read-only; `what` names it in the refusal of a pipe or a device ("an ELF").
 pub fn map(path: &Path, what: &'static str) -> Result<memmap2::Mmap, InputError> {
+    // Checked before opening: a FIFO without a writer would block the open.
+    FileType::require_regular(path, what)?;
     let input = InputFile::open(path)?;
     input.require_regular(what)?;
     // SAFETY: a read-only private map. A file truncated while mapped faults on access

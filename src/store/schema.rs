@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::input::InputFile;
+use crate::input::{FileType, InputFile};
 
 use rusqlite::Connection;
 
@@ -96,16 +96,16 @@ pub fn create(conn: &Connection) -> Result<(), StoreError> {
 /// at — that would consume what it holds — and is no session: SQLite reads a session in
 /// place.
 pub fn is_sqlite_file(path: &Path) -> Result<bool, StoreError> {
-    let mut input = InputFile::open(path)?;
-    if !input.is_regular() {
+    // Told by its metadata first: even opening a FIFO has effects.
+    if !matches!(FileType::of_path(path)?, FileType::Regular { .. }) {
         return Ok(false);
     }
-    Ok(input.peek(16)? == b"SQLite format 3\0")
+    Ok(InputFile::open(path)?.peek(16)? == b"SQLite format 3\0")
 }
 
 /// Refuse a session that is not a regular file, before SQLite sees it.
 pub fn require_regular(path: &Path) -> Result<(), StoreError> {
-    Ok(InputFile::open(path)?.require_regular("a session")?)
+    Ok(FileType::require_regular(path, "a session")?)
 }
 
 /// Refuse a connection that is not a session of [`SCHEMA_VERSION`].

@@ -474,7 +474,7 @@ fn endless_zeros_end_at_once_and_an_endless_stream_is_counted_only_so_far() {
     assert!(
         report
             .to_string()
-            .contains(" lost (a stream: read no further than 67 108 864 bytes past"),
+            .contains(" lost (a stream, read no further than 67 108 864 bytes past"),
         "{report}"
     );
     // With the input's length known (a regular file), the rest is not read at all.

@@ -84,14 +84,18 @@ impl ReadReport {
         }
     }
 
+    /// Why a count is a lower bound: the rest of a stream was not read.
+    fn stream_limit() -> String {
+        format!(
+            "a stream, read no further than {} past the bad record",
+            bytes(super::MAX_DRAINED_BYTES)
+        )
+    }
+
     /// "`n` bytes lost", saying why it is a lower bound when it is one.
     fn lost(&self, n: u64) -> String {
         match self.rest_unread {
-            true => format!(
-                "{} lost (a stream: read no further than {} past the bad record)",
-                self.at_least(n),
-                bytes(super::MAX_DRAINED_BYTES)
-            ),
+            true => format!("{} lost ({})", self.at_least(n), Self::stream_limit()),
             false => format!("{} lost", bytes(n)),
         }
     }
@@ -108,6 +112,10 @@ impl fmt::Display for ReadReport {
                 );
             }
             ReadEnd::Undetectable { v3, v2, v1 } => {
+                let size = match self.rest_unread {
+                    true => format!("{size}: {}", Self::stream_limit()),
+                    false => size,
+                };
                 return write!(
                     f,
                     "not a qperf.bin file ({size}): its first record fails as v3 ({v3}), \
