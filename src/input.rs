@@ -8,7 +8,8 @@
 //!   memory). The README's "Bounded input" section lists them.
 //! - [`InputFile`] opens a path once and reads it once: a pipe or a process substitution
 //!   is never reopened, and a format is told from a [`InputFile::peek`]ed prefix of the
-//!   same reader that then goes on from it.
+//!   same reader that then goes on from it. [`FileType::of_path`] tells what a path is
+//!   without opening it (opening a FIFO has effects).
 //! - [`BoundedLines`] yields lines no longer than the cap; [`read_bytes`] and
 //!   [`read_text`] hold a small input whole; [`map`] maps an ELF in place (a regular file
 //!   only: a pipe or a device cannot be mapped).

@@ -84,6 +84,14 @@ impl OpenOptions {
     }
 }
 
+/// A qperf.bin given without the symbols that name its addresses.
+fn needs_symbols(path: &Path) -> anyhow::Error {
+    anyhow::anyhow!(
+        "{} is a qperf.bin: pass the kernel ELF with --elf (or a kallsyms file with --kallsyms)",
+        path.display()
+    )
+}
+
 /// The input facts of a qperf read that ended with `report`.
 pub fn input_info(path: &Path, report: &ReadReport) -> InputInfo {
     InputInfo {
@@ -186,10 +194,7 @@ impl FileFeed {
             Input::Guess { symbols, .. } => (guess::guess(&mut file)?, symbols.clone()),
         };
         if format == Format::Qperf && symbols.is_none() {
-            bail!(
-                "{} is a qperf.bin: pass the kernel ELF with --elf (or a kallsyms file with --kallsyms)",
-                file.path().display()
-            );
+            return Err(needs_symbols(file.path()));
         }
         self.size = file.remaining_len().unwrap_or(0);
         file.count_into(self.consumed.clone());
@@ -265,7 +270,8 @@ impl FileFeed {
                     tables: Box::new(FeedTables::new(info)),
                 }
             }
-            _ => {
+            (Format::Qperf, None) => return Err(needs_symbols(&path)),
+            (Format::Folded, _) => {
                 let mut tables = FeedTables::new(ProfileInfo {
                     source: path.display().to_string(),
                     ..ProfileInfo::default()
@@ -286,8 +292,9 @@ impl FileFeed {
             return Ok(FeedStatus::Progress);
         };
         let mut bytes = Vec::new();
-        let mut ended = false;
-        while bytes.len() < CONSOLE_BATCH_BYTES {
+        // Stopped: the profile matters more than the rest of its log (which may never end).
+        let mut ended = self.stopped;
+        while !ended && bytes.len() < CONSOLE_BATCH_BYTES {
             match lines.next_line().context("cannot read the console log")? {
                 Some(line) => bytes.extend_from_slice(line),
                 None => {

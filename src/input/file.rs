@@ -200,11 +200,6 @@ impl InputFile {
         Ok(&self.buf[self.pos..end])
     }
 
-    /// Whether the file has said end of input (everything left is buffered).
-    pub fn peeked_to_end(&self) -> bool {
-        self.at_end
-    }
-
     /// One read into the free space after `filled`.
     fn read_more(&mut self) -> Result<(), InputError> {
         loop {
@@ -298,7 +293,6 @@ mod tests {
         assert_eq!(rest, data[10..]);
         assert_eq!(input.consumed(), 600_000);
         assert!(input.peek(1).unwrap().is_empty());
-        assert!(input.peeked_to_end());
     }
 
     #[test]

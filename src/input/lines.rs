@@ -91,15 +91,6 @@ impl<R: BufRead> BoundedLines<R> {
     pub fn path(&self) -> &std::path::Path {
         &self.path
     }
-
-    pub fn kind(&self) -> InputKind {
-        self.kind
-    }
-
-    /// The reader underneath (to read on from it differently).
-    pub fn into_inner(self) -> R {
-        self.input
-    }
 }
 
 #[cfg(test)]
