@@ -6,6 +6,7 @@
 
 pub mod file;
 pub mod follow;
+pub mod guess;
 pub mod host;
 pub mod ingest;
 pub mod interned;

@@ -22,7 +22,10 @@
 //!   only writer of model state; [`views`] draw its snapshots, [`export`] writes its
 //!   artifacts, [`store`] records and replays sessions, [`batch`] runs it headless.
 //!
-//! A module imports only modules listed before it in this order: model, trace, symbols,
+//! [`input`] is the one bounded reader every file goes through (caps on lines and sizes,
+//! read once).
+//!
+//! A module imports only modules listed before it in this order: input, model, trace, symbols,
 //! sources, store, analyzers, export, feeds, engine, config, views, app, batch, cli
 //! (tests/layers.rs checks it).
 
@@ -34,6 +37,7 @@ pub mod config;
 pub mod engine;
 pub mod export;
 pub mod feeds;
+pub mod input;
 pub mod model;
 pub mod sources;
 pub mod store;

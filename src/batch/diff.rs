@@ -1,7 +1,7 @@
 //! `perfscope diff <a> <b>`: which functions changed between two profiles, by self and
 //! total share, and a differential flamegraph (red grew, blue shrank).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::Context;
 
@@ -113,10 +113,7 @@ fn whole(input: &Input, open: &OpenOptions) -> anyhow::Result<(Snapshot, Vec<Str
 }
 
 fn display(input: &Input) -> String {
-    let path: &Path = match input {
-        Input::Qperf { path, .. } | Input::Folded { path } => path,
-    };
-    path.display().to_string()
+    input.path().display().to_string()
 }
 
 /// `diff.csv`: every function, both profiles, self and total (percent of each total).

@@ -95,7 +95,7 @@ pub fn run(options: &ReportOptions) -> anyhow::Result<ArtifactSet> {
     let focus = options.validate()?;
     let markers = markers_from_secs(options.start_sec, options.stop_sec);
     let feed: Box<dyn Feed> = match &options.input {
-        ReportInput::File(input) => Box::new(FileFeed::new(
+        ReportInput::File(input) => Box::new(FileFeed::open(
             input.clone(),
             OpenOptions {
                 style: options.symbol_style,
@@ -105,7 +105,7 @@ pub fn run(options: &ReportOptions) -> anyhow::Result<ArtifactSet> {
             },
             options.console.clone(),
             markers,
-        )),
+        )?),
         ReportInput::Session(path) => Box::new(ReplayFeed::open(path)?),
     };
     let mut artifacts = options.artifacts.clone();

@@ -5,13 +5,12 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use clap::{Args, ValueEnum};
 
 use crate::export::artifacts::{
     ArtifactOptions, DEFAULT_MIN_PERCENT, DEFAULT_TOP, FlamegraphKind, StackFormat,
 };
-use crate::feeds::file::{Input, SymbolSource, looks_folded};
+use crate::feeds::file::{Input, SymbolSource};
 use crate::model::Focus;
 use crate::symbols::SymbolStyle;
 
@@ -145,17 +144,12 @@ impl SymbolArgs {
         }
     }
 
-    /// A folded file, or a qperf.bin (which needs symbols).
-    pub fn input(&self, path: PathBuf) -> anyhow::Result<Input> {
-        if looks_folded(&path).with_context(|| format!("cannot read {}", path.display()))? {
-            return Ok(Input::Folded { path });
-        }
-        match self.source() {
-            Some(symbols) => Ok(Input::Qperf { path, symbols }),
-            None => crate::usage!(
-                "{} is a qperf.bin: pass the kernel ELF with --elf (or a kallsyms file with --kallsyms)",
-                path.display()
-            ),
+    /// A folded file, or a qperf.bin (which needs symbols): the feed tells which from the
+    /// file's first bytes when it opens it, the one time it is opened.
+    pub fn input(&self, path: PathBuf) -> Input {
+        Input::Guess {
+            path,
+            symbols: self.source(),
         }
     }
 }

@@ -125,7 +125,7 @@ pub fn run_report(a: ReportArgs) -> anyhow::Result<Outcome> {
     let input = match (a.folded.clone(), a.input.clone()) {
         (Some(path), _) => ReportInput::File(Input::Folded { path }),
         (None, Some(path)) if is_session(&path) => ReportInput::Session(path),
-        (None, Some(path)) => ReportInput::File(a.symbols.input(path)?),
+        (None, Some(path)) => ReportInput::File(a.symbols.input(path)),
         (None, None) => crate::usage!("give a qperf.bin, a session file or --folded FILE"),
     };
     let mut o = ReportOptions::new(input, a.out.clone());
@@ -147,8 +147,8 @@ pub fn run_report(a: ReportArgs) -> anyhow::Result<Outcome> {
 /// `perfscope diff`: the top changed functions and a differential flamegraph.
 pub fn run_diff(a: DiffArgs) -> anyhow::Result<Outcome> {
     let o = diff::DiffOptions {
-        baseline: a.symbols.input(a.baseline.clone())?,
-        compare: a.symbols.input(a.compare.clone())?,
+        baseline: a.symbols.input(a.baseline.clone()),
+        compare: a.symbols.input(a.compare.clone()),
         out_dir: a.out.clone(),
         top: a.top,
         open: OpenOptions {
@@ -190,7 +190,7 @@ pub fn run_open(a: OpenArgs) -> anyhow::Result<Outcome> {
         let input = if is_session(&a.input) {
             ReportInput::Session(a.input.clone())
         } else {
-            ReportInput::File(a.symbols.input(a.input.clone())?)
+            ReportInput::File(a.symbols.input(a.input.clone()))
         };
         let mut o = ReportOptions::new(input, a.out.clone());
         o.arch = a.arch.clone();
@@ -244,8 +244,8 @@ pub fn run_open(a: OpenArgs) -> anyhow::Result<Outcome> {
             markers,
         ))
     } else {
-        let input = a.symbols.input(a.input.clone())?;
-        Box::new(FileFeed::new(input, options, a.console.clone(), markers))
+        let input = a.symbols.input(a.input.clone());
+        Box::new(FileFeed::open(input, options, a.console.clone(), markers)?)
     };
     if a.no_tui {
         // A followed file that is not there yet is waited for, and said on stderr.

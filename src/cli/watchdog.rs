@@ -33,26 +33,33 @@ pub const NO_PMU_NOTICE: &str = "watchdog: no hardware PMU here: hard lockups ar
 ticks, an hrtimer that interrupts-off stops too, not on NMIs";
 
 fn read_proc(path: &str) -> anyhow::Result<String> {
-    std::fs::read_to_string(path)
+    crate::input::read_text(std::path::Path::new(path), crate::input::InputKind::System)
         .map(|s| s.trim().to_string())
         .with_context(|| format!("watchdog: cannot read {path} (a kernel without the lockup detector?)"))
 }
 
-/// `watchdog_timer_fn`'s address in /proc/kallsyms.
+/// `watchdog_timer_fn`'s address in /proc/kallsyms, read line by line within its caps.
 fn watchdog_timer_fn() -> anyhow::Result<u64> {
-    let kallsyms =
-        std::fs::read_to_string("/proc/kallsyms").context("watchdog: cannot read /proc/kallsyms")?;
-    let address = kallsyms
-        .lines()
-        .find_map(|line| {
-            let mut words = line.split_whitespace();
-            let address = words.next()?;
-            let _kind = words.next()?;
-            (words.next()? == "watchdog_timer_fn").then(|| u64::from_str_radix(address, 16).ok())?
-        })
-        .context(
-            "watchdog: no watchdog_timer_fn in /proc/kallsyms (a kernel without the soft-lockup detector)",
-        )?;
+    let path = std::path::Path::new("/proc/kallsyms");
+    let file = crate::input::InputFile::open(path).context("watchdog: cannot read /proc/kallsyms")?;
+    let mut lines = crate::input::BoundedLines::new(file, path, crate::input::InputKind::Kallsyms);
+    let mut found = None;
+    while let Some(line) = lines
+        .next_line()
+        .context("watchdog: cannot read /proc/kallsyms")?
+    {
+        let line = String::from_utf8_lossy(line);
+        let mut words = line.split_whitespace();
+        if let (Some(address), Some(_kind), Some("watchdog_timer_fn")) =
+            (words.next(), words.next(), words.next())
+        {
+            found = u64::from_str_radix(address, 16).ok();
+            break;
+        }
+    }
+    let address = found.context(
+        "watchdog: no watchdog_timer_fn in /proc/kallsyms (a kernel without the soft-lockup detector)",
+    )?;
     if address == 0 {
         bail!("watchdog: /proc/kallsyms hides addresses: run as root (or `sysctl kernel.kptr_restrict=0`)");
     }

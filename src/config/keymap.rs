@@ -31,7 +31,10 @@ pub enum KeymapError {
     #[error(
         "cannot read keymap {path}: {cause} (--keymap takes \"default\", \"vim\" or a path to a .toml file)"
     )]
-    Io { path: PathBuf, cause: std::io::Error },
+    Io {
+        path: PathBuf,
+        cause: crate::input::InputError,
+    },
     #[error("{at}: TOML syntax error: {message}")]
     Syntax { at: String, message: String },
     #[error(
@@ -109,9 +112,11 @@ impl Keymap {
 
     /// [`Keymap::from_toml`] on a file; errors name the file.
     pub fn load_file(path: &Path, base: Option<&Keymap>) -> Result<Keymap, KeymapError> {
-        let text = std::fs::read_to_string(path).map_err(|source| KeymapError::Io {
-            path: path.to_path_buf(),
-            cause: source,
+        let text = crate::input::read_text(path, crate::input::InputKind::Config).map_err(|source| {
+            KeymapError::Io {
+                path: path.to_path_buf(),
+                cause: source,
+            }
         })?;
         Keymap::parse(&path.display().to_string(), &text, base)
     }

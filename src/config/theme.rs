@@ -53,7 +53,7 @@ pub enum ThemeError {
     #[error("cannot read theme {path}: {cause}")]
     Io {
         path: std::path::PathBuf,
-        cause: std::io::Error,
+        cause: crate::input::InputError,
     },
     #[error("{at}: TOML syntax error: {message}")]
     Syntax { at: String, message: String },
@@ -243,9 +243,11 @@ impl Theme {
 
     /// The theme file `path`; named after the file unless it says `name = …`.
     pub fn load_file(path: &Path) -> Result<Theme, ThemeError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ThemeError::Io {
-            path: path.to_path_buf(),
-            cause: source,
+        let text = crate::input::read_text(path, crate::input::InputKind::Config).map_err(|source| {
+            ThemeError::Io {
+                path: path.to_path_buf(),
+                cause: source,
+            }
         })?;
         let stem = path
             .file_stem()

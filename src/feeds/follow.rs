@@ -129,7 +129,8 @@ impl Feed for FollowFeed {
         if self.tail.is_none() {
             match QperfTail::open(&self.path) {
                 Ok(t) => {
-                    super::file::refuse_foreign(&self.path)?;
+                    let mut head = crate::input::InputFile::open(&self.path)?;
+                    super::guess::refuse_foreign(&mut head)?;
                     self.tail = Some(t);
                     if self.waiting.take().is_some() {
                         out.push(Update::Waiting(None));
@@ -200,6 +201,7 @@ impl Feed for FollowFeed {
                 records: tail.records(),
                 bytes_read: tail.bytes_read(),
                 end,
+                rest_unread: false,
             };
             out.push(Update::Warning(format!(
                 "{}: stopped following: {report}",

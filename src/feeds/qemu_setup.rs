@@ -92,12 +92,12 @@ pub fn find_plugin(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
         })
 }
 
+/// A regular file starting with the ELF magic (a pipe is not looked at: QEMU reads it).
 fn is_elf(path: &Path) -> bool {
-    let mut magic = [0u8; 4];
-    std::fs::File::open(path)
-        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
-        .is_ok()
-        && magic == *b"\x7fELF"
+    let Ok(mut file) = crate::input::InputFile::open(path) else {
+        return false;
+    };
+    file.is_regular() && file.peek(4).is_ok_and(|magic| magic == b"\x7fELF")
 }
 
 /// Validate, choose the callchain, prepare the output directory and start QEMU.

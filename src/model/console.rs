@@ -15,6 +15,11 @@ const CHUNK: usize = 1024;
 /// Lines the engine's log keeps for scrollback (about 10 MB of typical console text).
 pub const DEFAULT_KEPT_LINES: usize = 128 * CHUNK;
 
+/// The longest line kept whole (the console log's line cap, [`crate::input`]): a guest that
+/// prints without a newline gets its text split into lines this long instead of one line
+/// that grows without end.
+pub const MAX_LINE_BYTES: usize = crate::input::InputKind::ConsoleLog.limits().max_line_bytes;
+
 /// One console line without its line terminator.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConsoleLine {
@@ -115,6 +120,11 @@ impl ConsoleLog {
                 c if c.is_control() => {}
                 c => self.partial.push(c),
             }
+            if self.partial.len() >= MAX_LINE_BYTES {
+                let text = std::mem::take(&mut self.partial);
+                self.push(ConsoleLine { time_ns, text });
+                completed += 1;
+            }
         }
         completed
     }
@@ -193,6 +203,15 @@ mod tests {
         log.push_bytes(None, b"ls\x1b[1;3");
         log.push_bytes(None, b"2mred\x1b[0m \xff\n");
         assert_eq!(log.get(2).unwrap().text, "starry:~# lsred \u{fffd}");
+    }
+
+    #[test]
+    fn a_line_that_never_ends_is_split_at_the_cap() {
+        let mut log = ConsoleLog::new();
+        let long = vec![b'a'; MAX_LINE_BYTES * 2 + 5];
+        assert_eq!(log.push_bytes(None, &long), 2);
+        assert_eq!(log.get(0).unwrap().text.len(), MAX_LINE_BYTES);
+        assert_eq!(log.partial().len(), 5);
     }
 
     #[test]

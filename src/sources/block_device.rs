@@ -73,7 +73,7 @@ impl BlockDevice {
         let sysfs = PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
         let read = |name: &str| -> Result<Option<String>, BlockDeviceError> {
             let file = sysfs.join(name);
-            match std::fs::read_to_string(&file) {
+            match crate::input::read_system_text(&file) {
                 Ok(text) => Ok(Some(text.trim().to_string())),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
                 Err(reason) => Err(BlockDeviceError::Sysfs {

@@ -7,10 +7,15 @@
 
 use std::borrow::Cow;
 use std::fmt;
-use std::path::Path;
 
 /// The character a `;` inside a frame name is written as.
 pub const ESCAPED_SEMICOLON: char = '\u{ff1b}';
+
+/// The most frames a line may have: above the deepest stack any recorder writes (a qperf
+/// record holds at most 32,762, perf's `kernel.perf_event_max_stack` at most 65,535). A
+/// deeper line is skipped and counted before its frames are made: a 16 MiB line of `a;`
+/// would otherwise become 8 million names and as many nodes of the stack trie.
+pub const MAX_FRAMES: usize = 65_536;
 
 /// Escape a frame name for a folded line.
 pub fn escape_frame(name: &str) -> Cow<'_, str> {
@@ -60,6 +65,8 @@ pub enum LineError {
     BadCount(String),
     /// Only separators before the count.
     NoFrames,
+    /// More than [`MAX_FRAMES`] frames.
+    TooDeep { frames: usize },
 }
 
 impl fmt::Display for LineError {
@@ -68,6 +75,10 @@ impl fmt::Display for LineError {
             LineError::MissingCount => write!(f, "no count after the stack (expected `a;b;c 12`)"),
             LineError::BadCount(t) => write!(f, "count {t:?} is not a non-negative integer"),
             LineError::NoFrames => write!(f, "the stack has no frames"),
+            LineError::TooDeep { frames } => write!(
+                f,
+                "the stack has {frames} frames, more than the {MAX_FRAMES} perfscope reads"
+            ),
         }
     }
 }
@@ -128,6 +139,10 @@ fn parse_stack(line: &str) -> Result<FoldedLine, LineError> {
     let count: u64 = count_text
         .parse()
         .map_err(|_| LineError::BadCount(count_text.chars().take(40).collect()))?;
+    let frames = stack.bytes().filter(|&b| b == b';').count() + 1;
+    if frames > MAX_FRAMES {
+        return Err(LineError::TooDeep { frames });
+    }
     // Frames are trimmed and blank ones dropped: whitespace at a frame's ends cannot
     // survive a write/parse round trip (the count separator is a space), so it is not
     // part of a name (the fuzzer found this).
@@ -141,6 +156,50 @@ fn parse_stack(line: &str) -> Result<FoldedLine, LineError> {
         return Err(LineError::NoFrames);
     }
     Ok(FoldedLine { frames, count })
+}
+
+/// What the start of an input says about its being folded stacks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FoldedStart {
+    /// The first line that is not blank or a comment is a stack; `utf8`: and it is valid
+    /// UTF-8, which a binary file's first "line" hardly ever is.
+    Stack { utf8: bool },
+    /// That line is not a stack.
+    NotStack { line_number: usize, error: LineError },
+    /// Nothing but blank lines and comments, to the end.
+    NoStack,
+    /// The bytes end inside the line that decides: more are needed.
+    NeedMore,
+}
+
+/// Read the first lines of `prefix` (`at_end`: the input ends there) as far as they
+/// decide whether the input is folded stacks, as inferno's `collapse::guess` asks each
+/// format.
+pub fn folded_start(prefix: &[u8], at_end: bool) -> FoldedStart {
+    for (i, line) in prefix.split_inclusive(|&b| b == b'\n').enumerate() {
+        if line.last() != Some(&b'\n') && !at_end {
+            return FoldedStart::NeedMore;
+        }
+        match parse_line(&String::from_utf8_lossy(line)) {
+            Ok(None) => {}
+            Ok(Some(_)) => {
+                return FoldedStart::Stack {
+                    utf8: std::str::from_utf8(line).is_ok(),
+                };
+            }
+            Err(error) => {
+                return FoldedStart::NotStack {
+                    line_number: i + 1,
+                    error,
+                };
+            }
+        }
+    }
+    if at_end {
+        FoldedStart::NoStack
+    } else {
+        FoldedStart::NeedMore
+    }
 }
 
 /// Parse folded text, keeping every good line and reporting the bad ones.
@@ -162,13 +221,6 @@ pub fn parse(text: &str) -> FoldedParse {
         }
     }
     out
-}
-
-/// Read and parse a folded file. Invalid UTF-8 is replaced rather than refused, so one
-/// bad byte does not lose the rest of the file.
-pub fn read(path: &Path) -> std::io::Result<FoldedParse> {
-    let bytes = std::fs::read(path)?;
-    Ok(parse(&String::from_utf8_lossy(&bytes)))
 }
 
 #[cfg(test)]
@@ -214,6 +266,42 @@ mod tests {
         assert_eq!(l.frames, ["x 3", "y"]);
         assert_eq!(parse_line(&format_line(&l.frames, l.count)).unwrap().unwrap(), l);
         assert_eq!(parse_line("   ;  4"), Err(LineError::NoFrames));
+    }
+
+    #[test]
+    fn the_first_stack_line_decides_and_a_line_cut_short_asks_for_more() {
+        assert_eq!(
+            folded_start(b"# c\n\nmain;leaf 3\nx", false),
+            FoldedStart::Stack { utf8: true }
+        );
+        assert_eq!(folded_start(b"# c\nmain;le", false), FoldedStart::NeedMore);
+        assert_eq!(
+            folded_start(b"y\ny\n", false),
+            FoldedStart::NotStack {
+                line_number: 1,
+                error: LineError::MissingCount
+            }
+        );
+        assert_eq!(folded_start(b"\n# only\n", true), FoldedStart::NoStack);
+        assert_eq!(folded_start(b"", true), FoldedStart::NoStack);
+        assert_eq!(
+            folded_start(b"a;\xff 1", true),
+            FoldedStart::Stack { utf8: false }
+        );
+        assert_eq!(folded_start(&[0u8; 64], false), FoldedStart::NeedMore);
+    }
+
+    #[test]
+    fn a_line_deeper_than_the_frame_cap_is_refused_before_its_frames_are_made() {
+        let at_cap = vec!["f"; MAX_FRAMES].join(";") + " 1";
+        assert_eq!(parse_line(&at_cap).unwrap().unwrap().frames.len(), MAX_FRAMES);
+        let deeper = vec!["f"; MAX_FRAMES + 1].join(";") + " 1";
+        assert_eq!(
+            parse_line(&deeper),
+            Err(LineError::TooDeep {
+                frames: MAX_FRAMES + 1
+            })
+        );
     }
 
     #[test]

@@ -1,12 +1,19 @@
 //! A folded file read line by line, in memory bounded by its longest line: a million-line
-//! file streams through instead of being held as text and as parsed lines at once.
+//! file streams through instead of being held as text and as parsed lines at once. Lines
+//! come through the bounded reader ([`crate::input::BoundedLines`]), so a line past the
+//! folded cap (16 MiB) is an error naming it, and a line of more than
+//! [`MAX_FRAMES`](super::folded::MAX_FRAMES) frames is skipped and counted before its
+//! frames are made.
 //!
 //! The reader keeps the tallies the end of a read reports (stacks, samples, frames, the
 //! skipped lines) and refuses a file whose counts add up past [`MAX_TOTAL_COUNT`], naming
 //! the line: a total that wraps around reads as "0 samples", and pprof stores values as
 //! signed 64-bit integers.
 
-use std::io::{self, BufRead};
+use std::io::BufRead;
+use std::path::PathBuf;
+
+use crate::input::{BoundedLines, InputError, InputKind};
 
 use super::folded::{FoldedLine, FoldedParse, SkippedLine, parse_line};
 
@@ -16,20 +23,19 @@ pub const MAX_TOTAL_COUNT: u64 = i64::MAX as u64;
 /// Why a folded file could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum FoldedReadError {
-    #[error("cannot read line {line_number}: {cause}")]
-    Io { line_number: usize, cause: io::Error },
+    #[error(transparent)]
+    Input(#[from] InputError),
     #[error(
-        "line {line_number}: the total sample count passes {MAX_TOTAL_COUNT} (2^63 - 1, the most \
-         pprof can hold): check the counts on that line, or split the file"
+        "{}: line {line_number}: the total sample count passes {MAX_TOTAL_COUNT} (2^63 - 1, the \
+         most pprof can hold): check the counts on that line, or split the file",
+        path.display()
     )]
-    TotalTooLarge { line_number: usize },
+    TotalTooLarge { path: PathBuf, line_number: usize },
 }
 
 /// Streams the stacks of a folded file.
 pub struct FoldedReader<R: BufRead> {
-    input: R,
-    buf: Vec<u8>,
-    line_number: usize,
+    lines: BoundedLines<R>,
     /// Good lines so far.
     pub stacks: u64,
     /// Sum of their counts (at most [`MAX_TOTAL_COUNT`]).
@@ -41,11 +47,10 @@ pub struct FoldedReader<R: BufRead> {
 }
 
 impl<R: BufRead> FoldedReader<R> {
-    pub fn new(input: R) -> Self {
+    /// `path` names the file in errors.
+    pub fn new(input: R, path: impl Into<PathBuf>) -> Self {
         Self {
-            input,
-            buf: Vec::new(),
-            line_number: 0,
+            lines: BoundedLines::new(input, path, InputKind::Folded),
             stacks: 0,
             total_count: 0,
             total_frames: 0,
@@ -57,19 +62,12 @@ impl<R: BufRead> FoldedReader<R> {
     /// Invalid UTF-8 is replaced rather than refused, so one bad byte loses one name.
     pub fn next_line(&mut self) -> Result<Option<FoldedLine>, FoldedReadError> {
         loop {
-            self.buf.clear();
-            let n = self
-                .input
-                .read_until(b'\n', &mut self.buf)
-                .map_err(|cause| FoldedReadError::Io {
-                    line_number: self.line_number + 1,
-                    cause,
-                })?;
-            if n == 0 {
+            // The number of the line about to be read (the reader counts it when it does).
+            let line_number = self.lines.line_number() as usize + 1;
+            let Some(bytes) = self.lines.next_line()? else {
                 return Ok(None);
-            }
-            self.line_number += 1;
-            let text = String::from_utf8_lossy(&self.buf);
+            };
+            let text = String::from_utf8_lossy(bytes);
             match parse_line(&text) {
                 Ok(None) => {}
                 Ok(Some(line)) => {
@@ -77,8 +75,9 @@ impl<R: BufRead> FoldedReader<R> {
                         .total_count
                         .checked_add(line.count)
                         .filter(|&t| t <= MAX_TOTAL_COUNT)
-                        .ok_or(FoldedReadError::TotalTooLarge {
-                            line_number: self.line_number,
+                        .ok_or_else(|| FoldedReadError::TotalTooLarge {
+                            path: self.lines.path().to_path_buf(),
+                            line_number,
                         })?;
                     self.stacks += 1;
                     self.total_frames = self
@@ -90,10 +89,7 @@ impl<R: BufRead> FoldedReader<R> {
                     let s = &mut self.skipped;
                     s.skipped_count += 1;
                     if s.skipped.len() < FoldedParse::MAX_REPORTED {
-                        s.skipped.push(SkippedLine {
-                            line_number: self.line_number,
-                            error,
-                        });
+                        s.skipped.push(SkippedLine { line_number, error });
                     }
                 }
             }
@@ -111,7 +107,7 @@ mod tests {
     use super::*;
 
     fn read_all(text: &[u8]) -> (FoldedReader<&[u8]>, Result<Vec<FoldedLine>, FoldedReadError>) {
-        let mut r = FoldedReader::new(text);
+        let mut r = FoldedReader::new(text, "x.folded");
         let mut lines = Vec::new();
         let result = loop {
             match r.next_line() {
@@ -140,11 +136,11 @@ mod tests {
         let (_, e) = read_all(b"a;b 18446744073709551615\n");
         assert!(matches!(
             e,
-            Err(FoldedReadError::TotalTooLarge { line_number: 1 })
+            Err(FoldedReadError::TotalTooLarge { line_number: 1, .. })
         ));
         let (_, e) = read_all(b"a 9223372036854775807\n\nb 1\n");
         let e = e.unwrap_err();
-        assert!(e.to_string().starts_with("line 3: "), "{e}");
+        assert!(e.to_string().starts_with("x.folded: line 3: "), "{e}");
         let (r, ok) = read_all(b"a 9223372036854775806\nb 1\n");
         assert_eq!(ok.unwrap().len(), 2);
         assert_eq!(r.total_count, MAX_TOTAL_COUNT);

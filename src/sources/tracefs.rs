@@ -139,7 +139,7 @@ impl Tracefs {
 }
 
 fn read(path: &Path) -> Result<String, TracefsError> {
-    std::fs::read_to_string(path).map_err(|source| match source.kind() {
+    crate::input::read_system_text(path).map_err(|source| match source.kind() {
         std::io::ErrorKind::PermissionDenied => TracefsError::PermissionDenied {
             path: path.to_path_buf(),
         },

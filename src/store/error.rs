@@ -23,6 +23,9 @@ pub enum StoreError {
     },
     #[error("{path}: cannot read the session: {cause}")]
     Io { path: PathBuf, cause: std::io::Error },
+    /// Opening or looking at the file (the bounded reader's errors name the file).
+    #[error(transparent)]
+    Input(#[from] crate::input::InputError),
     #[error(
         "{path} exists and is not a perfscope session: refusing to overwrite it; remove it or \
          record to another file"

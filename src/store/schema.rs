@@ -1,8 +1,9 @@
 //! The session file format: tables, indices, the version stamp, and the checks a reader
 //! makes before trusting a file. `README.md` beside this file documents every table.
 
-use std::io::Read;
 use std::path::Path;
+
+use crate::input::{FileType, InputFile};
 
 use rusqlite::Connection;
 
@@ -91,27 +92,20 @@ pub fn create(conn: &Connection) -> Result<(), StoreError> {
 }
 
 /// Whether `path` starts with the SQLite header (checked before SQLite sees it, whose own
-/// error for a text file is "file is not a database").
+/// error for a text file is "file is not a database"). A pipe or a device is not looked
+/// at — that would consume what it holds — and is no session: SQLite reads a session in
+/// place.
 pub fn is_sqlite_file(path: &Path) -> Result<bool, StoreError> {
-    let mut head = [0u8; 16];
-    let mut file = std::fs::File::open(path).map_err(|source| StoreError::Io {
-        path: path.into(),
-        cause: source,
-    })?;
-    let mut n = 0;
-    while n < head.len() {
-        match file.read(&mut head[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(source) => {
-                return Err(StoreError::Io {
-                    path: path.into(),
-                    cause: source,
-                });
-            }
-        }
+    // Told by its metadata first: even opening a FIFO has effects.
+    if !matches!(FileType::of_path(path)?, FileType::Regular { .. }) {
+        return Ok(false);
     }
-    Ok(n == 16 && &head == b"SQLite format 3\0")
+    Ok(InputFile::open(path)?.peek(16)? == b"SQLite format 3\0")
+}
+
+/// Refuse a session that is not a regular file, before SQLite sees it.
+pub fn require_regular(path: &Path) -> Result<(), StoreError> {
+    Ok(FileType::require_regular(path, "a session")?)
 }
 
 /// Refuse a connection that is not a session of [`SCHEMA_VERSION`].
@@ -140,6 +134,7 @@ pub fn check(path: &Path, conn: &Connection) -> Result<(), StoreError> {
 
 /// Open an existing session for reading, after the header, id and version checks.
 pub fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
+    require_regular(path)?;
     if !is_sqlite_file(path)? {
         return Err(StoreError::NotSqlite { path: path.into() });
     }

@@ -2,7 +2,6 @@
 //! symbol table, plus what the image says about its address space as a guest kernel — the
 //! kernel text range and the [`GuestSpace`] (its physical alias, firmware, user space).
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use object::{Object, ObjectSection, ObjectSymbol, SectionKind, SymbolKind};
@@ -15,8 +14,9 @@ use super::{AddressRange, Canonical, SymbolFrame, Symbolizer};
 /// Why an ELF could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ElfError {
-    #[error("cannot read {path}: {cause}")]
-    Io { path: PathBuf, cause: std::io::Error },
+    /// Opening or mapping it (a pipe or a device is refused: an ELF is mapped in place).
+    #[error(transparent)]
+    Input(#[from] crate::input::InputError),
     #[error(
         "{path} is not an object file addr2line can read: {reason} (pass the unstripped kernel ELF, not the raw .bin image)"
     )]
@@ -51,18 +51,14 @@ impl ElfImage {
     }
 
     fn open_with(path: &Path, dwarf: bool) -> Result<Self, ElfError> {
-        let io = |source| ElfError::Io {
-            path: path.to_path_buf(),
-            cause: source,
-        };
         let parse = |reason: String| ElfError::Parse {
             path: path.to_path_buf(),
             reason,
         };
-        let file = File::open(path).map_err(io)?;
-        // SAFETY: the map is read-only and dropped at the end of this function; a file
-        // changed underneath gives wrong symbols, not unsoundness in safe code we call.
-        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
+        // Mapped, not read: an ELF of any size costs address space, not memory. The map is
+        // dropped at the end of this function; addr2line maps the file again by its path
+        // (a regular file, which `map` has checked).
+        let map = crate::input::map(path, "an ELF")?;
         let object = object::File::parse(&*map).map_err(|e| parse(e.to_string()))?;
 
         let exec_sections: Vec<AddressRange> = object

@@ -109,23 +109,9 @@ impl KallsymsSymbolizer {
     }
 
     /// Read a kallsyms file; the kernel text is `_stext`/`_text` … `_etext` when present.
-    pub fn open(path: &std::path::Path) -> std::io::Result<(Self, kallsyms::KallsymsStats)> {
-        let text = std::fs::read_to_string(path)?;
-        let (table, stats) = kallsyms::parse(&text);
-        let find = |name: &str| {
-            text.lines().find_map(|l| {
-                let mut p = l.split_whitespace();
-                let addr = p.next()?;
-                p.next()?;
-                (p.next()? == name).then(|| u64::from_str_radix(addr, 16).ok())?
-            })
-        };
-        let start = find("_stext").or_else(|| find("_text"));
-        let range = match (start, find("_etext")) {
-            (Some(start), Some(end)) if end > start => Some(AddressRange { start, end }),
-            _ => None,
-        };
-        Ok((Self::new(table, range), stats))
+    pub fn open(path: &std::path::Path) -> Result<(Self, kallsyms::KallsymsStats), kallsyms::KallsymsError> {
+        let k = kallsyms::read(path)?;
+        Ok((Self::new(k.table, k.text), k.stats))
     }
 }
 

@@ -136,7 +136,7 @@ pub fn event_cpus(
     if events.iter().all(|e| e.spec.cpus.is_none()) {
         return Ok(vec![None; events.len()]);
     }
-    let online_text = std::fs::read_to_string("/sys/devices/system/cpu/online")
+    let online_text = crate::input::read_system_text("/sys/devices/system/cpu/online")
         .map(|t| t.trim().to_string())
         .unwrap_or_default();
     let online = online_cpus()?;

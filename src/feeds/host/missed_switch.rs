@@ -264,7 +264,7 @@ fn slot<T: Default + Clone>(list: &mut Vec<T>, cpu: u32) -> &mut T {
 
 /// The kernel's priority of a thread (`/proc/TID/stat` field 18 is prio − 100).
 fn proc_prio(tid: u32) -> i64 {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{tid}/stat")) else {
+    let Ok(stat) = crate::input::read_system_text(format!("/proc/{tid}/stat")) else {
         return DEFAULT_PRIO;
     };
     // The comm (field 2) may hold spaces and parentheses: count from its closing one.

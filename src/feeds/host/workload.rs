@@ -161,9 +161,9 @@ fn wait_until_blocked_in_read(pid: libc::pid_t) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
     let read_nr = libc::SYS_read.to_string();
     while std::time::Instant::now() < deadline {
-        let blocked = match std::fs::read_to_string(format!("/proc/{pid}/syscall")) {
+        let blocked = match crate::input::read_system_text(format!("/proc/{pid}/syscall")) {
             Ok(text) => text.split_whitespace().next() == Some(read_nr.as_str()),
-            Err(_) => std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            Err(_) => crate::input::read_system_text(format!("/proc/{pid}/stat"))
                 .ok()
                 .and_then(|stat| {
                     let (_, after_comm) = stat.rsplit_once(')')?;

@@ -90,7 +90,7 @@ pub fn current_privilege() -> Privilege {
     if unsafe { libc::geteuid() } == 0 {
         return Privilege::Privileged;
     }
-    let caps = std::fs::read_to_string("/proc/self/status")
+    let caps = crate::input::read_system_text("/proc/self/status")
         .ok()
         .and_then(|status| {
             let line = status.lines().find(|l| l.starts_with("CapEff:"))?;
@@ -106,7 +106,7 @@ pub fn current_privilege() -> Privilege {
 
 /// kernel.perf_event_paranoid, when readable.
 pub fn current_paranoid() -> Option<i32> {
-    std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+    crate::input::read_system_text("/proc/sys/kernel/perf_event_paranoid")
         .ok()?
         .trim()
         .parse()
@@ -115,7 +115,7 @@ pub fn current_paranoid() -> Option<i32> {
 
 /// The active lockdown mode (`integrity`, `confidentiality`), when not `none`.
 pub fn current_lockdown() -> Option<String> {
-    let text = std::fs::read_to_string("/sys/kernel/security/lockdown").ok()?;
+    let text = crate::input::read_system_text("/sys/kernel/security/lockdown").ok()?;
     let active = text.split_whitespace().find(|w| w.starts_with('['))?;
     let mode = active.trim_matches(|c| c == '[' || c == ']');
     (mode != "none").then(|| mode.to_string())

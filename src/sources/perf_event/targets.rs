@@ -107,7 +107,7 @@ pub fn parse_id_list(text: &str) -> Result<Vec<u32>, PerfEventError> {
 /// The online CPUs (/sys/devices/system/cpu/online).
 pub fn online_cpus() -> Result<Vec<u32>, PerfEventError> {
     let path = "/sys/devices/system/cpu/online";
-    let text = std::fs::read_to_string(path).map_err(|source| PerfEventError::Proc {
+    let text = crate::input::read_system_text(path).map_err(|source| PerfEventError::Proc {
         path: path.into(),
         cause: source,
     })?;

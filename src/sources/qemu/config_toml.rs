@@ -20,7 +20,9 @@ pub fn recorded_boot(qperf_bin: &Path) -> Boot {
     let Some(toml) = qperf_bin.parent().map(|dir| dir.join("qemu.toml")) else {
         return Boot::Direct;
     };
-    let uefi = std::fs::read_to_string(toml)
+    // Within the TOML caps: a `qemu.toml` that is not one (a FIFO, a huge file) is no
+    // evidence of a UEFI boot.
+    let uefi = crate::input::read_text(&toml, crate::input::InputKind::Config)
         .ok()
         .and_then(|text| text.parse::<Table>().ok())
         .and_then(|t| t.get("uefi").and_then(Value::as_bool))

@@ -34,9 +34,9 @@ pub fn parse_stat(stat: &str, ticks_per_second: f64) -> Option<ProcTimes> {
 pub fn read(pid: u32) -> Option<ProcTimes> {
     // SAFETY: sysconf has no memory effects.
     let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let stat = crate::input::read_system_text(format!("/proc/{pid}/stat")).ok()?;
     let mut t = parse_stat(&stat, if ticks > 0 { ticks as f64 } else { 100.0 })?;
-    if let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) {
+    if let Ok(status) = crate::input::read_system_text(format!("/proc/{pid}/status")) {
         for line in status.lines() {
             let value = |l: &str| l.split_whitespace().nth(1).and_then(|v| v.parse().ok());
             if line.starts_with("voluntary_ctxt_switches:") {

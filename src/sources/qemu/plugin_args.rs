@@ -59,11 +59,8 @@ impl KernelText {
 /// 0xffffffff80100000, else the arch's boot protocol — never xtask's low-32-bit mask, which
 /// aliases OpenSBI onto a kernel linked at RAM's base). `None` when neither section exists.
 pub fn kernel_text_of(elf: &Path) -> anyhow::Result<Option<KernelText>> {
-    let data = std::fs::File::open(elf).with_context(|| format!("cannot read {}", elf.display()))?;
-    // Mapped, not read: a debug kernel is hundreds of MB, of which this needs the headers.
-    // SAFETY: a read-only map dropped at the end of this function.
-    let data =
-        unsafe { memmap2::Mmap::map(&data) }.with_context(|| format!("cannot map {}", elf.display()))?;
+    // Mapped, not read whole: a kernel ELF with DWARF is hundreds of MiB.
+    let data = crate::input::map(elf, "a kernel ELF")?;
     let file =
         object::File::parse(&*data).with_context(|| format!("{} is not an ELF file", elf.display()))?;
     let mut range: Option<(u64, u64)> = None;

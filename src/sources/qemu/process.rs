@@ -117,9 +117,19 @@ impl QemuProcess {
         std::thread::Builder::new()
             .name("perfscope-qemu-stderr".into())
             .spawn(move || {
-                let mut all = Vec::new();
-                let _ = stderr.read_to_end(&mut all);
-                let _ = etx.send(all);
+                // Read to the end (QEMU stalls on a full pipe), kept within the child
+                // output cap: a plugin that floods stderr costs no memory.
+                let mut kept =
+                    match crate::input::read_kept(&mut stderr, crate::input::InputKind::ChildOutput) {
+                        Ok((kept, 0)) => kept,
+                        Ok((mut kept, dropped)) => {
+                            kept.extend_from_slice(format!("\n[{dropped} more bytes not kept]\n").as_bytes());
+                            kept
+                        }
+                        Err(_) => Vec::new(),
+                    };
+                kept.shrink_to_fit();
+                let _ = etx.send(kept);
             })?;
         let stdin = child.stdin.take();
         let console_realtime = prompt_rx.recv().unwrap_or(false);

@@ -49,6 +49,15 @@ pub enum CorruptKind {
          (256 KiB), at byte {at} of the record"
     )]
     TraceTooLong { len: u64, limit: u64, at: usize },
+    /// A run of zero bytes where a record starts ([`ZERO_RUN_BYTES`](super::ZERO_RUN_BYTES)
+    /// or more). Zeros decode as empty records, but the plugin never writes one (every
+    /// trace holds at least the pc): this is a hole — a preallocated file, blocks a crash
+    /// left zeroed, `/dev/zero` — and reading it as records would never end.
+    #[error(
+        "{bytes} zero bytes where a record starts: a hole — a preallocated file, or blocks a \
+         crash left zeroed — not records the plugin wrote"
+    )]
+    ZeroRun { bytes: usize },
 }
 
 impl CorruptKind {
@@ -59,6 +68,7 @@ impl CorruptKind {
             | CorruptKind::U128Marker { at, .. }
             | CorruptKind::U64MarkerOnU32 { at, .. }
             | CorruptKind::TraceTooLong { at, .. } => at,
+            CorruptKind::ZeroRun { .. } => 0,
         }
     }
 }

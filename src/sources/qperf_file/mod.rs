@@ -49,6 +49,16 @@ pub const MAX_RECORD_CLAIM_BYTES: u64 = 262_144;
 /// whole record or proves it corrupt, which is what bounds the readers' buffers.
 pub const MAX_RECORD_WIRE_BYTES: usize = 294_912;
 
+/// A run of this many zero bytes where a record starts ends a read as a hole
+/// ([`CorruptKind::ZeroRun`]): one filesystem block, 585 empty v3 records in a row, which the
+/// plugin never writes (every trace holds at least the pc).
+pub const ZERO_RUN_BYTES: usize = 4096;
+
+/// After a bad record, the rest of a stream whose length is unknown (a pipe, a device) is
+/// counted this far at most, so an endless one (`/dev/urandom`) ends; a regular file's
+/// rest is its size, not read at all.
+pub const MAX_DRAINED_BYTES: u64 = 64 << 20;
+
 /// The record layout of a `qperf.bin` file. The file itself does not say; see
 /// [`detect_version`].
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -5,15 +5,21 @@
 //! whole record or proves it corrupt. Decode failures are not errors here: like the
 //! reference, reading stops at the first bad record and keeps what came before, and the
 //! [`ReadReport`] says exactly how it ended. Only I/O failures are `Err`.
+//!
+//! Every read ends, whatever the input: a run of zero bytes where a record starts is a hole
+//! ([`ZERO_RUN_BYTES`](super::ZERO_RUN_BYTES)), not endless empty records, and the rest
+//! after a bad record is a regular file's size (not read) or at most
+//! [`MAX_DRAINED_BYTES`](super::MAX_DRAINED_BYTES) of a stream.
 
-use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
 
-use super::error::DecodeError;
+use crate::input::InputFile;
+
+use super::error::{CorruptKind, DecodeError};
 use super::record::decode_record;
 use super::report::{ReadEnd, ReadReport};
-use super::{FormatVersion, QperfRecord};
+use super::{FormatVersion, MAX_DRAINED_BYTES, QperfRecord, ZERO_RUN_BYTES};
 
 /// Bytes asked of the input per read.
 const CHUNK_BYTES: usize = 64 * 1024;
@@ -84,11 +90,23 @@ pub struct QperfReader<R: Read> {
     version: Option<FormatVersion>,
     records: u64,
     end: Option<ReadEnd>,
+    /// The input's whole length, when it is a regular file: the rest after a bad record is
+    /// then known without reading it.
+    input_len: Option<u64>,
+    rest_unread: bool,
 }
 
-impl QperfReader<File> {
+impl QperfReader<InputFile> {
+    /// Open `path` (once: a pipe is read as it comes) and read it within the caps.
     pub fn open(path: impl AsRef<Path>) -> io::Result<Self> {
-        File::open(path).map(QperfReader::new)
+        let input = InputFile::open(path.as_ref())?;
+        Ok(QperfReader::of_input(input))
+    }
+
+    /// Read an opened input from where it is (bytes only peeked at are read again).
+    pub fn of_input(input: InputFile) -> Self {
+        let len = input.remaining_len();
+        QperfReader::new(input).with_input_len(len)
     }
 }
 
@@ -111,7 +129,16 @@ impl<R: Read> QperfReader<R> {
             version,
             records,
             end: None,
+            input_len: None,
+            rest_unread: false,
         }
+    }
+
+    /// The input holds `len` bytes from where this reader starts (a regular file), so the
+    /// rest after a bad record is counted without reading it.
+    pub fn with_input_len(mut self, len: Option<u64>) -> Self {
+        self.input_len = len.map(|len| len + self.bytes_read);
+        self
     }
 
     /// The detected version; known once the first record has been read.
@@ -138,6 +165,16 @@ impl<R: Read> QperfReader<R> {
                     continue;
                 }
             };
+            if let Some(bytes) = self.zero_run()? {
+                let offset = self.offset();
+                let bytes_lost = self.discard_rest()?;
+                self.end = Some(ReadEnd::Corrupt {
+                    offset,
+                    bytes_lost,
+                    reason: CorruptKind::ZeroRun { bytes },
+                });
+                continue;
+            }
             match decode_record(&self.buf[self.pos..self.filled], version) {
                 Ok((record, used)) => {
                     self.pos += used;
@@ -181,6 +218,38 @@ impl<R: Read> QperfReader<R> {
             records: self.records,
             bytes_read: self.bytes_read,
             end: self.end.unwrap_or(ReadEnd::CleanEof),
+            rest_unread: self.rest_unread,
+        }
+    }
+
+    /// The zero bytes at the next record's start when they make a hole (at least
+    /// [`ZERO_RUN_BYTES`]). Looked for only where a record starts with a zero byte, which a
+    /// plugin record seldom does (a time of 0) and never 4096 times in a row.
+    fn zero_run(&mut self) -> io::Result<Option<usize>> {
+        if self.buf.get(self.pos) != Some(&0) || self.pos >= self.filled {
+            return Ok(None);
+        }
+        let buffered = self.filled - self.pos;
+        if buffered < ZERO_RUN_BYTES && !self.input_done {
+            self.fill(ZERO_RUN_BYTES - buffered)?;
+        }
+        let zeros = self.buf[self.pos..self.filled]
+            .iter()
+            .take(ZERO_RUN_BYTES)
+            .take_while(|&&b| b == 0)
+            .count();
+        Ok((zeros == ZERO_RUN_BYTES).then_some(zeros))
+    }
+
+    /// What was read so far, without reading on: a read stopped before its end (an endless
+    /// pipe interrupted by a signal).
+    pub fn so_far(&self) -> ReadReport {
+        ReadReport {
+            version: self.version,
+            records: self.records,
+            bytes_read: self.bytes_read,
+            end: self.end.clone().unwrap_or(ReadEnd::CleanEof),
+            rest_unread: self.rest_unread,
         }
     }
 
@@ -229,12 +298,23 @@ impl<R: Read> QperfReader<R> {
     }
 
     /// After a fatal record, count (without keeping) the rest of the input so the report
-    /// can say how many bytes were lost.
+    /// can say how many bytes were lost: a regular file's from its length, a stream's by
+    /// reading it, up to [`MAX_DRAINED_BYTES`].
     fn discard_rest(&mut self) -> io::Result<u64> {
         let buffered = (self.filled - self.pos) as u64;
-        let rest = match io::copy(&mut self.input, &mut io::sink()) {
-            Ok(rest) => rest,
-            Err(e) => return Err(self.stop_on(e)),
+        let rest = match self.input_len.filter(|&len| len >= self.bytes_read) {
+            Some(len) => len - self.bytes_read,
+            None => {
+                let mut limited = (&mut self.input).take(MAX_DRAINED_BYTES + 1);
+                match io::copy(&mut limited, &mut io::sink()) {
+                    Ok(drained) if drained > MAX_DRAINED_BYTES => {
+                        self.rest_unread = true;
+                        MAX_DRAINED_BYTES
+                    }
+                    Ok(drained) => drained,
+                    Err(e) => return Err(self.stop_on(e)),
+                }
+            }
         };
         self.bytes_read += rest;
         self.input_done = true;

@@ -4,7 +4,9 @@ use std::io::{self, Read};
 
 use super::*;
 use crate::sources::qperf_file::varint::encode_u64;
-use crate::sources::qperf_file::{Callchain, CorruptKind, Field, MAX_RECORD_WIRE_BYTES, encode_record};
+use crate::sources::qperf_file::{
+    Callchain, CorruptKind, Field, MAX_DRAINED_BYTES, MAX_RECORD_WIRE_BYTES, ZERO_RUN_BYTES, encode_record,
+};
 
 /// The spec's example address: its low bytes `34 12 20 80 c0 ff` make a v2 or v1 file
 /// fail as v3, as in the spec's own detection check.
@@ -108,7 +110,8 @@ fn every_version_is_detected_and_read_to_a_clean_end() {
                 version: Some(version),
                 records: 6,
                 bytes_read: bytes.len() as u64,
-                end: ReadEnd::CleanEof
+                end: ReadEnd::CleanEof,
+                rest_unread: false,
             }
         );
     }
@@ -278,7 +281,8 @@ fn empty_input_is_its_own_ending() {
             version: None,
             records: 0,
             bytes_read: 0,
-            end: ReadEnd::Empty
+            end: ReadEnd::Empty,
+            rest_unread: false,
         }
     );
 }
@@ -300,7 +304,8 @@ fn undetectable_file_reports_all_three_failures() {
             version: None,
             records: 0,
             bytes_read: 4,
-            end
+            end,
+            rest_unread: false,
         }
     );
     assert_eq!(report.bytes_lost(), 4);
@@ -414,4 +419,68 @@ fn no_prefix_of_junk_panics_or_misreports_lengths() {
         assert_eq!(report.bytes_read, len as u64);
         assert!(report.bytes_lost() <= len as u64);
     }
+}
+
+#[test]
+fn a_run_of_zeros_where_a_record_starts_is_a_hole_and_ends_the_read() {
+    // Records, then a zeroed block (a crash, a preallocation), then more bytes.
+    let mut bytes = file_of(FormatVersion::V3, 5);
+    let hole_at = bytes.len() as u64;
+    bytes.extend(std::iter::repeat_n(0u8, ZERO_RUN_BYTES + 10));
+    let (records, report) = read_all(&bytes[..]);
+    assert_eq!(records.len(), 5);
+    assert_eq!(
+        report.end,
+        ReadEnd::Corrupt {
+            offset: hole_at,
+            bytes_lost: ZERO_RUN_BYTES as u64 + 10,
+            reason: CorruptKind::ZeroRun {
+                bytes: ZERO_RUN_BYTES
+            },
+        }
+    );
+    assert!(
+        report
+            .to_string()
+            .contains("4096 zero bytes where a record starts"),
+        "{report}"
+    );
+    // Fewer zeros than a block still decode, as the reference reads them (7-byte records).
+    let mut short = file_of(FormatVersion::V3, 1);
+    short.extend([0u8; 14]);
+    let (records, report) = read_all(&short[..]);
+    assert_eq!((records.len(), report.end), (3, ReadEnd::CleanEof));
+}
+
+#[test]
+fn endless_zeros_end_at_once_and_an_endless_stream_is_counted_only_so_far() {
+    let (records, report) = read_all(io::repeat(0));
+    assert!(records.is_empty());
+    assert!(matches!(
+        report.end,
+        ReadEnd::Corrupt {
+            offset: 0,
+            reason: CorruptKind::ZeroRun { .. },
+            ..
+        }
+    ));
+    assert!(report.rest_unread);
+    // What was buffered, and the stream drained up to the cap.
+    let lost = report.bytes_lost();
+    assert!(
+        (MAX_DRAINED_BYTES..MAX_DRAINED_BYTES + (1 << 20)).contains(&lost),
+        "{lost}"
+    );
+    assert!(
+        report
+            .to_string()
+            .contains(" lost (a stream, read no further than 67 108 864 bytes past"),
+        "{report}"
+    );
+    // With the input's length known (a regular file), the rest is not read at all.
+    let mut reader = QperfReader::new(io::repeat(0)).with_input_len(Some(1 << 40));
+    assert_eq!(reader.next_record().unwrap(), None);
+    let report = reader.finish();
+    assert!(!report.rest_unread);
+    assert_eq!(report.bytes_lost(), 1 << 40);
 }

@@ -55,6 +55,10 @@ pub struct ReadReport {
     /// Bytes read from the input, including any lost ones.
     pub bytes_read: u64,
     pub end: ReadEnd,
+    /// After a bad record, the rest of a stream (a pipe, a device: its length unknown) was
+    /// counted only up to [`MAX_DRAINED_BYTES`](super::MAX_DRAINED_BYTES) and not read
+    /// past it: the bytes lost are a lower bound.
+    pub rest_unread: bool,
 }
 
 impl ReadReport {
@@ -71,9 +75,35 @@ impl ReadReport {
     }
 }
 
+impl ReadReport {
+    /// `n` bytes, a lower bound when the rest of a stream was not read.
+    fn at_least(&self, n: u64) -> String {
+        match self.rest_unread {
+            true => format!("at least {}", bytes(n)),
+            false => bytes(n),
+        }
+    }
+
+    /// Why a count is a lower bound: the rest of a stream was not read.
+    fn stream_limit() -> String {
+        format!(
+            "a stream, read no further than {} past the bad record",
+            bytes(super::MAX_DRAINED_BYTES)
+        )
+    }
+
+    /// "`n` bytes lost", saying why it is a lower bound when it is one.
+    fn lost(&self, n: u64) -> String {
+        match self.rest_unread {
+            true => format!("{} lost ({})", self.at_least(n), Self::stream_limit()),
+            false => format!("{} lost", bytes(n)),
+        }
+    }
+}
+
 impl fmt::Display for ReadReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let size = bytes(self.bytes_read);
+        let size = self.at_least(self.bytes_read);
         match &self.end {
             ReadEnd::Empty => {
                 return write!(
@@ -82,6 +112,10 @@ impl fmt::Display for ReadReport {
                 );
             }
             ReadEnd::Undetectable { v3, v2, v1 } => {
+                let size = match self.rest_unread {
+                    true => format!("{size}: {}", Self::stream_limit()),
+                    false => size,
+                };
                 return write!(
                     f,
                     "not a qperf.bin file ({size}): its first record fails as v3 ({v3}), \
@@ -104,8 +138,8 @@ impl fmt::Display for ReadReport {
                 reason,
             } => write!(
                 f,
-                "corrupt record at byte {offset} ({reason}): {} lost",
-                bytes(*bytes_lost)
+                "corrupt record at byte {offset} ({reason}): {}",
+                self.lost(*bytes_lost)
             ),
             ReadEnd::Io { offset, message } => write!(f, "I/O error at byte {offset}: {message}"),
             ReadEnd::Shrunk { offset, len } => write!(
@@ -165,6 +199,7 @@ mod tests {
             records,
             bytes_read,
             end,
+            rest_unread: false,
         }
     }
 
@@ -231,6 +266,7 @@ mod tests {
             records: 0,
             bytes_read: 0,
             end: ReadEnd::Empty,
+            rest_unread: false,
         };
         assert_eq!(
             empty.to_string(),
@@ -247,6 +283,7 @@ mod tests {
             records: 0,
             bytes_read: 1,
             end,
+            rest_unread: false,
         };
         assert_eq!(
             undetectable.to_string(),
@@ -275,6 +312,7 @@ mod tests {
                 offset: 4,
                 message: "boom".into(),
             },
+            rest_unread: false,
         };
         assert_eq!(
             io.to_string(),

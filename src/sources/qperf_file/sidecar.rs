@@ -5,15 +5,12 @@
 //! "absent" is the normal case and is `Ok(None)`, not an error. Entries keep their order
 //! so a copy reads like the original; unknown keys are kept too.
 
-use std::fs::File;
-use std::io::{self, Read};
+use std::io;
 use std::path::{Path, PathBuf};
 
-use super::{Callchain, FormatVersion};
+use crate::input::{InputKind, read_bytes};
 
-/// Far above the dozen short lines the plugin writes; stops a wrong path from being read
-/// whole into memory.
-const MAX_SIDECAR_BYTES: u64 = 1024 * 1024;
+use super::{Callchain, FormatVersion};
 
 /// The plugin's rule, `out.with_extension("summary.txt")`: `qperf.bin` →
 /// `qperf.summary.txt`, `kernel.bin` → `kernel.summary.txt`.
@@ -41,16 +38,15 @@ impl PluginSummary {
     }
 
     /// `Ok(None)` when the file does not exist. Invalid UTF-8 is replaced, not refused: a
-    /// damaged sidecar should still show what it can.
+    /// damaged sidecar should still show what it can. Read within the plugin summary's caps
+    /// (far above the dozen short lines the plugin writes): a wrong path is an error, not a
+    /// file held whole.
     pub fn read(path: &Path) -> io::Result<Option<Self>> {
-        let file = match File::open(path) {
-            Ok(file) => file,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(e),
-        };
-        let mut bytes = Vec::new();
-        file.take(MAX_SIDECAR_BYTES).read_to_end(&mut bytes)?;
-        Ok(Some(Self::parse(&String::from_utf8_lossy(&bytes))))
+        match read_bytes(path, InputKind::PluginSummary) {
+            Ok(bytes) => Ok(Some(Self::parse(&String::from_utf8_lossy(&bytes)))),
+            Err(e) if e.io_kind() == Some(io::ErrorKind::NotFound) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// The same `key = value` format the plugin writes.

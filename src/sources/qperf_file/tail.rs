@@ -132,6 +132,7 @@ impl QperfTail {
                 records: self.records,
                 bytes_read: self.read_offset,
                 end,
+                rest_unread: false,
             };
             return Ok((Vec::new(), report));
         }

@@ -264,6 +264,7 @@ fn finish_reports_a_partial_last_record_as_truncated() {
             offset: two as u64,
             bytes_lost: 7,
         },
+        rest_unread: false,
     };
     assert_eq!(report, expected);
 }
@@ -281,7 +282,8 @@ fn empty_file_waits_then_finishes_as_empty() {
             version: None,
             records: 0,
             bytes_read: 0,
-            end: ReadEnd::Empty
+            end: ReadEnd::Empty,
+            rest_unread: false,
         }
     );
 }

@@ -11,7 +11,7 @@ pub const TRACEFS_MOUNT_POINT: &str = "/sys/kernel/tracing";
 
 /// Find the tracefs root in `/proc/mounts`, mounting it when absent and permitted.
 pub fn find_or_mount() -> Result<PathBuf, TracefsError> {
-    let mounts = std::fs::read_to_string("/proc/mounts").map_err(|source| TracefsError::Io {
+    let mounts = crate::input::read_system_text("/proc/mounts").map_err(|source| TracefsError::Io {
         path: PathBuf::from("/proc/mounts"),
         cause: source,
     })?;

@@ -119,7 +119,7 @@ fn append(control: &Path, line: &str) -> std::io::Result<()> {
 
 /// Remove the probes of `perfscope_<pid>` groups whose process is gone.
 fn remove_orphans(control: &Path) -> Result<(), TracefsError> {
-    let text = std::fs::read_to_string(control).map_err(|cause| TracefsError::Io {
+    let text = crate::input::read_system_text(control).map_err(|cause| TracefsError::Io {
         path: control.to_path_buf(),
         cause,
     })?;

@@ -24,7 +24,7 @@ pub enum RootFrame {
 
 /// Thread `tid`'s name from `/proc/PID/task/TID/comm`; `None` once it has exited.
 pub fn read_proc_comm(pid: u32, tid: u32) -> Option<String> {
-    std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/comm"))
+    crate::input::read_system_text(format!("/proc/{pid}/task/{tid}/comm"))
         .ok()
         .map(|c| c.trim_end_matches('\n').to_string())
         .filter(|c| !c.is_empty())

@@ -60,7 +60,8 @@ pub fn find_debug_file(path: &Path, link: &DebugLink, debug_root: &Path) -> Opti
 }
 
 fn accepts(candidate: &Path, link: &DebugLink) -> bool {
-    let Ok(data) = std::fs::read(candidate) else {
+    // Mapped, not read: a distribution's debug file is hundreds of MiB.
+    let Ok(data) = crate::input::map(candidate, "a debug file") else {
         return false;
     };
     let Ok(object) = object::File::parse(&*data) else {

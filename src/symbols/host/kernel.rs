@@ -17,8 +17,8 @@ pub const KERNEL_MODULE: &str = "[kernel.kallsyms]";
 /// Why the kernel's symbols are not available.
 #[derive(Debug, thiserror::Error)]
 pub enum KernelSymbolsError {
-    #[error("cannot read {path}: {cause}")]
-    Io { path: PathBuf, cause: std::io::Error },
+    #[error(transparent)]
+    Read(#[from] kallsyms::KallsymsError),
     #[error(
         "{path} lists every kernel address as 0 (kptr_restrict hides them): run as root or `sysctl kernel.kptr_restrict=0`"
     )]
@@ -43,17 +43,27 @@ pub struct KernelSymbols {
 }
 
 impl KernelSymbols {
+    /// Read `path` (`/proc/kallsyms`) within the kallsyms caps.
     pub fn load(path: &Path) -> Result<Self, KernelSymbolsError> {
-        let text = std::fs::read_to_string(path).map_err(|source| KernelSymbolsError::Io {
-            path: path.to_path_buf(),
-            cause: source,
-        })?;
-        Self::parse(&text, path)
+        Self::of(kallsyms::read(path)?, path)
     }
 
     /// Parse kallsyms text (`path` is for the error message).
     pub fn parse(text: &str, path: &Path) -> Result<Self, KernelSymbolsError> {
-        let (table, stats) = kallsyms::parse(text);
+        let mut parser = kallsyms::KallsymsParser::default();
+        for line in text.lines() {
+            parser.add_line(line);
+        }
+        Self::of(parser.finish(), path)
+    }
+
+    fn of(parsed: kallsyms::Kallsyms, path: &Path) -> Result<Self, KernelSymbolsError> {
+        let kallsyms::Kallsyms {
+            table,
+            stats,
+            modules: names,
+            ..
+        } = parsed;
         if table.is_empty() {
             return Err(if stats.zero_addresses > 0 {
                 KernelSymbolsError::AddressesHidden {
@@ -65,14 +75,10 @@ impl KernelSymbols {
                 }
             });
         }
-        let mut modules = FxHashMap::default();
-        for line in text.lines() {
-            if let Some(module) = line.split_whitespace().nth(3)
-                && !modules.contains_key(module)
-            {
-                modules.insert(module.into(), Arc::from(module));
-            }
-        }
+        let modules: FxHashMap<Box<str>, Arc<str>> = names
+            .iter()
+            .map(|m| (Box::from(m.as_str()), Arc::from(m.as_str())))
+            .collect();
         Ok(Self {
             table,
             core: KERNEL_MODULE.into(),

@@ -50,14 +50,8 @@ impl MappedFile {
             true => ElfImage::open(path),
             false => ElfImage::open_symbols_only(path),
         };
-        let io = |source| ElfError::Io {
-            path: open_path.to_path_buf(),
-            cause: source,
-        };
-        let file = std::fs::File::open(open_path).map_err(io)?;
-        // SAFETY: read-only map dropped before returning; a file changed underneath gives
-        // wrong segments, not unsoundness.
-        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
+        // Dropped before returning; a file changed underneath gives wrong segments.
+        let map = crate::input::map(open_path, "a mapped ELF")?;
         let object = object::File::parse(&*map).map_err(|e| ElfError::Parse {
             path: open_path.to_path_buf(),
             reason: e.to_string(),

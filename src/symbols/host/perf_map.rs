@@ -5,14 +5,18 @@
 //! the same place).
 //!
 //! The file grows while the program runs, so it is re-read when its size or mtime changed,
-//! checked at most once a second per process.
+//! checked at most once a second per process. It is read line by line within the perf map
+//! caps ([`crate::input`]: 64 KiB lines, 256 MiB), its text never held; a map past them
+//! keeps the functions read before.
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use rustc_hash::FxHashMap;
 
 use super::HostFrame;
+use crate::input::{BoundedLines, InputFile, InputKind};
 use crate::symbols::symtab::{Symbol, SymbolTable};
 
 const RECHECK_AFTER: Duration = Duration::from_secs(1);
@@ -50,8 +54,7 @@ impl PerfMaps {
                 .and_then(|m| Some((m.len(), m.modified().ok()?)));
             if version != map.version {
                 map.version = version;
-                let text = std::fs::read_to_string(&path).unwrap_or_default();
-                map.table = parse(&text);
+                map.table = read_map(Path::new(&path));
                 map.frames.clear();
             }
         }
@@ -77,29 +80,48 @@ impl PerfMaps {
     }
 }
 
-fn parse(text: &str) -> SymbolTable {
-    let mut last_at: FxHashMap<u64, Symbol> = FxHashMap::default();
-    for line in text.lines() {
-        let mut parts = line.splitn(3, ' ');
-        let (Some(start), Some(size), Some(name)) = (parts.next(), parts.next(), parts.next()) else {
-            continue;
-        };
-        let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).ok();
-        let (Some(address), Some(size)) = (hex(start), hex(size)) else {
-            continue;
-        };
-        last_at.insert(
-            address,
-            Symbol {
-                address,
-                size,
-                name: name.trim_end().to_string(),
-                is_text: true,
-                is_global: true,
-            },
-        );
+/// The map at `path`; an unreadable one names nothing, and one past its caps what came
+/// before (the JIT may be writing it).
+fn read_map(path: &Path) -> SymbolTable {
+    let mut last_at = FxHashMap::default();
+    if let Ok(file) = InputFile::open(path) {
+        let mut lines = BoundedLines::new(file, path, InputKind::PerfMap);
+        while let Ok(Some(line)) = lines.next_line() {
+            add_line(&mut last_at, &String::from_utf8_lossy(line));
+        }
     }
     SymbolTable::new(last_at.into_values().collect(), |_| None)
+}
+
+#[cfg(test)]
+fn parse(text: &str) -> SymbolTable {
+    let mut last_at = FxHashMap::default();
+    for line in text.lines() {
+        add_line(&mut last_at, line);
+    }
+    SymbolTable::new(last_at.into_values().collect(), |_| None)
+}
+
+/// One `START SIZE name` line; a later one at the same address replaces the earlier.
+fn add_line(last_at: &mut FxHashMap<u64, Symbol>, line: &str) {
+    let mut parts = line.splitn(3, ' ');
+    let (Some(start), Some(size), Some(name)) = (parts.next(), parts.next(), parts.next()) else {
+        return;
+    };
+    let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).ok();
+    let (Some(address), Some(size)) = (hex(start), hex(size)) else {
+        return;
+    };
+    last_at.insert(
+        address,
+        Symbol {
+            address,
+            size,
+            name: name.trim_end().to_string(),
+            is_text: true,
+            is_global: true,
+        },
+    );
 }
 
 #[cfg(test)]
@@ -118,5 +140,23 @@ mod tests {
         assert_eq!((hit.name, hit.offset), ("LazyCompile:*fib a.js:3", 0xc));
         assert_eq!(t.lookup(0x7f0000001030), None, "the old, longer entry is gone");
         assert_eq!(t.lookup(0x7f000000200f).unwrap().name, "Stub:CEntry");
+    }
+
+    #[test]
+    fn a_map_is_read_from_its_file_and_one_past_its_caps_keeps_what_came_before() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("perf-1.map");
+        let mut text = String::from("7f0000001000 40 first\n");
+        text.push_str(&"x".repeat(70_000));
+        text.push_str("\n7f0000002000 10 after\n");
+        std::fs::write(&path, text).unwrap();
+        let t = read_map(&path);
+        assert_eq!(t.lookup(0x7f0000001004).unwrap().name, "first");
+        assert_eq!(
+            t.lookup(0x7f0000002004),
+            None,
+            "read no further than the long line"
+        );
+        assert!(read_map(Path::new("/dev/zero")).is_empty());
     }
 }

@@ -116,14 +116,11 @@ fn with_object<T>(
     path: &Path,
     read: impl FnOnce(&object::File<'_>) -> Result<T, ProbeOffsetError>,
 ) -> Result<T, ProbeOffsetError> {
-    let io = |cause| ProbeOffsetError::Io {
+    // Dropped before returning; a file changed underneath gives a wrong offset.
+    let map = crate::input::map(path, "an ELF").map_err(|e| ProbeOffsetError::Io {
         path: path.to_path_buf(),
-        cause,
-    };
-    let file = std::fs::File::open(path).map_err(io)?;
-    // SAFETY: a read-only map dropped before returning; a file changed underneath gives
-    // a wrong offset, not unsoundness.
-    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
+        cause: e.into(),
+    })?;
     let object = object::File::parse(&*map).map_err(|e| ProbeOffsetError::NotElf {
         path: path.to_path_buf(),
         reason: e.to_string(),

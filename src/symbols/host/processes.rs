@@ -94,7 +94,7 @@ impl ProcessTable {
 
     fn read_proc(&mut self, pid: u32, now: Instant) {
         self.maps_reads += 1;
-        let text = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
+        let text = crate::input::read_system_text(format!("/proc/{pid}/maps")).unwrap_or_default();
         let maps = parse_proc_maps(&text);
         let version = self.new_version();
         match self.processes.get_mut(&pid) {

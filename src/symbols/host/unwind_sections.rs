@@ -65,15 +65,14 @@ impl UnwindSections {
     /// without CFI of its own, `.debug_frame` from its separate debug file, searched from
     /// the folder of `mapped_path` and under `debug_root`.
     pub fn open(open_path: &Path, mapped_path: &Path, debug_root: &Path) -> Option<UnwindSections> {
-        let file = std::fs::File::open(open_path).ok()?;
-        // SAFETY: a read-only map, dropped before returning; the sections are copied out.
-        let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
+        // Dropped before returning; the sections are copied out.
+        let map = crate::input::map(open_path, "a mapped ELF").ok()?;
         let object = object::File::parse(&*map).ok()?;
         let mut sections = Self::from_object(&object);
         if !sections.has_cfi() {
             let link = DebugLink::read(&object);
             let debug = find_debug_file(mapped_path, &link, debug_root)
-                .and_then(|path| std::fs::read(path).ok())
+                .and_then(|path| crate::input::map(&path, "a debug file").ok())
                 .and_then(|data| Self::from_elf(&data));
             if let Some(debug) = debug {
                 sections.debug_frame = debug.debug_frame;

@@ -47,10 +47,13 @@ impl Vdso {
     }
 }
 
+/// The most bytes read as the vDSO image (it is 8 KiB on x86_64).
+const MAX_VDSO_BYTES: u64 = 1 << 20;
+
 /// The bytes of this process's vDSO mapping (its whole ELF image), read from
 /// /proc/self/mem; `None` when there is no vDSO.
 pub fn own_image() -> Option<Vec<u8>> {
-    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    let maps = crate::input::read_system_text("/proc/self/maps").ok()?;
     let (start, end) = maps.lines().filter(|l| l.ends_with("[vdso]")).find_map(|l| {
         let (start, end) = l.split_whitespace().next()?.split_once('-')?;
         Some((
@@ -58,7 +61,8 @@ pub fn own_image() -> Option<Vec<u8>> {
             u64::from_str_radix(end, 16).ok()?,
         ))
     })?;
-    let size = end.checked_sub(start)?;
+    // A vDSO is a few pages; a range larger than this is not one worth reading.
+    let size = end.checked_sub(start).filter(|&size| size <= MAX_VDSO_BYTES)?;
     let mut image = vec![0u8; usize::try_from(size).ok()?];
     std::fs::File::open("/proc/self/mem")
         .ok()?
