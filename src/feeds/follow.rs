@@ -269,7 +269,8 @@ mod tests {
         let mut engine = Engine::new(EngineOptions::batch(Selection::all()));
         // Nothing there yet: waiting, not an error.
         step(&mut source, &mut engine);
-        assert!(engine.state.provenance.warnings[0].starts_with("waiting for"));
+        let waiting = engine.state.stats.waiting.clone().expect("waiting is said");
+        assert!(waiting.what.ends_with("qperf.bin to appear"), "{waiting:?}");
         assert_eq!(step(&mut source, &mut engine), FeedStatus::Idle);
 
         let mut bytes = Vec::new();
