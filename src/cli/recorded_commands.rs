@@ -134,8 +134,8 @@ pub fn run_report(a: ReportArgs) -> anyhow::Result<Outcome> {
     o.kernel_filter = a.symbols.kernel_filter;
     o.user_elves = a.symbols.user_elves.clone();
     o.focus = a.window.focus.clone();
-    o.start_sec = a.window.start_sec;
-    o.stop_sec = a.window.stop_sec;
+    o.start_sec = a.window.start_secs();
+    o.stop_sec = a.window.stop_secs();
     o.no_truncate = a.artifacts.no_truncate;
     o.artifacts = a.artifacts.options()?;
     o.artifacts.min_percent = a.artifacts.min_percent;
@@ -196,8 +196,8 @@ pub fn run_open(a: OpenArgs) -> anyhow::Result<Outcome> {
         o.symbol_style = a.symbols.style();
         o.kernel_filter = a.symbols.kernel_filter;
         o.focus = a.window.focus.clone();
-        o.start_sec = a.window.start_sec;
-        o.stop_sec = a.window.stop_sec;
+        o.start_sec = a.window.start_secs();
+        o.stop_sec = a.window.stop_secs();
         o.no_truncate = a.artifacts.no_truncate;
         o.artifacts = export.artifacts.clone();
         o.artifacts.min_percent = a.artifacts.min_percent;
@@ -206,7 +206,7 @@ pub fn run_open(a: OpenArgs) -> anyhow::Result<Outcome> {
         report::print_summary(&set, 10);
         return Outcome::of_verdict(&set.verdict);
     }
-    let markers = markers_from_secs(a.window.start_sec, a.window.stop_sec);
+    let markers = markers_from_secs(a.window.start_secs(), a.window.stop_secs());
     // With markers the views open on the marker window, as the report's main window.
     let selection = Selection::window(markers.main_window()).with_focus(focus);
     let options = OpenOptions {
