@@ -242,7 +242,7 @@ pub fn run_qemu(a: QemuArgs) -> anyhow::Result<Outcome> {
             &mut [&mut echo, &mut waiting],
         )?;
         if let Some(set) = &outcome.exported {
-            report::print_summary(set, 10);
+            report::print_summary(set, 10)?;
         }
         return Outcome::of_headless(&outcome);
     }
@@ -257,9 +257,9 @@ pub fn run_qemu(a: QemuArgs) -> anyhow::Result<Outcome> {
     }
     let end = run_tui(config, Box::new(feed), &format!("qemu {}", a.arch.name()))?;
     match &end.export {
-        Some(Ok(dir)) => println!("perfscope qemu: artifacts in {}", dir.display()),
+        Some(Ok(dir)) => crate::stdio::print(&format!("perfscope qemu: artifacts in {}\n", dir.display()))?,
         Some(Err(e)) => bail!("writing the artifacts to {} failed: {e}", work_dir.display()),
-        None => println!("perfscope qemu: no artifacts written"),
+        None => crate::stdio::print("perfscope qemu: no artifacts written\n")?,
     }
     Outcome::of_verdict(&end.verdict)
 }

@@ -140,7 +140,7 @@ pub fn run_report(a: ReportArgs) -> anyhow::Result<Outcome> {
     o.artifacts = a.artifacts.options()?;
     o.artifacts.min_percent = a.artifacts.min_percent;
     let set = report::run(&o)?;
-    report::print_summary(&set, 10);
+    report::print_summary(&set, 10)?;
     Outcome::of_verdict(&set.verdict)
 }
 
@@ -161,9 +161,9 @@ pub fn run_diff(a: DiffArgs) -> anyhow::Result<Outcome> {
     let outcome = diff::run(&o)?;
     // Results on stdout, warnings on stderr (a script reading stdout gets only results).
     for w in &outcome.warnings {
-        eprintln!("warning: {w}");
+        crate::stdio::say(&format!("warning: {w}"));
     }
-    print!("{}", diff::summary(&outcome, o.top));
+    crate::stdio::print(&diff::summary(&outcome, o.top))?;
     // As complete as both profiles: each one's reasons, said for which.
     let mut reasons = Vec::new();
     for (side, verdict) in ["baseline", "comparison"].iter().zip(&outcome.verdicts) {
@@ -203,7 +203,7 @@ pub fn run_open(a: OpenArgs) -> anyhow::Result<Outcome> {
         o.artifacts.min_percent = a.artifacts.min_percent;
         o.console = a.console.clone();
         let set = report::run(&o)?;
-        report::print_summary(&set, 10);
+        report::print_summary(&set, 10)?;
         return Outcome::of_verdict(&set.verdict);
     }
     let markers = markers_from_secs(a.window.start_secs(), a.window.stop_secs());
@@ -245,7 +245,7 @@ pub fn run_open(a: OpenArgs) -> anyhow::Result<Outcome> {
             &mut [],
         )?;
         if let Some(set) = &outcome.exported {
-            report::print_summary(set, 10);
+            report::print_summary(set, 10)?;
         }
         return Outcome::of_headless(&outcome);
     }
@@ -279,7 +279,7 @@ pub fn run_sql(a: SqlArgs) -> anyhow::Result<Outcome> {
         bail!("sql: --query is for live events (-e); a session's query is the argument after FILE.db");
     }
     let format = if a.csv { SqlOutput::Csv } else { SqlOutput::Table };
-    store::run_sql(session, query, format, &mut std::io::stdout().lock())?;
+    store::run_sql(session, query, format, &mut crate::stdio::out())?;
     Ok(Outcome::Clean)
 }
 
