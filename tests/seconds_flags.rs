@@ -105,3 +105,50 @@ fn the_largest_duration_taken_runs_and_ends_with_its_workload() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(!stderr(&o).contains("panicked"));
 }
+
+/// The feeds' deadline is `now + duration` only when the clock can count it: a library
+/// caller's `Duration::MAX` (past anything the command line takes) panicked adding to an
+/// Instant; it is no deadline, and the session ends with its workload.
+#[test]
+fn a_duration_past_the_clock_is_no_deadline_for_a_feed() {
+    use std::time::{Duration, Instant};
+
+    use perfscope::feeds::host::options::{HostRunOptions, HostTarget, RingOptions, SamplingOptions};
+    use perfscope::feeds::host::sampling_feed::HostSampleFeed;
+    use perfscope::feeds::{Feed, FeedStatus};
+    use perfscope::symbols::host::RootFrame;
+
+    let dir = tempfile::tempdir().unwrap();
+    let run = HostRunOptions {
+        target: HostTarget {
+            workload: vec!["true".into()],
+            ..HostTarget::default()
+        },
+        ring: RingOptions::default(),
+        record: None,
+        duration: Some(Duration::MAX),
+        out: dir.path().join("out"),
+        exit_after: None,
+    };
+    let sampling = SamplingOptions {
+        freq_hz: 99,
+        callchain: false,
+        call_graph: Default::default(),
+        user_only: false,
+        kernel_only: false,
+        exclude_self: false,
+        inline_frames: false,
+        root: RootFrame::Comm,
+        sample_lines: false,
+    };
+    let mut feed = HostSampleFeed::start(&run, &sampling).expect("sampling (run as root)");
+    let started = Instant::now();
+    let mut updates = Vec::new();
+    while feed.poll(&mut updates).expect("the feed runs") != FeedStatus::Finished {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the session did not end with `true`"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
