@@ -21,11 +21,13 @@
 //! - [`feeds`] turn a session's raw records into [`feeds::Update`]s; [`engine`] is the
 //!   only writer of model state; [`views`] draw its snapshots, [`export`] writes its
 //!   artifacts, [`store`] records and replays sessions, [`batch`] runs it headless.
+//! - [`stdio`] is the process's standard streams: results on stdout and notices on stderr,
+//!   written by every layer without a panic (a full disk, a reader that quit).
 //!
 //! [`input`] is the one bounded reader every file goes through (caps on lines and sizes,
 //! read once).
 //!
-//! A module imports only modules listed before it in this order: input, model, trace, symbols,
+//! A module imports only modules listed before it in this order: stdio, input, model, trace, symbols,
 //! sources, store, analyzers, export, feeds, engine, config, views, app, batch, cli
 //! (tests/layers.rs checks it).
 
@@ -40,6 +42,7 @@ pub mod feeds;
 pub mod input;
 pub mod model;
 pub mod sources;
+pub mod stdio;
 pub mod store;
 pub mod symbols;
 pub mod trace;

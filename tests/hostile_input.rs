@@ -204,3 +204,62 @@ fn following_a_file_ends_within_two_seconds_of_a_signal() {
         );
     }
 }
+
+/// Issue 25: the session_db fuzz target found a session whose sample time is -1 (SQLite
+/// keeps i64; read back it is u64::MAX) beside start and stop markers: a slice ending past
+/// u64::MAX wrapped, and `SliceStore::compact` asked a BTreeSet for a range whose start was
+/// past its end. Through a real session file, `report` and `open --no-tui` end with the
+/// bad time said (exit 3) and the sample kept, untimed.
+#[test]
+fn a_session_whose_sample_time_is_minus_one_reports_the_bad_time() {
+    use perfscope::model::frames::{FrameKind, FrameOrigin};
+    use perfscope::model::{Callchain, Instance, InstanceKind, SampleMeta};
+    use perfscope::store::{Recorder, SessionMeta};
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("minus-one.db");
+    let mut r = Recorder::create(&db, &SessionMeta::now("host", "hostile")).unwrap();
+    let cpu = r.instance(&Instance {
+        kind: InstanceKind::Cpu,
+        id: 0,
+        label: "cpu0".into(),
+    });
+    let main = r.frame("main", &FrameOrigin::new(FrameKind::User, Some("/bin/x")), None);
+    let stack = r.stack(&[main]);
+    let meta = SampleMeta {
+        raw_depth: 1,
+        flags: SampleMeta::HAS_PC,
+        callchain: Callchain::FramePointer,
+    };
+    r.marker(Some(100_000_000), "start", "start marker");
+    for i in 0..10u64 {
+        r.sample(Some(i * 20_000_000), cpu, 1, stack, &meta);
+    }
+    r.marker(Some(150_000_000), "stop", "stop marker");
+    r.finish().unwrap();
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let changed = conn
+        .execute("UPDATE samples SET time_ns = -1 WHERE id = 3", [])
+        .unwrap();
+    assert_eq!(changed, 1);
+    drop(conn);
+    let out = dir.path().join("out");
+    for command in ["report", "open"] {
+        let mut args = vec![command, db.to_str().unwrap(), "--out", out.to_str().unwrap()];
+        if command == "open" {
+            args.push("--no-tui");
+        }
+        let o = perfscope_within(Duration::from_secs(30), &args);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(3), "{command}: {err}");
+        assert!(err.contains("perfscope: incomplete: bad times 1"), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+        // The marker window [100 ms, 150 ms) holds the samples at 100, 120 and 140 ms and
+        // the untimed one (inside every window).
+        assert!(
+            text(&o.stdout).starts_with("perfscope report: 4 samples, result incomplete"),
+            "{}",
+            text(&o.stdout)
+        );
+    }
+}

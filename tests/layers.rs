@@ -6,7 +6,8 @@
 use std::path::{Path, PathBuf};
 
 /// Lowest first: a module may use itself and the ones before it.
-const ORDER: [&str; 15] = [
+const ORDER: [&str; 16] = [
+    "stdio",
     "input",
     "model",
     "trace",

@@ -81,9 +81,7 @@ impl FoldedStacks {
             text.push_str(&format!("{stack} {count}\n"));
         }
         let Some(path) = &self.path else {
-            let mut out = std::io::stdout().lock();
-            out.write_all(text.as_bytes())?;
-            return Ok(out.flush()?);
+            return Ok(crate::stdio::print(&text)?);
         };
         let cannot =
             |e: std::io::Error| anyhow::anyhow!("--flame-graph: cannot write {}: {e}", path.display());
@@ -115,14 +113,11 @@ impl FoldedStacks {
             return Ok(());
         }
         let svg = path.with_extension("svg");
-        let mut out = std::io::stdout().lock();
-        write!(
-            out,
+        crate::stdio::print(&format!(
             "To generate the flame graph, running THIS shell command:\n\n  flamegraph.pl {} > {}\n\n",
             path.display(),
             svg.display()
-        )?;
-        out.flush()?;
+        ))?;
         Ok(())
     }
 }

@@ -212,7 +212,7 @@ impl Sink for WaitingNotice {
                 };
                 if due {
                     self.told_at_secs = Some(secs);
-                    eprintln!("perfscope: {}", w.text());
+                    crate::stdio::say(&format!("perfscope: {}", w.text()));
                 }
             }
         }
@@ -227,15 +227,15 @@ pub struct ConsoleEcho {
 
 impl Sink for ConsoleEcho {
     fn applied(&mut self, engine: &Engine, _finished: bool) -> anyhow::Result<()> {
-        use std::io::Write;
         let console = &engine.state.console;
         if console.len() > self.printed {
-            let mut out = std::io::stdout().lock();
+            let mut text = String::new();
             for (_, line) in console.lines_from(self.printed) {
                 // A guest's console may print anything; the terminal gets it as text.
-                writeln!(out, "{}", crate::model::text::escape_controls(&line.text))?;
+                text.push_str(&crate::model::text::escape_controls(&line.text));
+                text.push('\n');
             }
-            out.flush()?;
+            crate::stdio::print(&text)?;
             self.printed = console.len();
         }
         Ok(())

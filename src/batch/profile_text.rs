@@ -112,11 +112,11 @@ impl<W: Write> ProfileText<W> {
     fn report_lost(&mut self, engine: &Engine) {
         let lost = engine.state.stats.lost;
         if lost > self.reported_lost {
-            eprintln!(
+            crate::stdio::say(&format!(
                 "{}profile: lost {} events ({lost} total)",
                 WallClock::local(SystemTime::now()).prefix(),
                 lost - self.reported_lost
-            );
+            ));
             self.reported_lost = lost;
         }
     }

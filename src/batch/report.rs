@@ -12,6 +12,7 @@ use crate::feeds::Feed;
 use crate::feeds::file::{FileFeed, Input, OpenOptions};
 use crate::feeds::replay::ReplayFeed;
 use crate::model::{Focus, Selection};
+use crate::stdio::{self, OutputError};
 use crate::symbols::SymbolStyle;
 use crate::symbols::guest_space::Boot;
 
@@ -154,15 +155,16 @@ pub fn run(options: &ReportOptions) -> anyhow::Result<ArtifactSet> {
 }
 
 /// What `perfscope report` says when it is done: the results on stdout, the warnings on
-/// stderr (a script reading stdout gets only results).
-pub fn print_summary(set: &ArtifactSet, top: usize) {
+/// stderr (a script reading stdout gets only results). Stdout that refuses them (a full
+/// disk, a closed pipe) is the error.
+pub fn print_summary(set: &ArtifactSet, top: usize) -> Result<(), OutputError> {
     for w in &set.warnings {
-        eprintln!(
+        stdio::say(&format!(
             "warning: {}",
             crate::model::text::escape_controls_keeping_lines(w)
-        );
+        ));
     }
-    print!("{}", summary(set, top));
+    stdio::print(&summary(set, top))
 }
 
 /// The results `perfscope report` prints when it is done (warnings apart).

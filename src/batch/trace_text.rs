@@ -233,11 +233,11 @@ impl<W: Write> IntervalText<W> {
         let lost = state.stats.lost;
         if lost > self.reported_lost {
             let name = state.analysis.as_ref().map_or("", |a| a.name.as_str());
-            eprintln!(
+            crate::stdio::say(&format!(
                 "{}{name}: lost {} events ({lost} total)",
                 now.prefix(),
                 lost - self.reported_lost
-            );
+            ));
             self.reported_lost = lost;
         }
     }

@@ -3,8 +3,6 @@
 //! probes tracefs has) and `expr -e EVENT 'EXPR'` (an expression compiled against the
 //! event's format, then evaluated on each live event: a developer's check).
 
-use std::io::Write;
-
 use clap::Args;
 
 use crate::analyzers::options::AnalyzerKind;
@@ -89,7 +87,7 @@ pub fn run_trace(args: TraceEventsArgs) -> anyhow::Result<Outcome> {
             };
             out.push_str(&event_help(&event.layout, "trace", &selector));
         }
-        std::io::stdout().write_all(out.as_bytes())?;
+        crate::stdio::print(&out)?;
         return Ok(Outcome::Clean);
     }
     if args.trace.events.is_empty() {
@@ -130,7 +128,7 @@ pub fn run_list(args: ListArgs) -> anyhow::Result<Outcome> {
             out.push('\n');
         }
     }
-    std::io::stdout().write_all(out.as_bytes())?;
+    crate::stdio::print(&out)?;
     Ok(Outcome::Clean)
 }
 
@@ -152,8 +150,12 @@ pub fn run_expr(args: ExprArgs) -> anyhow::Result<Outcome> {
     let parsed = Expr::parse(&args.expression).map_err(UsageError::of)?;
     let bound = parsed.bind(&event.layout).map_err(UsageError::of)?;
     let kind = if bound.is_string() { "string" } else { "integer" };
-    println!("{}: {} : {kind}", event.layout.full_name(), parsed.text());
-    println!("bound: {}", bound.bound_text());
+    crate::stdio::print(&format!(
+        "{}: {} : {kind}\nbound: {}\n",
+        event.layout.full_name(),
+        parsed.text(),
+        bound.bound_text()
+    ))?;
     if args.compile_only {
         return Ok(Outcome::Clean);
     }

@@ -15,6 +15,7 @@ use std::process::ExitCode;
 use crate::batch::headless;
 use crate::model::Verdict;
 use crate::model::verdict::{EXIT_CLEAN, EXIT_ERROR, EXIT_INCOMPLETE};
+use crate::stdio::{self, OutputError};
 
 /// Finished, nothing missing.
 pub const CLEAN: u8 = EXIT_CLEAN;
@@ -73,24 +74,37 @@ impl Outcome {
 }
 
 /// The exit code of a command's result; says on stderr why it is not 0.
+///
+/// Results that could not be written are an error (1) said on stderr — or on the stderr
+/// the process started with when `-o FILE` is what failed. A reader that closed stdout
+/// (`perfscope ... | head -1`) is not: it took what it wanted and ended the run, as
+/// Ctrl-C does; perf-prof dies of SIGPIPE there without a word. So the run ends quietly
+/// with 0 — a message would clutter every such pipeline, and 1 would fail a `set -o
+/// pipefail` script over the shell's most ordinary idiom.
 pub fn exit_code(result: anyhow::Result<Outcome>) -> ExitCode {
+    // What is still buffered is part of the results: its failure is the run's.
+    let result = result.and_then(|outcome| {
+        stdio::flush()?;
+        Ok(outcome)
+    });
     match result {
         Ok(outcome) => {
             if let Outcome::Incomplete(reasons) = &outcome {
                 for r in reasons {
-                    eprintln!(
+                    stdio::say(&format!(
                         "perfscope: incomplete: {}",
                         crate::model::text::escape_controls_keeping_lines(r)
-                    );
+                    ));
                 }
             }
             ExitCode::from(outcome.code())
         }
+        Err(e) if OutputError::find(&e).is_some_and(OutputError::is_closed) => ExitCode::from(CLEAN),
         Err(e) => {
-            eprintln!(
+            stdio::say_error(&format!(
                 "perfscope: {}",
                 crate::model::text::escape_controls_keeping_lines(&format!("{e:#}"))
-            );
+            ));
             ExitCode::from(if crate::model::usage::is_usage(&e) {
                 USAGE
             } else {

@@ -11,7 +11,7 @@ use crate::analyzers::options::{AnalyzerKind, TraceOptions};
 use crate::feeds::host::options::{CallGraph, HostRunOptions, HostTarget, RingOptions, SamplingOptions};
 use crate::sources::perf_event::user_stack::{DEFAULT_STACK_BYTES, parse_stack_bytes};
 
-use super::units::parse_duration_ns;
+use super::units::{parse_duration_ns, parse_positive_seconds};
 use crate::symbols::host::RootFrame;
 
 // Where and how events are collected; shared by every host subcommand. (The argument
@@ -53,9 +53,9 @@ pub struct HostArgs {
     /// Let --record replace an existing session file (without it an existing file is refused).
     #[arg(long, requires = "record")]
     pub force: bool,
-    /// Stop after this many seconds.
-    #[arg(long, value_name = "S")]
-    pub duration: Option<f64>,
+    /// Stop after this many seconds (at most 4611686018, 146 years).
+    #[arg(long, value_name = "S", value_parser = parse_positive_seconds, allow_negative_numbers = true)]
+    pub duration: Option<Duration>,
     /// Exit after COUNT events (samples, or tracepoint events that pass their filters):
     /// perf-prof's `-N`/`--exit-N`.
     #[arg(short = 'N', long = "exit-N", value_name = "COUNT", value_parser = clap::value_parser!(u64).range(1..))]
@@ -93,18 +93,6 @@ impl HostArgs {
     }
 
     pub fn run_options(&self) -> Result<HostRunOptions, String> {
-        let duration = match self.duration {
-            None => None,
-            Some(s) => match crate::model::units::duration_from_seconds(s) {
-                Ok(d) if !d.is_zero() => Some(d),
-                _ => {
-                    return Err(format!(
-                        "--duration must be a positive number of seconds, at most {} (got {s})",
-                        u64::MAX
-                    ));
-                }
-            },
-        };
         if let Some(pages) = self.mmap_pages
             && (!pages.is_power_of_two() || pages > MAX_RING_PAGES)
         {
@@ -148,7 +136,7 @@ impl HostArgs {
                 realtime: self.realtime,
             },
             record: self.record.clone(),
-            duration,
+            duration: self.duration,
             out: self.out.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_OUT)),
             exit_after: self.exit_n,
         })

@@ -475,7 +475,7 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
             let (host, trace) = a.options()?;
             if host.text_output() && !super::watchdog::has_hardware_pmu() {
                 // On stdout, as perf-prof's notices: its harness fails on any stderr line.
-                println!("{}", super::watchdog::NO_PMU_NOTICE);
+                crate::stdio::print(&format!("{}\n", super::watchdog::NO_PMU_NOTICE))?;
             }
             run_trace_command(&host, &trace, &a.tui)
         }
@@ -611,12 +611,12 @@ pub(crate) fn run_sampling(
             &mut [],
         )?;
         if let Some(set) = &outcome.exported {
-            report::print_summary(set, 20);
+            report::print_summary(set, 20)?;
         }
         if let Some(copies) = &outcome.engine.state.stats.stack_copies {
             // What --call-graph dwarf cost: the copies' bytes through the rings, the
             // records lost, how whole the stacks came out.
-            println!("{}", copies.summary_line());
+            crate::stdio::print(&format!("{}\n", copies.summary_line()))?;
         }
         return Outcome::of_headless(&outcome);
     }
@@ -631,7 +631,7 @@ pub(crate) fn run_sampling(
     config.hidden_views = vec![ViewKind::Histogram, ViewKind::Table, ViewKind::Console];
     let end = run_tui(config, Box::new(feed), "host")?;
     match &end.export {
-        Some(Ok(dir)) => println!("perfscope: artifacts in {}", dir.display()),
+        Some(Ok(dir)) => crate::stdio::print(&format!("perfscope: artifacts in {}\n", dir.display()))?,
         Some(Err(e)) => bail!("writing the artifacts failed: {e}"),
         None => {}
     }
@@ -707,7 +707,7 @@ pub(crate) fn run_trace_text(
     let run = run_options(host)?;
     let recording = recorder(&run, host.force, "host-trace")?;
     let feed = HostTraceFeed::start(&run, trace)?;
-    let mut text = IntervalText::new(std::io::stdout(), trace.interval);
+    let mut text = IntervalText::new(crate::stdio::out(), trace.interval);
     if trace.only_than
         && let Some(than) = trace.than_ns
     {

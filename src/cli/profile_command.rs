@@ -78,7 +78,7 @@ pub fn run_profile(args: &ProfileArgs) -> anyhow::Result<Outcome> {
     sampling.callchain = args.sampling.call_graph.is_some();
     let recording = super::host_commands::recorder(&run, args.host.force, "host")?;
     let feed = HostSampleFeed::start(&run, &sampling)?;
-    let mut text = ProfileText::new(std::io::stdout(), args.text_options(feed.event_name()));
+    let mut text = ProfileText::new(crate::stdio::out(), args.text_options(feed.event_name()));
     let outcome = headless::run(
         Box::new(feed),
         Headless {

@@ -23,6 +23,7 @@ use crate::views::ViewKind;
 use super::exit::Outcome;
 use super::recorded::{ArtifactArgs, StyleArg, focus_of};
 use super::tui::TuiArgs;
+use super::units::{parse_positive_seconds, parse_seconds};
 
 #[derive(Args)]
 pub struct QemuArgs {
@@ -94,11 +95,11 @@ pub struct QemuArgs {
     #[arg(long, value_name = "M")]
     pub stop_marker: Option<String>,
     /// Stop QEMU this many seconds after the start marker if no stop marker came.
-    #[arg(long, value_name = "S")]
-    pub workload_timeout: Option<f64>,
-    /// Stop QEMU after this many seconds in any case (0: no limit).
-    #[arg(long, value_name = "S", default_value_t = 0.0)]
-    pub timeout: f64,
+    #[arg(long, value_name = "S", value_parser = parse_positive_seconds, allow_negative_numbers = true)]
+    pub workload_timeout: Option<Duration>,
+    /// Stop QEMU after this many seconds in any case (0: no limit; at most 4611686018).
+    #[arg(long, value_name = "S", default_value = "0", value_parser = parse_seconds, allow_negative_numbers = true)]
+    pub timeout: Duration,
     /// Show only stacks with a frame matching REGEX (also writes *.focus.* artifacts).
     #[arg(long, value_name = "REGEX")]
     pub focus: Option<String>,
@@ -133,11 +134,6 @@ pub struct QemuArgs {
     pub tui: TuiArgs,
 }
 
-fn seconds(flag: &str, s: f64) -> anyhow::Result<Duration> {
-    crate::model::units::duration_from_seconds(s)
-        .map_err(|why| anyhow::anyhow!("{flag} must be a non-negative number of seconds: {why}"))
-}
-
 impl QemuArgs {
     /// report.json `parameters` under the reference's keys (notes/qperf-format.md §6.2),
     /// `callchain` the one the run used. The build options xtask records (`debug`,
@@ -150,7 +146,7 @@ impl QemuArgs {
                 .unwrap_or_default()
         }
         serde_json::json!({
-            "timeout": self.timeout,
+            "timeout": self.timeout.as_secs_f64(),
             "format": name(&self.artifacts.format),
             "flamegraph_kind": name(&self.artifacts.flamegraph_kind),
             "freq": self.freq,
@@ -172,7 +168,7 @@ impl QemuArgs {
             "shell_prefix": self.shell_prefix,
             "start_marker": self.start_marker,
             "stop_marker": self.stop_marker,
-            "workload_timeout": self.workload_timeout,
+            "workload_timeout": self.workload_timeout.map(|d| d.as_secs_f64()),
             "qperf_metrics": false,
             "guest_counters": self.guest_counters,
             "full_stack": false,
@@ -209,11 +205,8 @@ pub fn run_qemu(a: QemuArgs) -> anyhow::Result<Outcome> {
         init_cmd: a.shell_init_cmd.clone(),
         start_marker: a.start_marker.clone(),
         stop_marker: a.stop_marker.clone(),
-        workload_timeout: a
-            .workload_timeout
-            .map(|s| seconds("--workload-timeout", s))
-            .transpose()?,
-        timeout: Some(seconds("--timeout", a.timeout)?).filter(|d| !d.is_zero()),
+        workload_timeout: a.workload_timeout,
+        timeout: Some(a.timeout).filter(|d| !d.is_zero()),
         host_perf: a.host_perf,
         host_perf_events: a.host_perf_events.clone(),
         guest_counters: a.guest_counters,
@@ -238,9 +231,9 @@ pub fn run_qemu(a: QemuArgs) -> anyhow::Result<Outcome> {
     };
     let (feed, callchain) = start_qemu(&options)?;
     // Said before the run: which stacks this profile will have, and why.
-    eprintln!("perfscope qemu: {}", callchain.describe());
+    crate::stdio::say(&format!("perfscope qemu: {}", callchain.describe()));
     if let Some(warning) = &callchain.warning {
-        eprintln!("perfscope qemu: warning: {warning}");
+        crate::stdio::say(&format!("perfscope qemu: warning: {warning}"));
     }
     export.artifacts.parameters = a.reference_parameters(&callchain);
     let work_dir = export.out_dir.join("perf").join(a.arch.name()).join("latest");
@@ -258,7 +251,7 @@ pub fn run_qemu(a: QemuArgs) -> anyhow::Result<Outcome> {
             &mut [&mut echo, &mut waiting],
         )?;
         if let Some(set) = &outcome.exported {
-            report::print_summary(set, 10);
+            report::print_summary(set, 10)?;
         }
         return Outcome::of_headless(&outcome);
     }
@@ -273,9 +266,9 @@ pub fn run_qemu(a: QemuArgs) -> anyhow::Result<Outcome> {
     }
     let end = run_tui(config, Box::new(feed), &format!("qemu {}", a.arch.name()))?;
     match &end.export {
-        Some(Ok(dir)) => println!("perfscope qemu: artifacts in {}", dir.display()),
+        Some(Ok(dir)) => crate::stdio::print(&format!("perfscope qemu: artifacts in {}\n", dir.display()))?,
         Some(Err(e)) => bail!("writing the artifacts to {} failed: {e}", work_dir.display()),
-        None => println!("perfscope qemu: no artifacts written"),
+        None => crate::stdio::print("perfscope qemu: no artifacts written\n")?,
     }
     Outcome::of_verdict(&end.verdict)
 }

@@ -4,6 +4,7 @@
 //! options. `perfscope qemu` reuses the artifact flags, the symbol style and the focus.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 
@@ -13,6 +14,8 @@ use crate::export::artifacts::{
 use crate::feeds::file::{Input, SymbolSource};
 use crate::model::Focus;
 use crate::symbols::SymbolStyle;
+
+use super::units::parse_seconds;
 
 #[derive(Args)]
 pub struct SymbolArgs {
@@ -42,11 +45,23 @@ pub struct WindowArgs {
     #[arg(long, value_name = "REGEX")]
     pub focus: Option<String>,
     /// Main window start, seconds on the sample clock (samples before are "boot").
-    #[arg(long, value_name = "S")]
-    pub start_sec: Option<f64>,
+    #[arg(long, value_name = "S", value_parser = parse_seconds, allow_negative_numbers = true)]
+    pub start_sec: Option<Duration>,
     /// Main window end, seconds on the sample clock (samples from here on are "post").
-    #[arg(long, value_name = "S")]
-    pub stop_sec: Option<f64>,
+    #[arg(long, value_name = "S", value_parser = parse_seconds, allow_negative_numbers = true)]
+    pub stop_sec: Option<Duration>,
+}
+
+impl WindowArgs {
+    /// `--start-sec` as the library's options take it.
+    pub fn start_secs(&self) -> Option<f64> {
+        self.start_sec.map(|d| d.as_secs_f64())
+    }
+
+    /// `--stop-sec` as the library's options take it.
+    pub fn stop_secs(&self) -> Option<f64> {
+        self.stop_sec.map(|d| d.as_secs_f64())
+    }
 }
 
 // Which artifacts to write and how: the same flags for every command that writes them.

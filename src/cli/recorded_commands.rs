@@ -134,13 +134,13 @@ pub fn run_report(a: ReportArgs) -> anyhow::Result<Outcome> {
     o.kernel_filter = a.symbols.kernel_filter;
     o.user_elves = a.symbols.user_elves.clone();
     o.focus = a.window.focus.clone();
-    o.start_sec = a.window.start_sec;
-    o.stop_sec = a.window.stop_sec;
+    o.start_sec = a.window.start_secs();
+    o.stop_sec = a.window.stop_secs();
     o.no_truncate = a.artifacts.no_truncate;
     o.artifacts = a.artifacts.options()?;
     o.artifacts.min_percent = a.artifacts.min_percent;
     let set = report::run(&o)?;
-    report::print_summary(&set, 10);
+    report::print_summary(&set, 10)?;
     Outcome::of_verdict(&set.verdict)
 }
 
@@ -161,9 +161,9 @@ pub fn run_diff(a: DiffArgs) -> anyhow::Result<Outcome> {
     let outcome = diff::run(&o)?;
     // Results on stdout, warnings on stderr (a script reading stdout gets only results).
     for w in &outcome.warnings {
-        eprintln!("warning: {w}");
+        crate::stdio::say(&format!("warning: {w}"));
     }
-    print!("{}", diff::summary(&outcome, o.top));
+    crate::stdio::print(&diff::summary(&outcome, o.top))?;
     // As complete as both profiles: each one's reasons, said for which.
     let mut reasons = Vec::new();
     for (side, verdict) in ["baseline", "comparison"].iter().zip(&outcome.verdicts) {
@@ -197,17 +197,17 @@ pub fn run_open(a: OpenArgs) -> anyhow::Result<Outcome> {
         o.symbol_style = a.symbols.style();
         o.kernel_filter = a.symbols.kernel_filter;
         o.focus = a.window.focus.clone();
-        o.start_sec = a.window.start_sec;
-        o.stop_sec = a.window.stop_sec;
+        o.start_sec = a.window.start_secs();
+        o.stop_sec = a.window.stop_secs();
         o.no_truncate = a.artifacts.no_truncate;
         o.artifacts = export.artifacts.clone();
         o.artifacts.min_percent = a.artifacts.min_percent;
         o.console = a.console.clone();
         let set = report::run(&o)?;
-        report::print_summary(&set, 10);
+        report::print_summary(&set, 10)?;
         return Outcome::of_verdict(&set.verdict);
     }
-    let markers = markers_from_secs(a.window.start_sec, a.window.stop_sec);
+    let markers = markers_from_secs(a.window.start_secs(), a.window.stop_secs());
     // With markers the views open on the marker window, as the report's main window.
     let selection = Selection::window(markers.main_window()).with_focus(focus);
     let options = OpenOptions {
@@ -261,7 +261,7 @@ pub fn run_open(a: OpenArgs) -> anyhow::Result<Outcome> {
             &mut [&mut waiting],
         )?;
         if let Some(set) = &outcome.exported {
-            report::print_summary(set, 10);
+            report::print_summary(set, 10)?;
         }
         return Outcome::of_headless(&outcome);
     }
@@ -297,7 +297,7 @@ pub fn run_sql(a: SqlArgs) -> anyhow::Result<Outcome> {
         );
     }
     let format = if a.csv { SqlOutput::Csv } else { SqlOutput::Table };
-    store::run_sql(session, query, format, &mut std::io::stdout().lock())?;
+    store::run_sql(session, query, format, &mut crate::stdio::out())?;
     Ok(Outcome::Clean)
 }
 

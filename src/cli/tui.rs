@@ -13,6 +13,8 @@ use crate::engine::export::ExportRequest;
 use crate::model::Selection;
 use crate::views::ViewKind;
 
+use super::units::parse_positive_seconds;
+
 #[derive(Args)]
 pub struct TuiArgs {
     /// Keymap: "default", "vim" or a TOML file (default: <config dir>/keymap.toml, else built-in).
@@ -31,8 +33,8 @@ pub struct TuiArgs {
     #[arg(long, value_enum, default_value_t = ModeArg::Accumulate, ignore_case = true)]
     pub live_mode: ModeArg,
     /// Seconds the sliding mode keeps.
-    #[arg(long, value_name = "S", default_value_t = 10.0)]
-    pub sliding_seconds: f64,
+    #[arg(long, value_name = "S", default_value = "10", value_parser = parse_positive_seconds, allow_negative_numbers = true)]
+    pub sliding_seconds: Duration,
     /// Factor the decay mode multiplies older weights by at each refresh (perf top: 0.875).
     #[arg(long, value_name = "F", default_value_t = 0.875)]
     pub decay: f64,
@@ -56,12 +58,7 @@ impl TuiArgs {
         if !(0.0..=1.0).contains(&self.decay) {
             crate::usage!("--decay must be between 0 and 1 (got {})", self.decay);
         }
-        if self.sliding_seconds.is_nan() || self.sliding_seconds <= 0.0 {
-            crate::usage!(
-                "--sliding-seconds must be positive (got {})",
-                self.sliding_seconds
-            );
-        }
+        // --sliding-seconds is checked by its parser (cli/units.rs).
         Ok(())
     }
 
@@ -78,13 +75,13 @@ impl TuiArgs {
             mouse: !self.no_mouse,
             export,
             refresh: Duration::from_millis(self.refresh_ms.max(50)),
-            sliding_seconds: self.sliding_seconds,
+            sliding_seconds: self.sliding_seconds.as_secs_f64(),
             decay_factor: self.decay,
             selection,
             mode: match self.live_mode {
                 ModeArg::Accumulate => LiveMode::Accumulate,
                 ModeArg::Sliding => LiveMode::Sliding {
-                    seconds: self.sliding_seconds,
+                    seconds: self.sliding_seconds.as_secs_f64(),
                 },
                 ModeArg::Decay => LiveMode::Decay { factor: self.decay },
             },

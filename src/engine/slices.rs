@@ -16,6 +16,11 @@
 //!
 //! Window rule, the same for every view and export: a slice belongs to a window when its
 //! start does; a held sample when its time does; untimed samples are inside every window.
+//!
+//! Any u64 is a time the store takes without a panic (the engine keeps garbage times out
+//! of its record, but the store does not rely on it): its arithmetic saturates, and a
+//! slice's end is exclusive, so the last time a slice can hold is [`LAST_NS`] — a time
+//! past it is binned there.
 
 use std::collections::BTreeSet;
 
@@ -157,6 +162,9 @@ pub struct SliceStore {
     /// exact to the time of each sample: what the timeline view draws.
     timeline: Option<Timeline>,
 }
+
+/// The latest time a slice holds: its end, exclusive, must fit a u64.
+pub const LAST_NS: u64 = u64::MAX - 1;
 
 /// Bins the timeline keeps (views re-bin to their width).
 pub const TIMELINE_BINS: usize = 2048;
@@ -330,7 +338,7 @@ impl SliceStore {
 
     fn history_width(&self) -> u64 {
         let span = match self.time_range() {
-            Some((first, latest)) => latest - first + 1,
+            Some((first, latest)) => latest.saturating_sub(first).saturating_add(1),
             None => 0,
         };
         self.width_for(span, self.policy.max_history)
@@ -345,8 +353,10 @@ impl SliceStore {
             .min(self.history_width())
     }
 
-    /// The data of the slice holding `t`, made if there is none.
+    /// The data of the slice holding `t` (past [`LAST_NS`]: the one holding it), made if
+    /// there is none.
     fn bin(&mut self, t: u64) -> &mut SliceData {
+        let t = t.min(LAST_NS);
         let after = self.slices.partition_point(|s| s.start_ns <= t);
         if after > 0 && self.slices[after - 1].end_ns > t {
             return &mut self.slices[after - 1].data;
@@ -396,8 +406,8 @@ impl SliceStore {
             };
             if let Some(last) = merged.last_mut()
                 && last.start_ns / width == slice.start_ns / width
-                && (slice.end_ns - 1) / width == slice.start_ns / width
-                && self.cuts.range(last.start_ns + 1..slice.end_ns).next().is_none()
+                && slice.end_ns.saturating_sub(1) / width == slice.start_ns / width
+                && !self.cut_within(last.start_ns, slice.end_ns)
             {
                 last.end_ns = slice.end_ns;
                 last.data.absorb(slice.data);
@@ -406,6 +416,13 @@ impl SliceStore {
             merged.push(slice);
         }
         self.slices = merged;
+    }
+
+    /// A cut strictly after `start` and before `end` (an empty span has none: a range
+    /// whose start is past its end panics in a BTreeSet).
+    fn cut_within(&self, start: u64, end: u64) -> bool {
+        let from = start.saturating_add(1);
+        from < end && self.cuts.range(from..end).next().is_some()
     }
 
     /// Make `t` a boundary no slice will straddle; returns the boundary it became (`t`, or
@@ -450,7 +467,7 @@ impl SliceStore {
                 key: SampleKey::of(sample),
                 weight: sample.weight,
                 position: window.position(sample.time_ns),
-                end_ns: sample.time_ns.map(|t| t + 1),
+                end_ns: sample.time_ns.map(|t| t.saturating_add(1)),
             });
         }
         for (key, weight) in self.untimed.samples.iter() {

@@ -121,17 +121,6 @@ pub fn seconds_to_ns(seconds: f64) -> u64 {
     }
 }
 
-/// `seconds` (a user's `--duration`, `--timeout`) as a [`std::time::Duration`], or why it
-/// cannot be one: not a number, negative, or past what a clock can count
-/// (`Duration::from_secs_f64` panics there).
-pub fn duration_from_seconds(seconds: f64) -> Result<std::time::Duration, String> {
-    if seconds.is_nan() || seconds < 0.0 {
-        return Err(format!("{seconds} is not a number of seconds ≥ 0"));
-    }
-    std::time::Duration::try_from_secs_f64(seconds)
-        .map_err(|_| format!("{seconds} seconds is too long (at most {} seconds)", u64::MAX))
-}
-
 /// Whole nanoseconds (the usual case).
 pub fn format_ns(ns: u64) -> String {
     format_duration_ns(ns as f64)
@@ -140,19 +129,6 @@ pub fn format_ns(ns: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn seconds_become_durations_or_say_why_not() {
-        assert_eq!(
-            duration_from_seconds(1.5),
-            Ok(std::time::Duration::from_millis(1500))
-        );
-        assert_eq!(duration_from_seconds(0.0), Ok(std::time::Duration::ZERO));
-        for bad in [1e20, f64::INFINITY, f64::NAN, -1.0] {
-            let err = duration_from_seconds(bad).unwrap_err();
-            assert!(err.contains("seconds"), "{bad}: {err}");
-        }
-    }
 
     #[test]
     fn numbers_are_written_as_numbers_and_durations_as_durations() {

@@ -17,9 +17,9 @@ pub fn prefer_prompt_wakeups() -> bool {
 /// stderr when the process may not.
 pub fn realtime_reader(asked: bool) {
     if asked && !prefer_prompt_wakeups() {
-        eprintln!(
+        crate::stdio::say(
             "perfscope: --realtime: SCHED_FIFO refused (needs CAP_SYS_NICE or RLIMIT_RTPRIO); \
-             the rings are read at normal priority"
+             the rings are read at normal priority",
         );
     }
 }

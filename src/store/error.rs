@@ -57,8 +57,10 @@ pub enum StoreError {
          with its layout first"
     )]
     UndeclaredEventType { index: u16 },
-    #[error("cannot write the query output: {0}")]
-    Output(std::io::Error),
+    /// The rows could not be written; the cause stays in the chain, so a reader that
+    /// closed stdout is told from a full disk (src/stdio.rs).
+    #[error("cannot write the query output")]
+    Output(#[source] std::io::Error),
     #[error("{path}: {what} is corrupt: {reason}")]
     Corrupt {
         path: PathBuf,

@@ -138,12 +138,15 @@ impl TableView {
     /// The nearest row line at or after (`forward`) / before `from`.
     fn row_near(lines: &[(LineKind, &str)], from: usize, forward: bool) -> Option<usize> {
         let is_row = |i: &usize| lines[*i].0 == LineKind::Row;
+        // Every range below lies inside `lines`, empty ones included (a mouse wheel over a
+        // table without lines).
+        let from = from.min(lines.len());
         if forward {
-            (from.min(lines.len())..lines.len())
+            (from..lines.len())
                 .find(is_row)
-                .or_else(|| (0..from.min(lines.len())).rev().find(is_row))
+                .or_else(|| (0..from).rev().find(is_row))
         } else {
-            (0..=from.min(lines.len().saturating_sub(1)))
+            (0..(from + 1).min(lines.len()))
                 .rev()
                 .find(is_row)
                 .or_else(|| (from..lines.len()).find(is_row))
@@ -227,7 +230,20 @@ impl View for TableView {
         );
         self.body_area = body;
         self.body_rows = body.height as usize;
+        if !lines.iter().any(|(kind, _)| *kind == LineKind::Row) {
+            // A filter that matches nothing, or a table with a header and no row yet: the
+            // header stays, the body says why it is empty, and nothing is selected.
+            (self.selected, self.top) = (0, 0);
+            let hint = match &self.filter {
+                Some(r) => format!("no rows match /{}/", r.as_str()),
+                None => "no rows in this selection yet".to_string(),
+            };
+            centered_hint(body, buf, &hint, theme.dim);
+            return;
+        }
         let body_lines = &lines[frozen..];
+        // Some line is a row, and rows come after the frozen title and header: the range
+        // is not empty.
         self.selected = self.selected.clamp(frozen, lines.len() - 1);
         if lines[self.selected].0 != LineKind::Row {
             self.move_to(&lines, self.selected, true);
@@ -482,6 +498,89 @@ mod tests {
         view.render(buf.area, &mut buf, &ctx);
         let s = text(&buf);
         assert!(s.contains("call25(0)") && !s.contains("call5(0)"), "{s}");
+    }
+
+    /// Issue 25: a `/` filter that matched no row panicked (`min > max`) at the next draw.
+    #[test]
+    fn a_filter_that_matches_nothing_keeps_the_header_and_says_so() {
+        let mut view = TableView::new();
+        let snapshot = snapshot_with_table(Some(table()));
+        let theme = Theme::builtin_dark();
+        let ctx = ViewContext {
+            snapshot: &snapshot,
+            theme: &theme,
+            focused: true,
+        };
+        let effect = view.search(Some(&regex::Regex::new("zzz").unwrap()), &ctx);
+        assert_eq!(effect, Effect::Message("0 rows match /zzz/".into()));
+        let s = draw(&mut view, Some(table()), 60, 10, &[Action::Down, Action::Bottom]);
+        let lines: Vec<&str> = s.lines().collect();
+        assert!(lines[1].contains("syscalls"), "{s}");
+        assert!(lines[2].contains("calls        total(us)"), "{s}");
+        assert!(lines[3].starts_with("│----"), "{s}");
+        assert!(lines[6].contains("no rows match /zzz/"), "{s}");
+        assert!(!s.contains("call0(0)"), "{s}");
+    }
+
+    /// Every action on a table without rows, with one row, filtered to nothing or not, at
+    /// every height from one line up: the view draws, and a row, when there is one, is the
+    /// selected line.
+    #[test]
+    fn every_key_on_empty_one_row_and_filtered_tables_draws() {
+        let mut one = table();
+        one.rows.truncate(1);
+        let mut header_only = table();
+        header_only.rows.clear();
+        let untitled = AnalysisTable {
+            title: String::new(),
+            ..one.clone()
+        };
+        let cases = [
+            (None, None),
+            (Some(header_only), None),
+            (Some(one.clone()), None),
+            (Some(untitled), None),
+            (Some(table()), Some("zzz")),
+            (Some(one), Some("call0")),
+        ];
+        for (table, filter) in cases {
+            for height in 1..12 {
+                let mut view = TableView::new();
+                let snapshot = snapshot_with_table(table.clone());
+                let theme = Theme::builtin_dark();
+                let ctx = ViewContext {
+                    snapshot: &snapshot,
+                    theme: &theme,
+                    focused: true,
+                };
+                view.search(filter.map(|f| regex::Regex::new(f).unwrap()).as_ref(), &ctx);
+                for &action in Action::ALL {
+                    view.handle(action, &ctx);
+                    let mut buf = Buffer::empty(Rect::new(0, 0, 40, height));
+                    view.render(buf.area, &mut buf, &ctx);
+                }
+                // The mouse wheel, both ways (it panicked over a table without lines).
+                for lines in [3, -3, i32::MAX, i32::MIN] {
+                    view.scroll(lines, &ctx);
+                }
+                // Action::ALL toggled the offenders pane on; back to the table.
+                view.offenders = None;
+                let mut buf = Buffer::empty(Rect::new(0, 0, 40, height));
+                view.render(buf.area, &mut buf, &ctx);
+                let lines = view.lines(&snapshot);
+                let has_rows = lines.iter().any(|(k, _)| *k == LineKind::Row);
+                if !has_rows {
+                    assert_eq!((view.selected, view.top), (0, 0), "{filter:?} at {height}");
+                } else if height >= 6 {
+                    // Room for the frame, the title, the header and a row.
+                    assert_eq!(
+                        lines[view.selected].0,
+                        LineKind::Row,
+                        "{filter:?} at {height}: {lines:?}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! The fuzz targets: one file each, a `run(&[u8])` that panics only on a defect.
 
+pub mod app_keys;
+pub mod app_sessions;
 pub mod export_pipeline;
 pub mod filter_expr;
 pub mod folded_parse;
@@ -73,5 +75,14 @@ pub const ALL: &[Target] = &[
         dictionary: &[],
         max_len: 65_536,
         generated_seeds: qperf_decode::generated_seeds,
+    },
+    Target {
+        name: "app_keys",
+        run: app_keys::run,
+        dictionary: app_keys::DICTIONARY,
+        // Each step draws a screen (up to 160×50, a few ms in a debug build): a thousand
+        // steps is a long session already.
+        max_len: 1_024,
+        generated_seeds: app_keys::generated_seeds,
     },
 ];

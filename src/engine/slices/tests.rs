@@ -142,3 +142,86 @@ fn analysis_rows_merge_per_slice_and_windows_select_them() {
     );
     assert_eq!((calls, events), (5, 10));
 }
+
+/// Times at the ends of a u64, in every order, with cuts there too: the store's
+/// arithmetic saturates (a slice's end is exclusive, so the last time it keeps is
+/// u64::MAX - 1 and a sample at u64::MAX lands there) and its slices stay sorted,
+/// disjoint and non-empty, every weight counted once. Issue 25: a sample at -1 beside
+/// two markers made `compact` ask for a range whose start was past its end.
+#[test]
+fn any_u64_time_is_binned_without_a_panic() {
+    const EDGES: [u64; 9] = [
+        0,
+        1,
+        2,
+        MS,
+        1 << 62,
+        u64::MAX / 2,
+        u64::MAX - 2,
+        u64::MAX - 1,
+        u64::MAX,
+    ];
+    let policies = [
+        SlicePolicy::BATCH,
+        SlicePolicy::live_headless(),
+        SlicePolicy::live(10 * S),
+        SlicePolicy::live(u64::MAX),
+        SlicePolicy {
+            base_ns: u64::MAX,
+            max_history: 1,
+            recent_ns: u64::MAX,
+            max_recent: 1,
+            hold_ns: u64::MAX,
+            max_held: 1,
+        },
+    ];
+    for policy in policies {
+        for rotation in 0..EDGES.len() {
+            let mut store = SliceStore::new(policy);
+            let times: Vec<u64> = EDGES
+                .iter()
+                .cycle()
+                .skip(rotation)
+                .take(EDGES.len())
+                .copied()
+                .collect();
+            // Markers at the ends and one amid the samples, as the fuzzed session had.
+            store.cut(times[0], false);
+            store.cut(u64::MAX, rotation % 2 == 0);
+            for (i, &t) in times.iter().enumerate() {
+                store.add_sample(&sample(i as u32 % 3, t));
+                if i == times.len() / 2 {
+                    store.cut(t, true);
+                    store.add_lost(Some(t), 2);
+                    store.add_lost(None, u64::MAX);
+                }
+                store.settle();
+            }
+            let total = weight_in(&store, TimeWindow::ALL);
+            assert_eq!(total, EDGES.len() as u64, "{policy:?} rotation {rotation}");
+            store.seal();
+            assert_eq!(weight_in(&store, TimeWindow::ALL), EDGES.len() as u64);
+            let slices = store.slices();
+            assert!(
+                slices.iter().all(|s| s.start_ns < s.end_ns),
+                "{policy:?}: {slices:?}"
+            );
+            assert!(
+                slices.windows(2).all(|w| w[0].end_ns <= w[1].start_ns),
+                "{policy:?}: {slices:?}"
+            );
+            assert_eq!(store.time_range(), Some((0, u64::MAX)));
+            // A window with edges at the limits: the sample at u64::MAX was binned at
+            // LAST_NS, in a slice that starts before the window's (exclusive) stop.
+            assert_eq!(
+                weight_in(&store, TimeWindow::new(Some(0), Some(u64::MAX))),
+                EDGES.len() as u64,
+            );
+            assert_eq!(weight_in(&store, TimeWindow::new(Some(u64::MAX), None)), 0);
+            store.release_cut(u64::MAX);
+            store.set_recent(u64::MAX);
+            store.compact();
+            assert_eq!(weight_in(&store, TimeWindow::ALL), EDGES.len() as u64);
+        }
+    }
+}

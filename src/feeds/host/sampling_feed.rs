@@ -65,7 +65,9 @@ impl HostSampleFeed {
         // draining the rings meanwhile; resolved batches are few and small.
         let (raw_tx, raw_rx) = sync_channel::<(Vec<RawItem>, SampleCounters, Option<Option<String>>)>(1024);
         let (tx, rx) = sync_channel(64);
-        let deadline = run.duration.map(|d| Instant::now() + d);
+        // A deadline past what the clock can count is no deadline (the command line
+        // bounds --duration; a library caller may not).
+        let deadline = run.duration.and_then(|d| Instant::now().checked_add(d));
         let stop_flag = stop.clone();
         let realtime = run.ring.realtime;
         let reader = std::thread::Builder::new()

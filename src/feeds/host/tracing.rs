@@ -323,7 +323,7 @@ impl TraceSession {
         let probe = *targets.targets.first().context("no targets to open events on")?;
         let plan = plan_events(stages, probe, pages * page_size(), attr_of)?;
         if let Some(warning) = plan.warning() {
-            eprintln!("{warning}");
+            crate::stdio::say(&warning.to_string());
         }
         let EventPlan {
             stages,
@@ -421,7 +421,10 @@ impl TraceSession {
                         })?;
                         // On stdout, as perf-prof: a notice, not an error (its harness
                         // fails a run on any stderr line, and `pid<prio` tests trigger it).
-                        println!("{} filters '{filter}' in userspace", event.layout.full_name());
+                        crate::stdio::print(&format!(
+                            "{} filters '{filter}' in userspace\n",
+                            event.layout.full_name()
+                        ))?;
                         user_filter = Some(compiled);
                     }
                     Err(e) => return Err(e.into()),
@@ -451,7 +454,7 @@ impl TraceSession {
                 Ok(symbols) => {
                     analysis.name_kernel_addresses(Arc::new(move |a| symbols.name_with_offset(a)));
                 }
-                Err(e) => eprintln!("perfscope: kernel addresses print in hex: {e}"),
+                Err(e) => crate::stdio::say(&format!("perfscope: kernel addresses print in hex: {e}")),
             }
         }
         // Read before the events are enabled: no event is older.

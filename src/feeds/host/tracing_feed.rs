@@ -102,7 +102,9 @@ impl HostTraceFeed {
     pub fn start(run: &HostRunOptions, trace: &TraceOptions) -> anyhow::Result<HostTraceFeed> {
         let mut session = TraceSession::open(run, trace)?;
         let stop = Arc::new(AtomicBool::new(false));
-        let deadline = run.duration.map(|d| Instant::now() + d);
+        // A deadline past what the clock can count is no deadline (the command line
+        // bounds --duration; a library caller may not).
+        let deadline = run.duration.and_then(|d| Instant::now().checked_add(d));
         // Bounded, as the reader's unsent updates are (see [`Outbox`]).
         let (tx, rx) = sync_channel(256);
         let stop_in = stop.clone();

@@ -100,11 +100,11 @@ impl Drop for UprobeGroup {
         for event in self.defined.drain(..).rev() {
             let line = format!("-:{}/{event}", self.group);
             if let Err(e) = append(&self.control, &line) {
-                eprintln!(
+                crate::stdio::say(&format!(
                     "perfscope: could not remove the probe {}/{event}: {e}; remove it with `echo '{line}' >> {}`",
                     self.group,
                     self.control.display()
-                );
+                ));
             }
         }
     }
