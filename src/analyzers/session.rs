@@ -579,7 +579,7 @@ fn num_dist(
     let mut nums = Vec::new();
     for event in events {
         let Some(num) = event.attrs.num.clone() else {
-            bail!(
+            crate::usage!(
                 "num-dist: {} has no num=EXPR: give each event one (-e '{}//num=FIELD/'), \
                  or use multi-trace for events without a number",
                 event.layout.full_name(),

@@ -290,6 +290,12 @@ impl TraceSession {
         let mut targets = open_targets(&run.target)?;
         let trace = &every_cpu_targets::on_every_cpu(trace, &run.target, &mut targets)?;
         let trace = &stacks_where_sampled(trace, &mut stages);
+        // The analyzer, with its own checks of its events (num-dist's num=, multi-trace's
+        // stages), before a single event is opened: `num-dist -e '*:*'` said its missing
+        // num= only after opening 2,305 tracepoints. Built again below only when the kernel
+        // refused some events (the indices move).
+        let events_asked = stages.iter().map(Vec::len).sum::<usize>();
+        let analysis = Analysis::build(trace, &stages, targets.threads)?;
         let attr_of = |event: &ResolvedEvent| {
             let attr = match software_event_of(&event.layout) {
                 // The same sample fields as a tracepoint's (an empty raw record), so every
@@ -441,7 +447,11 @@ impl TraceSession {
             }))?,
             None => None,
         };
-        let mut analysis = Analysis::build(trace, &stages, targets.threads)?;
+        let mut analysis = if stages.iter().map(Vec::len).sum::<usize>() == events_asked {
+            analysis
+        } else {
+            Analysis::build(trace, &stages, targets.threads)?
+        };
         let heatmap = trace
             .heatmap
             .as_deref()
