@@ -47,6 +47,13 @@ pub trait Feed: Send {
         false
     }
 
+    /// How long, once stopped, the feed may take to hand over what is in flight before the
+    /// run ends without it (a signal ends every command within about 2 s). A QEMU run says
+    /// more: QEMU is asked to quit and its plugin to flush the recording.
+    fn stop_grace(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(1)
+    }
+
     /// Work done and to do (bytes of a file being decoded), when the feed knows.
     fn progress(&self) -> Option<(u64, u64)> {
         None

@@ -215,3 +215,56 @@ fn realtime_makes_the_ring_reader_fifo() {
         );
     }
 }
+
+/// Issue 25: a signal ends a run within about 2 s whatever the source still holds. kmemleak
+/// with stacks over an allocating workload names its stacks while it drains (loading
+/// symbol tables), once 3.5 s after SIGTERM; the source now gets 1 s to hand over what is
+/// in flight, then the run ends with what it has. The bound here is that grace plus slack
+/// for a loaded machine, far below the 20 s the drain used to be allowed.
+#[test]
+fn a_signal_ends_kmemleak_with_stacks_promptly() {
+    ensure_tracefs();
+    let dir = tempfile::tempdir().unwrap();
+    let mut busy = Command::new("sh")
+        .args(["-c", "while :; do ls -R /usr/lib >/dev/null; done"])
+        .spawn()
+        .unwrap();
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        let child = perfscope(
+            dir.path(),
+            &[
+                "kmemleak",
+                "--alloc",
+                "kmem:kmem_cache_alloc//ptr=ptr/size=bytes_req/stack/",
+                "--free",
+                "kmem:kmem_cache_free//ptr=ptr/",
+                "-m",
+                "256",
+                "--order",
+            ],
+        )
+        .spawn()
+        .unwrap();
+        std::thread::sleep(Duration::from_millis(2500));
+        signal(&child, libc::SIGUSR2);
+        std::thread::sleep(Duration::from_millis(300));
+        signal(&child, sig);
+        let sent = std::time::Instant::now();
+        let out = child.wait_with_output().unwrap();
+        let took = sent.elapsed();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        eprintln!("signal {sig}: ended {took:?} after it");
+        assert!(
+            took < Duration::from_secs(5),
+            "signal {sig}: ended {took:?} after it\n{stderr}"
+        );
+        // Exit 0, or 3 with the loss said: never a crash or a usage error.
+        assert!(
+            matches!(out.status.code(), Some(0 | 3)),
+            "signal {sig}: {:?}\n{stderr}",
+            out.status
+        );
+    }
+    let _ = busy.kill();
+    let _ = busy.wait();
+}

@@ -21,9 +21,6 @@ use super::progress::Progress;
 /// How long an idle feed is left alone between polls.
 const IDLE: Duration = Duration::from_millis(20);
 
-/// How long a stopped feed gets to hand over what is in flight.
-const STOP_GRACE: Duration = Duration::from_secs(20);
-
 /// Something that watches a headless run: it sees each batch before the engine applies
 /// it, and the engine after.
 pub trait Sink {
@@ -141,23 +138,26 @@ pub fn run(
                 .get_or_insert_with(|| Progress::new(what, total))
                 .update(done);
         }
+        // Busy or idle: a source still handing over past its grace is left (a signal ends
+        // the run within about 2 s, whatever the source holds).
+        let grace = feed.stop_grace();
+        if matches!(status, Ok(FeedStatus::Progress | FeedStatus::Idle))
+            && stopping.is_some_and(|t| t.elapsed() > grace)
+        {
+            engine.note(Finding::new(
+                Gap::StoppedLate,
+                None,
+                format!(
+                    "the source did not finish within {:.1} s of being stopped",
+                    grace.as_secs_f64()
+                ),
+            ));
+            break;
+        }
         match status {
             Ok(FeedStatus::Finished) => break,
             Ok(FeedStatus::Progress) => {}
-            Ok(FeedStatus::Idle) => {
-                if stopping.is_some_and(|t| t.elapsed() > STOP_GRACE) {
-                    engine.note(Finding::new(
-                        Gap::StoppedLate,
-                        None,
-                        format!(
-                            "the source did not finish within {} s of being stopped",
-                            STOP_GRACE.as_secs()
-                        ),
-                    ));
-                    break;
-                }
-                std::thread::sleep(IDLE);
-            }
+            Ok(FeedStatus::Idle) => std::thread::sleep(IDLE),
             Err(e) => {
                 // Keep what was recorded: export it with the reason.
                 let text = format!("{e:#}");

@@ -19,9 +19,6 @@ use super::{Engine, EngineOptions};
 /// How often an idle live feed is polled.
 const POLL_INTERVAL: Duration = Duration::from_millis(20);
 
-/// How long the feed gets to hand over what is in flight after it was told to stop.
-const STOP_GRACE: Duration = Duration::from_secs(20);
-
 /// What the UI asks of the model thread.
 #[derive(Clone, Debug)]
 pub enum Command {
@@ -226,7 +223,8 @@ impl ModelThread {
         // Without an export or a recording nothing keeps what the source still holds: do
         // not wait for it, so quitting a live session is immediate.
         if self.export_on_finish.is_some() || self.engine.is_recording() {
-            let deadline = Instant::now() + STOP_GRACE;
+            let grace = self.feed.stop_grace();
+            let deadline = Instant::now() + grace;
             while !self.feed_done && Instant::now() < deadline {
                 self.poll_feed(emit);
                 if !self.feed_done {
@@ -238,8 +236,8 @@ impl ModelThread {
                     Gap::StoppedLate,
                     None,
                     format!(
-                        "the source did not finish within {} s of being stopped",
-                        STOP_GRACE.as_secs()
+                        "the source did not finish within {:.1} s of being stopped",
+                        grace.as_secs_f64()
                     ),
                 ));
                 self.engine.finish();

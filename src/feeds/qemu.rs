@@ -357,6 +357,12 @@ fn qemu_death(status: i32) -> String {
 }
 
 impl Feed for QemuFeed {
+    /// QMP `quit`, then the plugin's flush of qperf.bin and its summary, then the file read
+    /// whole: seconds, not milliseconds.
+    fn stop_grace(&self) -> Duration {
+        Duration::from_secs(5)
+    }
+
     fn poll(&mut self, out: &mut Vec<Update>) -> anyhow::Result<FeedStatus> {
         if self.done {
             return Ok(FeedStatus::Finished);

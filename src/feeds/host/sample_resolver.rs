@@ -4,6 +4,9 @@
 //! mappings, however long a first DWARF load takes. An address is named and interned once
 //! per process; a sample is then a few integer lookups, never a string.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use anyhow::Context;
 
 use rustc_hash::FxHashMap;
@@ -48,6 +51,9 @@ pub struct SampleResolver {
     /// `Some` when each sample's line is wanted (perf-prof's `profile` text): the lines
     /// since the last [`SampleResolver::take_lines`].
     lines: Option<Vec<SampleLine>>,
+    /// Raised when nobody waits for the samples any more: the rest of a batch is skipped
+    /// (naming a sample may load a file's symbols, which takes long).
+    abandon: Option<Arc<AtomicBool>>,
 }
 
 /// How a frame reads in the flamegraph: the function, or `[module]` when no symbol named it.
@@ -89,6 +95,7 @@ impl SampleResolver {
             new_symbols: Vec::new(),
             scratch: Vec::new(),
             lines: options.sample_lines.then(Vec::new),
+            abandon: None,
         })
     }
 
@@ -128,9 +135,17 @@ impl SampleResolver {
         self.roots.retain(|(p, _), _| *p != pid);
     }
 
+    /// Skip what is left to resolve once `flag` is raised.
+    pub fn abandon_on(&mut self, flag: Arc<AtomicBool>) {
+        self.abandon = Some(flag);
+    }
+
     /// Resolve `items` in order (side-band records update the address spaces first).
     pub fn resolve(&mut self, items: Vec<RawItem>, out: &mut Vec<Sample>) {
         for item in items {
+            if self.abandon.as_ref().is_some_and(|a| a.load(Ordering::Relaxed)) {
+                return;
+            }
             match item {
                 RawItem::Sample(sample) => {
                     let resolved = self.resolve_sample(&sample);

@@ -67,6 +67,8 @@ pub struct TraceCounters {
     pub lost: u64,
     /// Events a user-space filter dropped (filters the kernel refused).
     pub filtered: u64,
+    /// Records left unread because the session was abandoned (see `TraceSession::abandon`).
+    pub dropped: u64,
     /// Decode errors and throttles of the rings, and the events perfscope rebuilt.
     pub source: SourceCounts,
 }
@@ -183,6 +185,10 @@ pub struct TraceSession {
     failure: Option<anyhow::Error>,
     targets: SessionTargets,
     pub counters: TraceCounters,
+    /// Raised when whoever reads this session has given up waiting for it (a stopped run
+    /// past its grace): events still to be fed are counted as dropped, not analyzed, so
+    /// the session ends at once.
+    pub abandon: Arc<std::sync::atomic::AtomicBool>,
     /// The source counts last handed over (only a change is news).
     said_counts: SourceCounts,
     finished: bool,
@@ -520,6 +526,7 @@ impl TraceSession {
             failure: None,
             targets,
             counters: TraceCounters::default(),
+            abandon: Arc::default(),
             said_counts: SourceCounts::default(),
             finished: false,
             exit_after: run.exit_after,
@@ -571,6 +578,10 @@ impl TraceSession {
         // Names of the threads already there, before any event: one that makes its last
         // syscalls and exits between two reads of the ring is gone from /proc by then.
         crate::symbols::host::comms::scan_proc_comms(&mut session.names);
+        if let Some(resolver) = &mut session.stacks {
+            // Naming a stack may load a file's symbols: a stopped session skips the rest.
+            resolver.abandon_on(session.abandon.clone());
+        }
         if trace.event_lines {
             session.event_lines = Some(EventLines::new(&session.analysis));
         }
@@ -625,6 +636,7 @@ impl TraceSession {
     fn drain(&mut self, release_held: bool) {
         let stack_choice = self.analysis.stack_choice();
         let mut sink = EventSink {
+            abandon: &self.abandon,
             analysis: &mut self.analysis,
             filters: &self.filters,
             missed_switches: self.missed_switches.as_mut(),
@@ -709,6 +721,12 @@ impl TraceSession {
         if !rows.is_empty() {
             self.push_rows(self.cell, rows, 0);
         }
+    }
+
+    /// What the session says about itself (its start, its analysis, its event types): the
+    /// feed hands it over at once, before any event has been read.
+    pub fn take_start(&mut self) -> Vec<Update> {
+        std::mem::take(&mut self.start)
     }
 
     /// The updates ready since the last call, thread names before the rows naming them.
@@ -845,6 +863,8 @@ fn tids_named_by(schema: &AnalysisSchema, rows: &AnalysisRows) -> Vec<u32> {
 /// Where each released record goes: the user-space filter, the analyzer, the recording;
 /// COMM records name threads; a new cell of event time hands the analyzer's rows over.
 struct EventSink<'a> {
+    /// See [`TraceSession::abandon`].
+    abandon: &'a std::sync::atomic::AtomicBool,
     analysis: &'a mut Analysis,
     filters: &'a [Option<Filter>],
     missed_switches: Option<&'a mut MissedSwitches>,
@@ -875,6 +895,10 @@ impl EventSink<'_> {
     }
 
     fn item(&mut self, item: Ordered<'_>) {
+        if self.abandon.load(std::sync::atomic::Ordering::Relaxed) {
+            self.counters.dropped += 1;
+            return;
+        }
         match item {
             Ordered::Record(record) => {
                 if self.reached_limit() && matches!(record.record, Record::Sample(_) | Record::Switch(_)) {

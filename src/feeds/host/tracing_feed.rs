@@ -92,6 +92,10 @@ impl Outbox {
 pub struct HostTraceFeed {
     batches: Receiver<Batch>,
     stop: Arc<AtomicBool>,
+    /// Raised when the feed is dropped: the reading thread stops analyzing and ends.
+    abandon: Arc<AtomicBool>,
+    /// The session's start, handed over at the first poll.
+    start: Vec<Update>,
     thread: Option<JoinHandle<()>>,
     counters: TraceCounters,
     done: bool,
@@ -101,6 +105,9 @@ impl HostTraceFeed {
     /// Open the events (errors surface here, before any view starts) and start reading.
     pub fn start(run: &HostRunOptions, trace: &TraceOptions) -> anyhow::Result<HostTraceFeed> {
         let mut session = TraceSession::open(run, trace)?;
+        let abandon = session.abandon.clone();
+        // Said at the first poll, whatever the reading thread is busy with.
+        let start = session.take_start();
         let stop = Arc::new(AtomicBool::new(false));
         // A deadline past what the clock can count is no deadline (the command line
         // bounds --duration; a library caller may not).
@@ -138,6 +145,8 @@ impl HostTraceFeed {
             .context("cannot start the tracing thread")?;
         Ok(HostTraceFeed {
             batches: rx,
+            start,
+            abandon,
             stop,
             thread: Some(thread),
             counters: TraceCounters::default(),
@@ -169,7 +178,8 @@ impl Feed for HostTraceFeed {
         if self.done {
             return Ok(FeedStatus::Finished);
         }
-        let mut progress = false;
+        let mut progress = !self.start.is_empty();
+        out.append(&mut self.start);
         loop {
             match self.batches.try_recv() {
                 Ok(Batch::Updates(updates, counters)) => {
@@ -221,8 +231,11 @@ impl Feed for HostTraceFeed {
 }
 
 impl Drop for HostTraceFeed {
+    /// Whatever the thread still reads is no one's any more: it ends without analyzing it
+    /// (closing the events and removing its probes), so a run ends within its grace.
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
+        self.abandon.store(true, Ordering::Relaxed);
         while self.batches.try_recv().is_ok() {}
         if let Some(thread) = self.thread.take() {
             drop(std::mem::replace(&mut self.batches, sync_channel(1).1));
