@@ -203,7 +203,8 @@ fn detail_needs_a_threshold_and_names_what_it_does_not_know() {
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        // A command line that cannot work is a usage error.
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(stderr.contains(says), "{args:?}: {stderr}");
     }
 }
