@@ -56,11 +56,8 @@ fn top_opens_on_hotspots_and_an_explicit_view_wins() {
 
 /// Resize the tmux window (the terminal perfscope runs in).
 fn resize(tmux: &TmuxSession, width: u16, height: u16) {
-    let out = std::process::Command::new("tmux")
-        .args(["resize-window", "-t", &tmux.name])
-        .args(["-x", &width.to_string(), "-y", &height.to_string()])
-        .output()
-        .expect("run tmux resize-window");
+    let (width, height) = (width.to_string(), height.to_string());
+    let out = tmux.tmux(&["resize-window", "-t", &tmux.name, "-x", &width, "-y", &height]);
     assert!(out.status.success(), "tmux resize-window failed");
 }
 
@@ -78,10 +75,7 @@ fn quitting_after_a_resize_leaves_no_residue_on_the_normal_screen() {
         dir.path(),
         &format!("sleep 1; {}", command_line("top -- ./hot 60")),
     );
-    let out = std::process::Command::new("tmux")
-        .args(["set-option", "-w", "-t", &tmux.name, "alternate-screen", "off"])
-        .output()
-        .expect("run tmux set-option");
+    let out = tmux.tmux(&["set-option", "-w", "-t", &tmux.name, "alternate-screen", "off"]);
     assert!(out.status.success(), "tmux set-option alternate-screen failed");
     tmux.wait_for("hot_leaf on the first screen", WAIT, |s| s.contains("hot_leaf"));
     resize(&tmux, 120, 30);

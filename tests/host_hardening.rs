@@ -440,12 +440,9 @@ fn the_tui_draws_an_escape_code_in_a_thread_name_as_text() {
     .unwrap();
     let tmux = common::tmux::TmuxSession::start("escape", 120, 30, dir.path(), "sh run.sh");
     let raw = dir.path().join("raw.out");
-    let piped = std::process::Command::new("tmux")
-        .args(["pipe-pane", "-o", "-t", &tmux.name])
-        .arg(format!("cat >> '{}'", raw.display()))
-        .status()
-        .unwrap();
-    assert!(piped.success(), "tmux pipe-pane");
+    let pipe = format!("cat >> '{}'", raw.display());
+    let piped = tmux.tmux(&["pipe-pane", "-o", "-t", &tmux.name, &pipe]);
+    assert!(piped.status.success(), "tmux pipe-pane");
     tmux.wait_for("the comm spelled out", Duration::from_secs(20), |s| {
         s.contains("\\e]2;PWNED\\x07")
     });
@@ -510,7 +507,9 @@ fn followed_children_on_two_cpus_drain_in_time_order() {
         })
         .collect();
     let cpus: std::collections::BTreeSet<u32> = samples.iter().map(|s| s.1).collect();
-    assert!(samples.len() > 500, "{} samples", samples.len());
+    // Two children of 1 s wall time at 997 Hz: ~2,000 samples on an idle machine, fewer
+    // beside other busy processes (465 beside two busy loops); enough to see the order.
+    assert!(samples.len() > 200, "{} samples", samples.len());
     assert_eq!(cpus.len(), 2, "two busy children use both CPUs");
     let backwards = samples.windows(2).filter(|w| w[1].0 < w[0].0).count();
     assert_eq!(backwards, 0, "{backwards} samples older than the one before them");

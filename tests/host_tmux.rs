@@ -239,10 +239,7 @@ fn sigusr2_does_not_end_the_tui() {
     );
     tmux.wait_for("the TUI", WAIT, |s| s.contains("└"));
     // The pane's shell runs perfscope as its child.
-    let pane = std::process::Command::new("tmux")
-        .args(["display-message", "-p", "-t", &tmux.name, "#{pane_pid}"])
-        .output()
-        .unwrap();
+    let pane = tmux.tmux(&["display-message", "-p", "-t", &tmux.name, "#{pane_pid}"]);
     let shell = String::from_utf8_lossy(&pane.stdout).trim().to_string();
     let children = std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children")).unwrap();
     let pid: i32 = children

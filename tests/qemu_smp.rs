@@ -80,9 +80,12 @@ fn assert_each_vcpu_sampled_at_the_asked_frequency(arch: GuestArch) {
     );
     for (cpu, n) in cpus.iter().zip(&counts) {
         // A vCPU that runs gets a sample every tick; ticks are lost only while its host
-        // thread waits for a core (two vCPU threads, the timer and perfscope share two).
+        // thread (or the timer's) waits for a core: two vCPU threads, the timer and
+        // perfscope share two, ~0.9 of the ticks on a quiet machine, 0.44 beside two busy
+        // loops. The bound says the vCPU was sampled through the window, not how fast the
+        // machine is.
         assert!(
-            *n as f64 >= 0.5 * expected,
+            *n as f64 >= 0.2 * expected,
             "vCPU {cpu}: {n} samples in {seconds:.3} s at {FREQ} Hz"
         );
         assert!(
@@ -91,7 +94,7 @@ fn assert_each_vcpu_sampled_at_the_asked_frequency(arch: GuestArch) {
         );
     }
     let (low, high) = (counts[0].min(counts[1]), counts[0].max(counts[1]));
-    assert!(low * 3 >= high * 2, "a vCPU is starved: {counts:?}");
+    assert!(low * 2 >= high, "a vCPU is starved: {counts:?}");
     // Each vCPU unwinds on its own stack to its own entry point: one booted (kmain; on
     // riscv64 OpenSBI's lottery picks which hart), the other was started (secondary_main).
     // The boot CPU also spends the end of the window waiting in kmain for the other.

@@ -6,13 +6,18 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// A tmux session running one command; killed on drop.
+/// A tmux session running one command, on a tmux server of its own; killed on drop.
+///
+/// One server per session: on a shared server, a test that kills the last session ends the
+/// server while another test's `new-session` is connecting to it ("server exited
+/// unexpectedly").
 pub struct TmuxSession {
     pub name: String,
 }
 
-fn tmux(args: &[&str]) -> std::process::Output {
+fn tmux(socket: &str, args: &[&str]) -> std::process::Output {
     Command::new("tmux")
+        .args(["-L", socket])
         .args(args)
         .output()
         .expect("tmux is not installed: run ./scripts/install-test-deps.sh (apt-get install tmux)")
@@ -22,37 +27,45 @@ impl TmuxSession {
     /// Start `command` (a shell command line) in a `width`×`height` terminal.
     pub fn start(name: &str, width: u16, height: u16, cwd: &Path, command: &str) -> TmuxSession {
         let name = format!("{name}-{}", std::process::id());
-        let _ = tmux(&["kill-session", "-t", &name]);
-        let out = tmux(&[
-            "new-session",
-            "-d",
-            "-s",
+        let _ = tmux(&name, &["kill-server"]);
+        let out = tmux(
             &name,
-            "-x",
-            &width.to_string(),
-            "-y",
-            &height.to_string(),
-            "-c",
-            &cwd.display().to_string(),
-            "-e",
-            "TERM=xterm-256color",
-            "-e",
-            "COLORTERM=truecolor",
-            command,
-        ]);
+            &[
+                "new-session",
+                "-d",
+                "-s",
+                &name,
+                "-x",
+                &width.to_string(),
+                "-y",
+                &height.to_string(),
+                "-c",
+                &cwd.display().to_string(),
+                "-e",
+                "TERM=xterm-256color",
+                "-e",
+                "COLORTERM=truecolor",
+                command,
+            ],
+        );
         assert!(
             out.status.success(),
             "tmux new-session failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
         // Keep the pane after the command exits so a crash message can still be read.
-        let _ = tmux(&["set-option", "-t", &name, "remain-on-exit", "on"]);
+        let _ = tmux(&name, &["set-option", "-t", &name, "remain-on-exit", "on"]);
         TmuxSession { name }
+    }
+
+    /// Run a tmux command on this session's server (`-t` the session is the caller's).
+    pub fn tmux(&self, args: &[&str]) -> std::process::Output {
+        tmux(&self.name, args)
     }
 
     /// The visible screen as text.
     pub fn screen(&self) -> String {
-        let out = tmux(&["capture-pane", "-p", "-t", &self.name]);
+        let out = self.tmux(&["capture-pane", "-p", "-t", &self.name]);
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
@@ -60,12 +73,12 @@ impl TmuxSession {
     pub fn keys(&self, keys: &[&str]) {
         let mut args = vec!["send-keys", "-t", &self.name];
         args.extend_from_slice(keys);
-        let out = tmux(&args);
+        let out = self.tmux(&args);
         assert!(out.status.success(), "tmux send-keys failed");
     }
 
     pub fn literal(&self, text: &str) {
-        let out = tmux(&["send-keys", "-t", &self.name, "-l", text]);
+        let out = self.tmux(&["send-keys", "-t", &self.name, "-l", text]);
         assert!(out.status.success(), "tmux send-keys -l failed");
     }
 
@@ -87,6 +100,6 @@ impl TmuxSession {
 
 impl Drop for TmuxSession {
     fn drop(&mut self) {
-        let _ = tmux(&["kill-session", "-t", &self.name]);
+        let _ = self.tmux(&["kill-server"]);
     }
 }

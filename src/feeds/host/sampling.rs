@@ -46,6 +46,8 @@ pub fn dwarf_ring_pages(freq_hz: u64, stack_bytes: u32) -> usize {
 pub struct SampleCounters {
     pub samples: u64,
     pub lost: u64,
+    /// With `-N`: records the rings reported lost before the limit was reached.
+    pub lost_before_limit: u64,
     /// perfscope's own samples left out (`--exclude-self`).
     pub own_samples: u64,
     /// `--call-graph dwarf`: samples that carried a user stack copy.
@@ -267,6 +269,11 @@ impl SampleSession {
         let named = &mut self.named;
         let mut dwarf = self.dwarf.as_mut();
         let mut take = |item: Ordered<'_>| {
+            if let Ordered::Lost(range) = item
+                && !limit.is_some_and(|n| counters.samples >= n)
+            {
+                counters.lost_before_limit += range.count;
+            }
             if let Ordered::Record(record) = item {
                 if let (Some((named, names)), Record::Sample(s)) = (named.as_mut(), &record.record) {
                     name_at_first_sight(named, names, s.pid, s.tid, out);
@@ -291,14 +298,25 @@ impl SampleSession {
         if everything {
             self.events.flush_ordered(&mut take);
         }
-        self.counters.lost = self.events.lost(self.finished);
+        self.counters.lost = self.lost_within_run();
         self.counters.source = self.events.source_counts();
     }
 
     pub fn stop(&mut self) {
         self.finished = true;
         let _ = self.events.disable();
-        self.counters.lost = self.events.lost(self.finished);
+        self.counters.lost = self.lost_within_run();
+    }
+
+    /// Records the rings lost within the run. With `-N` the run is its first N samples:
+    /// once they are handed over, what the rings lose after them is outside it; the LOST
+    /// records read before, in time order, are its loss.
+    fn lost_within_run(&mut self) -> u64 {
+        if self.reached_limit() {
+            self.counters.lost.max(self.counters.lost_before_limit)
+        } else {
+            self.events.lost(self.finished)
+        }
     }
 }
 

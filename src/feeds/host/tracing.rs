@@ -65,6 +65,8 @@ pub struct TraceCounters {
     pub events: u64,
     /// Records the kernel reported lost.
     pub lost: u64,
+    /// With `-N`: records the rings reported lost before the limit was reached.
+    pub lost_before_limit: u64,
     /// Events a user-space filter dropped (filters the kernel refused).
     pub filtered: u64,
     /// Records left unread because the session was abandoned (see `TraceSession::abandon`).
@@ -677,7 +679,7 @@ impl TraceSession {
         }
         // Only a grown total is news (a drain a millisecond would otherwise queue
         // thousands of equal ones a second for the engine to ignore).
-        let lost = self.events.lost(self.finished);
+        let lost = self.lost_within_run();
         if lost > self.counters.lost {
             self.counters.lost = lost;
             self.out.push(Update::Lost {
@@ -694,6 +696,17 @@ impl TraceSession {
             self.out.push(Update::Counts(source));
         }
         self.counters.source = source;
+    }
+
+    /// Records the rings lost within the run. With `-N` the run is its first N events:
+    /// once they are delivered, what the rings lose after them (the rest is dropped unseen
+    /// anyway) is outside it; the LOST records read before, in time order, are its loss.
+    fn lost_within_run(&mut self) -> u64 {
+        if self.exit_after.is_some_and(|n| self.counters.events >= n) {
+            self.counters.lost.max(self.counters.lost_before_limit)
+        } else {
+            self.events.lost(self.finished)
+        }
     }
 
     /// Read the rings a last time, release the records still held for ordering and
@@ -962,6 +975,9 @@ impl EventSink<'_> {
                 }
             }
             Ordered::Lost(range) => {
+                if !self.reached_limit() {
+                    self.counters.lost_before_limit += range.count;
+                }
                 self.analysis
                     .lost(range.start_ns, range.end_ns.unwrap_or(u64::MAX));
             }
