@@ -270,7 +270,7 @@ impl SampleSession {
         let mut dwarf = self.dwarf.as_mut();
         let mut take = |item: Ordered<'_>| {
             if let Ordered::Lost(range) = item
-                && !limit.is_some_and(|n| counters.samples >= n)
+                && limit.is_none_or(|n| counters.samples < n)
             {
                 counters.lost_before_limit += range.count;
             }
