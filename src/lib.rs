@@ -25,9 +25,9 @@
 //!   written by every layer without a panic (a full disk, a reader that quit).
 //!
 //! [`input`] is the one bounded reader every file goes through (caps on lines and sizes,
-//! read once).
+//! read once); [`stop`] is the process's one request to stop, which its waits heed.
 //!
-//! A module imports only modules listed before it in this order: stdio, input, model, trace, symbols,
+//! A module imports only modules listed before it in this order: stdio, stop, input, model, trace, symbols,
 //! sources, store, analyzers, export, feeds, engine, config, views, app, batch, cli
 //! (tests/layers.rs checks it).
 
@@ -43,6 +43,7 @@ pub mod input;
 pub mod model;
 pub mod sources;
 pub mod stdio;
+pub mod stop;
 pub mod store;
 pub mod symbols;
 pub mod trace;

@@ -263,3 +263,85 @@ fn a_session_whose_sample_time_is_minus_one_reports_the_bad_time() {
         );
     }
 }
+
+/// A FIFO as the input: one nobody writes, or whose writer stalls, ends on a signal within
+/// 2 s (tests/stop_request.rs shows the wait giving up once a command takes the signal as
+/// a request to stop), and one whose writer comes later is read as any file.
+#[test]
+fn a_fifo_input_waits_for_its_writer_and_ends_on_a_signal() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("in.qperf.bin");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let elf = asset("tinyk-riscv64.elf");
+    let out = dir.path().join("out");
+    let report = [
+        "report",
+        "--out",
+        out.to_str().unwrap(),
+        fifo.to_str().unwrap(),
+        "--elf",
+        elf.to_str().unwrap(),
+    ];
+    let open = [
+        "open",
+        "--no-tui",
+        fifo.to_str().unwrap(),
+        "--elf",
+        elf.to_str().unwrap(),
+    ];
+    for args in [&report[..], &open[..]] {
+        for signal in [libc::SIGTERM, libc::SIGHUP] {
+            let (o, took) = signalled_within(args, signal, Duration::from_secs(2));
+            // Ended: by the signal itself (before the command takes it), or with the wait
+            // said and exit 1 (nothing was read).
+            assert!(
+                o.status.signal() == Some(signal) || o.status.code() == Some(1),
+                "{args:?} after signal {signal} ({took:?}): {:?} {}",
+                o.status,
+                text(&o.stderr)
+            );
+        }
+    }
+    // A writer that sends half and then nothing, holding the FIFO open: the read waits,
+    // and a signal ends the wait (a blocking read would be restarted, for ever).
+    let stalled = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            use std::io::Write;
+            let bytes = std::fs::read(asset("tinyk-riscv64.qperf.bin")).unwrap();
+            let mut w = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+            w.write_all(&bytes[..bytes.len() / 2]).unwrap();
+            std::thread::sleep(Duration::from_secs(4));
+        })
+    };
+    let (o, took) = signalled_within(&report, libc::SIGTERM, Duration::from_secs(2));
+    let stderr = text(&o.stderr);
+    assert!(
+        o.status.signal() == Some(libc::SIGTERM)
+            || (matches!(o.status.code(), Some(1 | 3)) && stderr.contains("stopped while waiting for")),
+        "({took:?}): {:?} {stderr}",
+        o.status
+    );
+    stalled.join().unwrap();
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(500));
+            let bytes = std::fs::read(asset("tinyk-riscv64.qperf.bin")).unwrap();
+            std::fs::write(&fifo, bytes).unwrap();
+        })
+    };
+    let o = perfscope_within(Duration::from_secs(60), &report);
+    writer.join().unwrap();
+    // As from the file itself.
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).contains("1435 samples, result ok"),
+        "{}",
+        text(&o.stdout)
+    );
+    assert!(out.join("perf/riscv64/latest/report.json").is_file());
+}

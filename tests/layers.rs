@@ -6,8 +6,9 @@
 use std::path::{Path, PathBuf};
 
 /// Lowest first: a module may use itself and the ones before it.
-const ORDER: [&str; 16] = [
+const ORDER: [&str; 17] = [
     "stdio",
+    "stop",
     "input",
     "model",
     "trace",

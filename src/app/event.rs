@@ -64,6 +64,8 @@ pub fn spawn_signal_thread(events: Sender<AppEvent>) -> std::io::Result<()> {
                     SIGHUP => "SIGHUP",
                     _ => "SIGINT",
                 };
+                // A feed waiting on a FIFO or a pipe gives up its wait.
+                crate::stop::request();
                 if events.send(AppEvent::Terminate(name)).is_err() {
                     break;
                 }

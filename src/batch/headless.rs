@@ -42,20 +42,21 @@ pub trait Sink {
 /// writes what it recorded.
 /// Installed once per process: a command calls it before its (maybe slow) start so a
 /// signal during the start stops it cleanly too, and the run's loop reads the same flag.
+/// The flag is the process's one (`crate::stop`): a wait on a FIFO or a pipe heeds it too.
 pub fn stop_on_signals() -> anyhow::Result<Arc<AtomicBool>> {
-    static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
-    if let Some(stop) = STOP.get() {
-        return Ok(stop.clone());
+    static INSTALLED: OnceLock<()> = OnceLock::new();
+    let stop = crate::stop::flag();
+    if INSTALLED.get().is_none() {
+        for signal in [
+            signal_hook::consts::SIGINT,
+            signal_hook::consts::SIGTERM,
+            signal_hook::consts::SIGHUP,
+        ] {
+            signal_hook::flag::register(signal, stop.clone()).context("cannot install signal handlers")?;
+        }
+        let _ = INSTALLED.set(());
     }
-    let stop = Arc::new(AtomicBool::new(false));
-    for signal in [
-        signal_hook::consts::SIGINT,
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGHUP,
-    ] {
-        signal_hook::flag::register(signal, stop.clone()).context("cannot install signal handlers")?;
-    }
-    Ok(STOP.get_or_init(|| stop).clone())
+    Ok(stop.clone())
 }
 
 /// A flag raised by SIGUSR2. perf-prof's scripts (and its test harness) send it before

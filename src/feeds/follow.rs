@@ -127,6 +127,17 @@ impl Feed for FollowFeed {
             }
         }
         if self.tail.is_none() {
+            // A growing file is read again from where it was left; a pipe or a device
+            // cannot be (and opening a FIFO twice would split its bytes).
+            if let Ok(file_type) = crate::input::FileType::of_path(&self.path)
+                && !matches!(file_type, crate::input::FileType::Regular { .. })
+            {
+                anyhow::bail!(
+                    "{} is {}: --follow reads a file as it grows; read this one without --follow",
+                    self.path.display(),
+                    file_type.described()
+                );
+            }
             match QperfTail::open(&self.path) {
                 Ok(t) => {
                     let mut head = crate::input::InputFile::open(&self.path)?;

@@ -14,6 +14,13 @@ pub enum InputError {
     Read { path: PathBuf, cause: io::Error },
     #[error("{} is a directory: give a file", path.display())]
     Directory { path: PathBuf },
+    /// A signal asked the process to stop while it waited on the input (a FIFO nobody
+    /// writes, a pipe that sends nothing).
+    #[error("stopped while waiting for {}: {waiting_for}", path.display())]
+    Stopped {
+        path: PathBuf,
+        waiting_for: &'static str,
+    },
     #[error(
         "line {line_number} of {} is longer than {} (the longest line perfscope reads in a {}): \
          is it a {}?",

@@ -104,13 +104,18 @@ pub struct InputFile {
 }
 
 impl InputFile {
-    /// Open `path` for reading (a directory is refused here, not at the first read).
+    /// Open `path` for reading (a directory is refused here, not at the first read). A
+    /// FIFO is waited on until a writer comes, or a signal asks to stop.
     pub fn open(path: &Path) -> Result<InputFile, InputError> {
         let open_error = |cause| InputError::Open {
             path: path.to_path_buf(),
             cause,
         };
-        let file = File::open(path).map_err(open_error)?;
+        let file = if FileType::of_path(path).is_ok_and(|t| t == FileType::Pipe) {
+            open_fifo(path)?
+        } else {
+            File::open(path).map_err(open_error)?
+        };
         let metadata = file.metadata().map_err(open_error)?;
         if metadata.is_dir() {
             return Err(InputError::Directory {
@@ -200,8 +205,12 @@ impl InputFile {
         Ok(&self.buf[self.pos..end])
     }
 
-    /// One read into the free space after `filled`.
+    /// One read into the free space after `filled`. A stream (a pipe, a device) is read
+    /// once it has bytes, so a signal's request to stop ends the wait for them.
     fn read_more(&mut self) -> Result<(), InputError> {
+        if !self.is_regular() {
+            wait_readable(&self.file, &self.path, "more input")?;
+        }
         loop {
             match self.file.read(&mut self.buf[self.filled..]) {
                 Ok(0) => {
@@ -219,6 +228,64 @@ impl InputFile {
                         cause,
                     });
                 }
+            }
+        }
+    }
+}
+
+/// Open a FIFO without blocking in `open(2)` (a signal does not end that wait: it is
+/// restarted), then wait for its writer as for any stream's bytes.
+fn open_fifo(path: &Path) -> Result<File, InputError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::io::AsRawFd;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|cause| InputError::Open {
+            path: path.to_path_buf(),
+            cause,
+        })?;
+    wait_readable(&file, path, "a writer to the FIFO")?;
+    // Reads block again: the wait before each read is what a signal ends.
+    // SAFETY: fcntl on a descriptor `file` owns.
+    unsafe {
+        let flags = libc::fcntl(file.as_raw_fd(), libc::F_GETFL);
+        libc::fcntl(file.as_raw_fd(), libc::F_SETFL, flags & !libc::O_NONBLOCK);
+    }
+    Ok(file)
+}
+
+/// Wait until `file` has bytes or says its end (a FIFO's writer came, and maybe went),
+/// looking at the process's stop request in between.
+fn wait_readable(file: &File, path: &Path, waiting_for: &'static str) -> Result<(), InputError> {
+    use std::os::unix::io::AsRawFd;
+    let mut poll = libc::pollfd {
+        fd: file.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    loop {
+        // SAFETY: one pollfd, alive for the call.
+        let ready = unsafe { libc::poll(&mut poll, 1, crate::stop::LOOK_EVERY.as_millis() as i32) };
+        if ready > 0 {
+            // Bytes that are there are read even after a request to stop: the reader
+            // stops between records, where what it read is whole.
+            return Ok(());
+        }
+        if crate::stop::requested() {
+            return Err(InputError::Stopped {
+                path: path.to_path_buf(),
+                waiting_for,
+            });
+        }
+        if ready < 0 {
+            let cause = io::Error::last_os_error();
+            if cause.kind() != io::ErrorKind::Interrupted {
+                return Err(InputError::Read {
+                    path: path.to_path_buf(),
+                    cause,
+                });
             }
         }
     }

@@ -14,6 +14,7 @@
 
 pub mod attr;
 pub mod callchain;
+pub mod closer;
 pub mod error;
 pub mod fd;
 pub mod merge;

@@ -9,6 +9,7 @@
 
 use crate::sources::perf_event::PerfEventError;
 use crate::sources::perf_event::attr::EventAttr;
+use crate::sources::perf_event::closer::EventFds;
 use crate::sources::perf_event::fd::PerfEventFd;
 use crate::sources::perf_event::targets::{Target, online_cpus};
 use crate::sources::tracefs::ResolvedEvent;
@@ -22,7 +23,7 @@ pub struct EventPlan {
     /// a tracepoint registers it with the kernel and the last one closed unregisters it,
     /// each a wait for RCU (tens of ms) — closing a probe at once would pay that twice
     /// per event, minutes for `-e '*:*'`.
-    pub probes: Vec<PerfEventFd>,
+    pub probes: EventFds,
 }
 
 /// Try every event of `stages` on `probe` (built by `attr_of`); keep what opens.
@@ -33,12 +34,18 @@ pub fn plan_events(
     attr_of: impl Fn(&ResolvedEvent) -> EventAttr,
 ) -> anyhow::Result<EventPlan> {
     let mut skipped = Vec::new();
-    let mut probes = Vec::new();
+    let mut probes = EventFds::default();
     let mut kept_stages = Vec::with_capacity(stages.len());
     for (stage_index, stage) in stages.into_iter().enumerate() {
         let mut kept = Vec::with_capacity(stage.len());
         let mut first_refusal = None;
         for event in stage {
+            if crate::stop::requested() {
+                anyhow::bail!(
+                    "stopped while trying the events ({} tried)",
+                    probes.len() + skipped.len()
+                );
+            }
             match PerfEventFd::open(&attr_of(&event), probe, ring_bytes) {
                 Ok(probe_fd) => {
                     probes.push(probe_fd);

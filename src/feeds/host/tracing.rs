@@ -341,9 +341,13 @@ impl TraceSession {
         }
         let EventPlan {
             stages,
-            probes: _open_until_the_events_are,
+            probes: mut _open_until_the_events_are,
             ..
         } = plan;
+        if probes.is_some() {
+            // Its uprobes are removed once the events close: close them here first.
+            _open_until_the_events_are.close_here();
+        }
         // One sched_switch event per CPU ring carries the switch records the switches the
         // kernel does not deliver are rebuilt from (missed_switch.rs); threads' rings
         // have none.
@@ -415,6 +419,10 @@ impl TraceSession {
             // wakeup's stack in 2 pages) would overflow a shared ring and lose them too.
             |event| event >= traced,
         )?;
+        if probes.is_some() {
+            // Its uprobes are removed once the events close: close them here first.
+            events.close_here();
+        }
         if !stacks {
             // No callchain to resolve: the analyzer wants only each sample's trace event.
             events.deliver_samples_as_events();

@@ -69,6 +69,10 @@ pub enum PerfEventError {
     NoTargets,
     #[error("no events to open")]
     NoEvents,
+    /// A signal asked the process to stop while the events were opened or enabled (each
+    /// tracepoint takes the kernel milliseconds: thousands of them, minutes).
+    #[error("stopped while opening the events ({opened} of {total} done)")]
+    Stopped { opened: usize, total: usize },
     #[error("poll on the perf rings failed: {0}")]
     Poll(io::Error),
 }

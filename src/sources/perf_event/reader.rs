@@ -273,6 +273,8 @@ pub struct PerfEvents {
     /// The last exact lost count and when it was read ([`PerfEvents::lost`]).
     lost_counted: u64,
     lost_counted_at: Option<Instant>,
+    /// Close the fds in this process even when they are many (see [`PerfEvents::close_here`]).
+    close_here: bool,
 }
 
 impl PerfEvents {
@@ -312,12 +314,18 @@ impl PerfEvents {
         // Rings of CPU-bound targets, by CPU (and apart or not): inheriting threads on one
         // CPU share one.
         let mut ring_of_cpu: FxHashMap<(u32, bool), usize> = FxHashMap::default();
+        let total = events.len() * targets.len();
+        let mut done = 0;
         'targets: for &target in targets {
             let mut opened = Vec::with_capacity(events.len());
             for (index, event) in effective.iter_mut().enumerate() {
                 if !wanted(index, target) {
                     continue;
                 }
+                if crate::stop::requested() {
+                    return Err(PerfEventError::Stopped { opened: done, total });
+                }
+                done += 1;
                 let fd = match PerfEventFd::open(event, target, ring_bytes) {
                     Ok(fd) => fd,
                     Err(PerfEventError::NoSuchThread { .. }) if target.is_task() => {
@@ -389,12 +397,27 @@ impl PerfEvents {
             merge,
             lost_counted: 0,
             lost_counted_at: None,
+            close_here: false,
         })
     }
 
-    /// Start counting on every fd (each one: group-enable leaves members at 0, §7).
+    /// Start counting on every fd (each one: group-enable leaves members at 0, §7); a stop
+    /// request ends it early (enabling thousands of tracepoints takes the kernel a while).
     pub fn enable(&self) -> Result<(), PerfEventError> {
-        self.fds.iter().flatten().try_for_each(PerfEventFd::enable)
+        let total = self.fds.iter().map(Vec::len).sum();
+        self.fds.iter().flatten().enumerate().try_for_each(|(done, fd)| {
+            if crate::stop::requested() {
+                return Err(PerfEventError::Stopped { opened: done, total });
+            }
+            fd.enable()
+        })
+    }
+
+    /// Close the events in this process when dropped, however long the kernel takes:
+    /// the caller removes something they use right after (its uprobes, which the kernel
+    /// refuses to remove while an event holds them).
+    pub fn close_here(&mut self) {
+        self.close_here = true;
     }
 
     pub fn disable(&self) -> Result<(), PerfEventError> {
@@ -662,6 +685,15 @@ impl Drop for PerfEvents {
     fn drop(&mut self) {
         // Stop the kernel writing before the rings go away; errors cannot be acted on here.
         let _ = self.disable();
+        // Rings first (a mapping holds its event), then the fds: many tracepoints take the
+        // kernel long to close, and are closed apart (closer.rs).
+        self.rings.clear();
+        let fds = std::mem::take(&mut self.fds).into_iter().flatten().collect();
+        if self.close_here {
+            drop(fds);
+        } else {
+            super::closer::close_all(fds);
+        }
     }
 }
 

@@ -14,6 +14,10 @@ pub enum ResolveError {
     Selector(#[from] SelectorError),
     #[error(transparent)]
     Tracefs(#[from] TracefsError),
+    /// A signal asked the process to stop while the formats were read (a wildcard may
+    /// match thousands).
+    #[error("stopped while reading the events' formats ({read} read)")]
+    Stopped { read: usize },
 }
 
 impl ResolveError {
@@ -22,7 +26,7 @@ impl ResolveError {
     pub fn into_command_error(self) -> anyhow::Error {
         match self {
             ResolveError::Selector(e) => crate::model::usage::UsageError::of(e).into(),
-            ResolveError::Tracefs(e) => anyhow::Error::new(e),
+            other => anyhow::Error::new(other),
         }
     }
 }
@@ -67,6 +71,9 @@ pub fn resolve(tracefs: &Tracefs, specs: &[EventSpec]) -> Result<Vec<ResolvedEve
                     continue;
                 };
                 if glob::glob_match(&pattern, full) {
+                    if crate::stop::requested() {
+                        return Err(ResolveError::Stopped { read: resolved.len() });
+                    }
                     matched = true;
                     let mut concrete = spec.clone();
                     concrete.system = system.to_string();

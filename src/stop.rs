@@ -1,0 +1,28 @@
+//! The process's one request to stop: raised by SIGINT, SIGTERM or SIGHUP once a command
+//! takes them (`batch::headless::stop_on_signals`, the terminal UI's signal thread), read
+//! by whatever waits on the outside world — a FIFO's writer, a pipe's next bytes — so that
+//! no wait outlives a signal. (A signal restarts a blocking `open` or `read`: the handler
+//! only raises this flag, and the call goes on waiting.)
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+/// How often a wait on the outside world looks at the flag.
+pub const LOOK_EVERY: Duration = Duration::from_millis(100);
+
+/// The flag itself, for a signal handler to raise.
+pub fn flag() -> &'static Arc<AtomicBool> {
+    static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+    STOP.get_or_init(Arc::default)
+}
+
+/// Whether a stop was asked.
+pub fn requested() -> bool {
+    flag().load(Ordering::Relaxed)
+}
+
+/// Ask the process to stop (what a signal does).
+pub fn request() {
+    flag().store(true, Ordering::Relaxed);
+}
