@@ -21,6 +21,10 @@ if [ ${#targets[@]} -eq 0 ]; then
     mapfile -t targets < <(cargo run -q -p perfscope-fuzz --bin fuzz_smoke -- --help | sed -n 's/^targets: //p' | tr ' ' '\n')
 fi
 
+# hostile_args runs whole command lines of the real binary.
+cargo build --bin perfscope
+export PERFSCOPE_BIN="$PWD/target/debug/perfscope"
+
 if rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
     command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
     status=0

@@ -23,7 +23,10 @@ cargo test -p perfscope-qemu-plugin -p perfscope-frame-ops
 echo "== cargo test -p perfscope-fuzz"
 cargo test --locked -p perfscope-fuzz
 echo "== fuzz smoke: every target, ${FUZZ_SECONDS:=20} s each"
-cargo run --locked -p perfscope-fuzz --bin fuzz_smoke -- --seconds "$FUZZ_SECONDS"
+# hostile_args runs whole command lines of the real binary.
+cargo build --locked --bin perfscope
+PERFSCOPE_BIN="$PWD/target/debug/perfscope" \
+    cargo run --locked -p perfscope-fuzz --bin fuzz_smoke -- --seconds "$FUZZ_SECONDS"
 echo "== the tree is as the test command found it"
 if [ -n "$(git status --porcelain 2>/dev/null)" ]; then
     git status --short

@@ -165,6 +165,8 @@ pub fn run_target(
             seeds[index].clone()
         } else if started.elapsed() >= limits.budget {
             break;
+        } else if let Some(generate) = target.generate {
+            generate(&mut rng)
         } else {
             let mut data = if seeds.is_empty() {
                 Vec::new()
@@ -306,6 +308,7 @@ mod tests {
             dictionary: &[],
             max_len: 64,
             generated_seeds: Vec::new,
+            generate: None,
         }
     }
 

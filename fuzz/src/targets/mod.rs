@@ -5,6 +5,7 @@ pub mod app_sessions;
 pub mod export_pipeline;
 pub mod filter_expr;
 pub mod folded_parse;
+pub mod hostile_args;
 pub mod qperf_decode;
 pub mod selector;
 pub mod session_db;
@@ -20,6 +21,9 @@ pub struct Target {
     pub max_len: usize,
     /// Seeds only code can make (a session database, encoded records).
     pub generated_seeds: fn() -> Vec<Vec<u8>>,
+    /// Inputs made from a grammar instead of mutations of the seeds, when the target has
+    /// one (the smoke runner uses it; libFuzzer mutates the seeds).
+    pub generate: Option<fn(&mut crate::mutate::Rng) -> Vec<u8>>,
 }
 
 fn no_generated_seeds() -> Vec<Vec<u8>> {
@@ -33,6 +37,7 @@ pub const ALL: &[Target] = &[
         dictionary: selector::DICTIONARY,
         max_len: 80_000,
         generated_seeds: no_generated_seeds,
+        generate: None,
     },
     Target {
         name: "filter_expr",
@@ -40,6 +45,7 @@ pub const ALL: &[Target] = &[
         dictionary: filter_expr::DICTIONARY,
         max_len: 8_192,
         generated_seeds: no_generated_seeds,
+        generate: None,
     },
     Target {
         name: "tracefs_format",
@@ -47,6 +53,7 @@ pub const ALL: &[Target] = &[
         dictionary: tracefs_format::DICTIONARY,
         max_len: 16_384,
         generated_seeds: no_generated_seeds,
+        generate: None,
     },
     Target {
         name: "session_db",
@@ -54,6 +61,7 @@ pub const ALL: &[Target] = &[
         dictionary: session_db::DICTIONARY,
         max_len: 1 << 20,
         generated_seeds: session_db::generated_seeds,
+        generate: None,
     },
     Target {
         name: "export_pipeline",
@@ -61,6 +69,7 @@ pub const ALL: &[Target] = &[
         dictionary: export_pipeline::DICTIONARY,
         max_len: 80_000,
         generated_seeds: no_generated_seeds,
+        generate: None,
     },
     Target {
         name: "folded_parse",
@@ -68,6 +77,7 @@ pub const ALL: &[Target] = &[
         dictionary: export_pipeline::DICTIONARY,
         max_len: 80_000,
         generated_seeds: no_generated_seeds,
+        generate: None,
     },
     Target {
         name: "qperf_decode",
@@ -75,6 +85,7 @@ pub const ALL: &[Target] = &[
         dictionary: &[],
         max_len: 65_536,
         generated_seeds: qperf_decode::generated_seeds,
+        generate: None,
     },
     Target {
         name: "app_keys",
@@ -84,5 +95,14 @@ pub const ALL: &[Target] = &[
         // steps is a long session already.
         max_len: 1_024,
         generated_seeds: app_keys::generated_seeds,
+        generate: None,
+    },
+    Target {
+        name: "hostile_args",
+        run: hostile_args::run,
+        dictionary: hostile_args::DICTIONARY,
+        max_len: 65_536,
+        generated_seeds: hostile_args::generated_seeds,
+        generate: Some(hostile_args::generate),
     },
 ];

@@ -1,0 +1,140 @@
+//! Where a hostile run happens, and what it must leave alone.
+//!
+//! ```text
+//! sandbox/
+//!   victim/keep          a directory outside the run's reach; must stay as it is
+//!   io/                  the run's stdout and stderr
+//!   assets/              copies of the repository's assets/ (`@asset/NAME` in an input):
+//!                        a command line may name one as an output, and the repository's
+//!                        own must not change
+//!   a/b/work/            the working directory: `--arch ../../..` from here lands in sandbox/
+//!     link-dir  -> ../../../victim        a symlinked directory
+//!     file-link -> ../../../victim/keep   a symlink to a file perfscope must not write
+//!     dangling  -> ../../../victim/new    a link whose target is not there
+//!     fifo                                a FIFO nobody writes
+//!     empty                               an empty file
+//! ```
+//!
+//! After the run: `victim/` holds `keep` alone, unchanged; the sandbox holds nothing new
+//! beside `a/b/work`; `/` has no new entry; no `escaped.db` (sql's `VACUUM INTO`,
+//! `ATTACH`) was written anywhere in the working directory.
+
+use std::collections::BTreeSet;
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+const KEEP: &[u8] = b"perfscope must not write here\n";
+
+pub struct Sandbox {
+    dir: tempfile::TempDir,
+    root_entries: BTreeSet<String>,
+}
+
+impl Sandbox {
+    pub fn new() -> Sandbox {
+        let dir = tempfile::Builder::new()
+            .prefix("perfscope-hostile-")
+            .tempdir()
+            .expect("make the sandbox");
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("victim")).unwrap();
+        std::fs::write(root.join("victim/keep"), KEEP).unwrap();
+        std::fs::create_dir_all(root.join("io")).unwrap();
+        let assets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets");
+        std::fs::create_dir_all(root.join("assets")).unwrap();
+        for entry in std::fs::read_dir(&assets).expect("the repository's assets/") {
+            let entry = entry.unwrap();
+            std::fs::copy(entry.path(), root.join("assets").join(entry.file_name())).unwrap();
+        }
+        let work = root.join("a/b/work");
+        std::fs::create_dir_all(&work).unwrap();
+        std::os::unix::fs::symlink("../../../victim", work.join("link-dir")).unwrap();
+        std::os::unix::fs::symlink("../../../victim/keep", work.join("file-link")).unwrap();
+        std::os::unix::fs::symlink("../../../victim/new", work.join("dangling")).unwrap();
+        std::fs::write(work.join("empty"), b"").unwrap();
+        let fifo = CString::new(work.join("fifo").as_os_str().as_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0, "mkfifo");
+        Sandbox {
+            dir,
+            root_entries: entries(Path::new("/")),
+        }
+    }
+
+    pub fn work(&self) -> PathBuf {
+        self.dir.path().join("a/b/work")
+    }
+
+    pub fn io(&self) -> PathBuf {
+        self.dir.path().join("io")
+    }
+
+    pub fn assets(&self) -> PathBuf {
+        self.dir.path().join("assets")
+    }
+
+    /// What the run wrote where it must not, if anything. `through_link_dir`: the command
+    /// line named `link-dir` itself (`--out link-dir`, `-o link-dir/x`): a directory the
+    /// user names is followed as the user asked, so new entries in `victim/` are theirs —
+    /// but `victim/keep` still holds (a file link is never written through).
+    pub fn escapes(&self, through_link_dir: bool) -> Vec<String> {
+        let root = self.dir.path();
+        let mut found = Vec::new();
+        let mut expect = |dir: &Path, want: &[&str]| {
+            let got = entries(dir);
+            let want: BTreeSet<String> = want.iter().map(|s| s.to_string()).collect();
+            if got != want {
+                found.push(format!("{} holds {got:?}, not {want:?}", dir.display()));
+            }
+        };
+        expect(root, &["a", "assets", "io", "victim"]);
+        expect(&root.join("a"), &["b"]);
+        expect(&root.join("a/b"), &["work"]);
+        if through_link_dir {
+            if !root.join("victim/keep").is_file() {
+                found.push("victim/keep is gone".into());
+            }
+        } else {
+            expect(&root.join("victim"), &["keep"]);
+        }
+        if std::fs::read(root.join("victim/keep")).ok().as_deref() != Some(KEEP) {
+            found.push("victim/keep was written".into());
+        }
+        let now = entries(Path::new("/"));
+        let new: Vec<&String> = now.difference(&self.root_entries).collect();
+        if !new.is_empty() {
+            found.push(format!("new entries in /: {new:?}"));
+        }
+        if let Some(path) = find(&self.work(), "escaped.db") {
+            found.push(format!("sql wrote {}", path.display()));
+        }
+        found
+    }
+}
+
+fn entries(dir: &Path) -> BTreeSet<String> {
+    std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A file named `name` under `dir` (links not followed).
+fn find(dir: &Path, name: &str) -> Option<PathBuf> {
+    for entry in std::fs::read_dir(dir).ok()?.filter_map(Result::ok) {
+        let path = entry.path();
+        if entry.file_name() == name {
+            return Some(path);
+        }
+        if entry.file_type().is_ok_and(|t| t.is_dir())
+            && let Some(found) = find(&path, name)
+        {
+            return Some(found);
+        }
+    }
+    None
+}
