@@ -6,8 +6,7 @@
 
 mod common;
 
-use std::fs::File;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -28,8 +27,43 @@ fn perfscope(cwd: &Path, args: &[&str], stdout: Stdio) -> Command {
     c
 }
 
-fn dev_full() -> Stdio {
-    Stdio::from(File::create("/dev/full").expect("/dev/full"))
+/// A device on which every write fails with ENOSPC: /dev/full, or — where /dev has none
+/// (a minimal container's) — the same device (char 1:7) made in `dir`. Never a regular
+/// file: `File::create("/dev/full")` there would make one, and every write would succeed.
+fn full_device(dir: &Path) -> PathBuf {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let is_full = |path: &Path| {
+        std::fs::metadata(path)
+            .is_ok_and(|m| m.file_type().is_char_device() && m.rdev() == libc::makedev(1, 7))
+    };
+    let system = Path::new("/dev/full");
+    if is_full(system) {
+        return system.to_path_buf();
+    }
+    let made = dir.join("full");
+    if is_full(&made) {
+        return made;
+    }
+    let c = std::ffi::CString::new(made.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    let rc = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 7)) };
+    assert!(
+        rc == 0 && is_full(&made),
+        "no full device: /dev/full is not one here, and making one failed ({}); \
+         these tests run as root",
+        std::io::Error::last_os_error()
+    );
+    made
+}
+
+fn full_stdout(dir: &Path) -> Stdio {
+    let device = full_device(dir);
+    Stdio::from(
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&device)
+            .expect("the full device"),
+    )
 }
 
 /// A pipe whose reader is gone before perfscope writes: its first write is EPIPE.
@@ -80,7 +114,9 @@ fn results_onto_a_full_device_exit_1_with_the_reason() {
         &["sql", session, "SELECT * FROM samples"],
     ];
     for args in commands {
-        let o = perfscope(dir.path(), args, dev_full()).output().unwrap();
+        let o = perfscope(dir.path(), args, full_stdout(dir.path()))
+            .output()
+            .unwrap();
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{args:?}: {err}");
@@ -100,6 +136,8 @@ fn dash_o_onto_a_full_device_exits_1_and_says_so_on_the_terminal() {
     let dir = tempfile::tempdir().unwrap();
     // A live analyzer stops at its first line that cannot be written, long before
     // --duration; the error goes to the stderr perfscope started with, not the full file.
+    let full = full_device(dir.path());
+    let full = full.to_str().unwrap();
     let started = Instant::now();
     let o = perfscope(
         dir.path(),
@@ -108,7 +146,7 @@ fn dash_o_onto_a_full_device_exits_1_and_says_so_on_the_terminal() {
             "-e",
             "sched:sched_switch",
             "-o",
-            "/dev/full",
+            full,
             "--duration",
             "20",
         ],
@@ -120,7 +158,7 @@ fn dash_o_onto_a_full_device_exits_1_and_says_so_on_the_terminal() {
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert_eq!(
         err,
-        format!("perfscope: cannot write the results to -o /dev/full: {FULL}\n")
+        format!("perfscope: cannot write the results to -o {full}: {FULL}\n")
     );
     assert!(o.stdout.is_empty());
     assert!(
@@ -131,7 +169,7 @@ fn dash_o_onto_a_full_device_exits_1_and_says_so_on_the_terminal() {
     // A table printed at the end meets the same.
     let o = perfscope(
         dir.path(),
-        &["syscalls", "-o", "/dev/full", "--", "cat", "/etc/hostname"],
+        &["syscalls", "-o", full, "--", "cat", "/etc/hostname"],
         Stdio::piped(),
     )
     .output()
@@ -139,7 +177,7 @@ fn dash_o_onto_a_full_device_exits_1_and_says_so_on_the_terminal() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert_eq!(
         stderr(&o),
-        format!("perfscope: cannot write the results to -o /dev/full: {FULL}\n")
+        format!("perfscope: cannot write the results to -o {full}: {FULL}\n")
     );
 }
 

@@ -13,10 +13,12 @@
 //!     dangling  -> ../../../victim/new    a link whose target is not there
 //!     fifo                                a FIFO nobody writes
 //!     empty                               an empty file
+//!     full                                a full device (char 1:7): every write ENOSPC
 //! ```
 //!
 //! After the run: `victim/` holds `keep` alone, unchanged; the sandbox holds nothing new
-//! beside `a/b/work`; `/` has no new entry; no `escaped.db` (sql's `VACUUM INTO`,
+//! beside `a/b/work`; `/` has no new entry and `/dev` no new regular file (a write to a
+//! device path that is not there makes one); no `escaped.db` (sql's `VACUUM INTO`,
 //! `ATTACH`) was written anywhere in the working directory.
 
 use std::collections::BTreeSet;
@@ -29,6 +31,7 @@ const KEEP: &[u8] = b"perfscope must not write here\n";
 pub struct Sandbox {
     dir: tempfile::TempDir,
     root_entries: BTreeSet<String>,
+    dev_files: BTreeSet<String>,
 }
 
 impl Sandbox {
@@ -56,9 +59,15 @@ impl Sandbox {
         let fifo = CString::new(work.join("fifo").as_os_str().as_bytes()).unwrap();
         // SAFETY: a NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0, "mkfifo");
+        // Its own full device: a minimal container's /dev has no /dev/full.
+        let full = CString::new(work.join("full").as_os_str().as_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        let made = unsafe { libc::mknod(full.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 7)) };
+        assert_eq!(made, 0, "mknod a full device (the fuzz runs as root)");
         Sandbox {
             dir,
             root_entries: entries(Path::new("/")),
+            dev_files: regular_files(Path::new("/dev")),
         }
     }
 
@@ -106,6 +115,11 @@ impl Sandbox {
         if !new.is_empty() {
             found.push(format!("new entries in /: {new:?}"));
         }
+        let now = regular_files(Path::new("/dev"));
+        let new: Vec<&String> = now.difference(&self.dev_files).collect();
+        if !new.is_empty() {
+            found.push(format!("new files in /dev: {new:?}"));
+        }
         if let Some(path) = find(&self.work(), "escaped.db") {
             found.push(format!("sql wrote {}", path.display()));
         }
@@ -117,6 +131,17 @@ fn entries(dir: &Path) -> BTreeSet<String> {
     std::fs::read_dir(dir)
         .map(|d| {
             d.filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn regular_files(dir: &Path) -> BTreeSet<String> {
+    std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
                 .map(|e| e.file_name().to_string_lossy().into_owned())
                 .collect()
         })

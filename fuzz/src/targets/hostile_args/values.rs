@@ -105,7 +105,7 @@ pub const PIDS: &[&str] = &[
 
 pub const PATHS: &[&str] = &[
     "/dev/zero",
-    "/dev/full",
+    "full",
     "/dev/null",
     "missing",
     "link-dir",
