@@ -345,7 +345,12 @@ pub fn run(input: &[u8]) {
         );
     }
     let through_link_dir = args.iter().any(|a| a.as_encoded_bytes().starts_with(b"link-dir"));
-    let escapes = sandbox.escapes(through_link_dir);
+    let parents_named = output_paths(&args).map(parents_up).max().unwrap_or(0);
+    let absolute_outputs: Vec<std::path::PathBuf> = output_paths(&args)
+        .filter(|p| p.starts_with(b"/"))
+        .map(|p| std::path::PathBuf::from(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(p)))
+        .collect();
+    let escapes = sandbox.escapes(through_link_dir, parents_named, &absolute_outputs);
     assert!(
         escapes.is_empty(),
         "perfscope {line} wrote where it must not: {escapes:?}"
@@ -374,4 +379,60 @@ fn tail(path: &Path) -> String {
         let _ = file.read_to_end(&mut bytes);
     }
     String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// The flags whose value is where perfscope writes.
+const OUTPUT_FLAGS: &[&[u8]] = &[
+    b"--out",
+    b"-o",
+    b"--output",
+    b"--record",
+    b"--flame-graph",
+    b"--heatmap",
+];
+
+/// The values of the output flags on the command line (`--out X` and `--out=X`).
+fn output_paths(args: &[std::ffi::OsString]) -> impl Iterator<Item = &[u8]> {
+    let bytes: Vec<&[u8]> = args.iter().map(|a| a.as_encoded_bytes()).collect();
+    let mut out = Vec::new();
+    for (i, arg) in bytes.iter().enumerate() {
+        for flag in OUTPUT_FLAGS {
+            if arg == flag
+                && let Some(value) = bytes.get(i + 1)
+            {
+                out.push(*value);
+            } else if let Some(value) = arg.strip_prefix(*flag).and_then(|v| v.strip_prefix(b"=")) {
+                out.push(value);
+            }
+        }
+    }
+    out.into_iter()
+}
+
+/// How many directories above the working directory `path` names by its leading `..`s
+/// (`..` and `../x` are 1, `../../x` 2): an output there is where the user asked for it.
+fn parents_up(path: &[u8]) -> usize {
+    path.split(|&b| b == b'/')
+        .take_while(|part| *part == b"..")
+        .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(line: &str) -> Vec<std::ffi::OsString> {
+        line.split(' ').map(Into::into).collect()
+    }
+
+    #[test]
+    fn only_an_output_flag_names_where_the_user_asked_to_write() {
+        let up = |line: &str| output_paths(&args(line)).map(parents_up).max().unwrap_or(0);
+        assert_eq!(up("top --out .."), 1);
+        assert_eq!(up("report x --out=../../y"), 2);
+        assert_eq!(up("trace -o ../x --record ../../../s.db"), 3);
+        // A path elsewhere (--arch, an input) reaches nowhere by itself.
+        assert_eq!(up("report ../../x --arch ../../.."), 0);
+        assert_eq!(up("report --out"), 0);
+    }
 }

@@ -86,26 +86,35 @@ impl Sandbox {
     /// What the run wrote where it must not, if anything. `through_link_dir`: the command
     /// line named `link-dir` itself (`--out link-dir`, `-o link-dir/x`): a directory the
     /// user names is followed as the user asked, so new entries in `victim/` are theirs —
-    /// but `victim/keep` still holds (a file link is never written through).
-    pub fn escapes(&self, through_link_dir: bool) -> Vec<String> {
+    /// but `victim/keep` still holds (a file link is never written through). `parents_named`:
+    /// how many directories up the command line reaches by itself (`--out ..` is 1,
+    /// `../../x` 2): new entries there are the user's too; so are files in /dev that an
+    /// absolute output path (`absolute_outputs`) begins.
+    pub fn escapes(
+        &self,
+        through_link_dir: bool,
+        parents_named: usize,
+        absolute_outputs: &[PathBuf],
+    ) -> Vec<String> {
         let root = self.dir.path();
         let mut found = Vec::new();
-        let mut expect = |dir: &Path, want: &[&str]| {
+        let mut expect = |dir: &Path, up: usize, want: &[&str]| {
             let got = entries(dir);
             let want: BTreeSet<String> = want.iter().map(|s| s.to_string()).collect();
-            if got != want {
+            let named = parents_named >= up;
+            if (named && !got.is_superset(&want)) || (!named && got != want) {
                 found.push(format!("{} holds {got:?}, not {want:?}", dir.display()));
             }
         };
-        expect(root, &["a", "assets", "io", "victim"]);
-        expect(&root.join("a"), &["b"]);
-        expect(&root.join("a/b"), &["work"]);
+        expect(root, 3, &["a", "assets", "io", "victim"]);
+        expect(&root.join("a"), 2, &["b"]);
+        expect(&root.join("a/b"), 1, &["work"]);
         if through_link_dir {
             if !root.join("victim/keep").is_file() {
                 found.push("victim/keep is gone".into());
             }
         } else {
-            expect(&root.join("victim"), &["keep"]);
+            expect(&root.join("victim"), 3, &["keep"]);
         }
         if std::fs::read(root.join("victim/keep")).ok().as_deref() != Some(KEEP) {
             found.push("victim/keep was written".into());
@@ -115,8 +124,22 @@ impl Sandbox {
         if !new.is_empty() {
             found.push(format!("new entries in /: {new:?}"));
         }
+        // A new file in /dev is the user's when an output flag named it (`--flame-graph
+        // /dev/zero` writes /dev/zero.folded, as asked); either way it is not left there.
         let now = regular_files(Path::new("/dev"));
-        let new: Vec<&String> = now.difference(&self.dev_files).collect();
+        let mut new = Vec::new();
+        for name in now.difference(&self.dev_files) {
+            let path = Path::new("/dev").join(name);
+            let asked = absolute_outputs.iter().any(|out| {
+                path.as_os_str()
+                    .as_bytes()
+                    .starts_with(out.as_os_str().as_bytes())
+            });
+            if !asked {
+                new.push(name);
+            }
+            let _ = std::fs::remove_file(&path);
+        }
         if !new.is_empty() {
             found.push(format!("new files in /dev: {new:?}"));
         }

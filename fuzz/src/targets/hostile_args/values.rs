@@ -116,7 +116,7 @@ pub const PATHS: &[&str] = &[
     "..",
     "fifo",
     "empty",
-    "/nonexistent/dir/x",
+    "no/such/dir/x",
     "/proc/self/mem",
     "out",
     "out/perf",
