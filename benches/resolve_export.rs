@@ -18,7 +18,8 @@ use object::{Object, ObjectSymbol, SymbolKind};
 
 use perfscope::batch::headless::{self, Headless};
 use perfscope::batch::report::{self, ReportInput, ReportOptions};
-use perfscope::feeds::file::{FileFeed, Input, OpenOptions, SymbolSource};
+use perfscope::feeds::file::{FileFeed, Input};
+use perfscope::feeds::symbol_options::{OpenOptions, SymbolSource};
 use perfscope::model::{PhaseMarkers, Selection};
 use perfscope::sources::qperf_file::{Callchain, QperfReader, QperfRecord, encode_v3, read_file};
 

@@ -14,6 +14,7 @@ pub mod memory;
 pub mod qemu;
 pub mod qemu_setup;
 pub mod replay;
+pub mod symbol_options;
 pub mod update;
 
 pub use update::{

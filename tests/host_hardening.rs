@@ -461,7 +461,8 @@ fn the_tui_draws_an_escape_code_in_a_thread_name_as_text() {
 #[test]
 fn followed_children_on_two_cpus_drain_in_time_order() {
     use perfscope::feeds::host::options::{HostRunOptions, HostTarget, RingOptions, SamplingOptions};
-    use perfscope::feeds::host::sampling::{RawItem, SampleSession};
+    use perfscope::feeds::host::raw::RawItem;
+    use perfscope::feeds::host::sampling::SampleSession;
     let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let hot = common::host::build_fixture(dir.path(), "hot", &[]);

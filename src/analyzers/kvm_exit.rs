@@ -8,15 +8,14 @@
 //! `--than` keeps the exit/entry pairs above it, HLT excluded (a halted vCPU waits by
 //! design).
 //!
-//! [`LatencyStats::extra_ns`]: crate::model::analysis::LatencyStats::extra_ns
+//! [`LatencyStats::extra_ns`]: crate::model::latency_stats::LatencyStats::extra_ns
 
 mod reasons;
 
 use super::latency::{PairPrint, SlowPair, SlowPairQueue};
 use super::{Analyzer, AnalyzerError};
-use crate::model::analysis::{
-    AnalysisRows, AnalysisSchema, KvmExitSchema, LatencyKey, LatencyRows, LatencyStats,
-};
+use crate::model::analysis::{AnalysisRows, AnalysisSchema, KvmExitSchema, LatencyKey, LatencyRows};
+use crate::model::latency_stats::LatencyStats;
 use crate::model::period_counts::CountInstance;
 use crate::trace::event::{EventIndex, EventLayout, FieldLayout, OwnedTraceEvent, TraceEvent};
 

@@ -4,7 +4,7 @@
 use crate::model::stack::StackId;
 use std::collections::VecDeque;
 
-pub use crate::model::analysis::LatencyStats;
+pub use crate::model::latency_stats::LatencyStats;
 use crate::trace::event::{OwnedTraceEvent, TraceEvent};
 
 /// `errno` returns: the kernel's `IS_ERR_VALUE` range.

@@ -13,9 +13,8 @@
 
 use super::latency::{PairPrint, SlowPair, SlowPairQueue};
 use super::{Analyzer, AnalyzerError};
-use crate::model::analysis::{
-    AnalysisRows, AnalysisSchema, LatencyKey, LatencyRows, LatencyStats, NumDistSchema,
-};
+use crate::model::analysis::{AnalysisRows, AnalysisSchema, LatencyKey, LatencyRows, NumDistSchema};
+use crate::model::latency_stats::LatencyStats;
 use crate::model::units::ValueUnit;
 use crate::trace::event::{OwnedTraceEvent, TraceEvent};
 use crate::trace::expr::BoundExpr;

@@ -14,9 +14,8 @@
 
 use super::chosen_tasks::{ForkEvent, TaskFilter};
 use super::{Analyzer, AnalyzerError};
-use crate::model::analysis::{
-    AnalysisRows, AnalysisSchema, LatencyKey, LatencyRows, LatencyStats, OnCpuSchema,
-};
+use crate::model::analysis::{AnalysisRows, AnalysisSchema, LatencyKey, LatencyRows, OnCpuSchema};
+use crate::model::latency_stats::LatencyStats;
 use crate::trace::event::{EventIndex, EventLayout, FieldLayout, TraceEvent};
 
 pub struct OnCpuAnalyzer {

@@ -10,7 +10,8 @@ use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::*;
-use crate::feeds::file::{FileFeed, Input, OpenOptions, SymbolSource};
+use crate::feeds::file::{FileFeed, Input};
+use crate::feeds::symbol_options::{OpenOptions, SymbolSource};
 use crate::model::{PhaseMarkers, TimeWindow};
 
 fn assets() -> std::path::PathBuf {

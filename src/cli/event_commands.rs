@@ -14,7 +14,7 @@ use crate::trace::expr::Expr;
 
 use super::exit::{Outcome, UsageError};
 use super::host::{HostArgs, TraceArgs};
-use super::host_commands::{run_trace_command, run_trace_text};
+use super::host_run::{run_trace_command, run_trace_text};
 use super::tui::TuiArgs;
 
 #[derive(Args)]

@@ -7,6 +7,7 @@
 //! - [`qemu_command`]: `qemu` (a guest kernel under QEMU with the sampling plugin).
 //! - [`host`], [`host_commands`]: `top`, `profile`, `syscalls`, `rundelay`, `multi-trace`.
 //! - [`event_commands`]: `trace`, `list`, `expr` (tracepoint events themselves).
+//! - [`host_run`]: runs a host session from its options (every host subcommand ends there).
 //! - [`tui`]: the terminal UI's flags; [`units`]: perf-prof's number syntax.
 //! - [`output_file`]: `-o FILE` (the text output appended to a file).
 //! - [`exit`]: the exit codes every subcommand shares and the outcome each returns.
@@ -15,6 +16,7 @@ pub mod event_commands;
 pub mod exit;
 pub mod host;
 pub mod host_commands;
+pub mod host_run;
 pub mod kmem;
 pub mod output_file;
 pub mod profile_command;

@@ -69,14 +69,14 @@ pub fn run_profile(args: &ProfileArgs) -> anyhow::Result<Outcome> {
                  --no-tui (the terminal UI has its own flamegraph and per-CPU panes)"
             );
         }
-        return super::host_commands::run_sampling(&args.host, &args.sampling, &args.tui);
+        return super::host_run::run_sampling(&args.host, &args.sampling, &args.tui);
     }
     let run = args.host.run_options().map_err(UsageError)?;
     let mut sampling = args.sampling.options().map_err(UsageError)?;
     sampling.sample_lines = true;
     // Sample lines carry the callchain only with -g, as perf-prof's.
     sampling.callchain = args.sampling.call_graph.is_some();
-    let recording = super::host_commands::recorder(&run, args.host.force, "host")?;
+    let recording = super::host_run::recorder(&run, args.host.force, "host")?;
     let feed = HostSampleFeed::start(&run, &sampling)?;
     let mut text = ProfileText::new(crate::stdio::out(), args.text_options(feed.event_name()));
     let outcome = headless::run(
@@ -88,7 +88,7 @@ pub fn run_profile(args: &ProfileArgs) -> anyhow::Result<Outcome> {
                 .host
                 .out
                 .is_some()
-                .then(|| super::host_commands::export_request(&run)),
+                .then(|| super::host_run::export_request(&run)),
             recording,
             progress: None,
         },

@@ -11,7 +11,8 @@ use clap::{Args, ValueEnum};
 use crate::export::artifacts::{
     ArtifactOptions, DEFAULT_MIN_PERCENT, DEFAULT_TOP, FlamegraphKind, StackFormat,
 };
-use crate::feeds::file::{Input, SymbolSource};
+use crate::feeds::file::Input;
+use crate::feeds::symbol_options::SymbolSource;
 use crate::model::Focus;
 use crate::symbols::SymbolStyle;
 

@@ -15,9 +15,10 @@ use crate::batch::{diff, report};
 use crate::engine::export::ExportRequest;
 use crate::export::artifacts::markers_from_secs;
 use crate::feeds::Feed;
-use crate::feeds::file::{FileFeed, Input, OpenOptions};
+use crate::feeds::file::{FileFeed, Input};
 use crate::feeds::follow::FollowFeed;
 use crate::feeds::replay::ReplayFeed;
+use crate::feeds::symbol_options::OpenOptions;
 use crate::model::Selection;
 use crate::store::{self, SqlOutput};
 use crate::symbols::guest_space::Boot;
@@ -316,8 +317,8 @@ fn run_live_sql(a: SqlArgs) -> anyhow::Result<Outcome> {
     };
     let mut trace = a.trace.options(crate::analyzers::options::AnalyzerKind::Sql);
     trace.query = Some(query);
-    super::host_commands::prepare_output(&a.host)?;
-    super::host_commands::run_trace_command(&a.host, &trace, &a.tui)
+    super::host_run::prepare_output(&a.host)?;
+    super::host_run::run_trace_command(&a.host, &trace, &a.tui)
 }
 
 /// `--arch` becomes a directory under `perf/`: a plain name, never a path.

@@ -360,7 +360,7 @@ fn weighed(
                 return;
             }
             let w = weight(end_ns);
-            events = events.saturating_add(crate::model::analysis::scale(data.events, w));
+            events = events.saturating_add(crate::model::scale::scale(data.events, w));
             if let Some(slice_rows) = &data.analysis {
                 let into = rows.get_or_insert_with(|| slice_rows.empty_like());
                 into.merge_scaled(slice_rows, w);

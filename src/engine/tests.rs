@@ -11,8 +11,9 @@ use crate::feeds::memory::updates_of;
 use crate::feeds::{RowsUpdate, Update};
 use crate::model::aggregate::Wants;
 use crate::model::analysis::{
-    AnalysisInfo, AnalysisRows, AnalysisSchema, LatencyKey, LatencyRows, LatencyStats, SyscallsSchema,
+    AnalysisInfo, AnalysisRows, AnalysisSchema, LatencyKey, LatencyRows, SyscallsSchema,
 };
+use crate::model::latency_stats::LatencyStats;
 use crate::model::sample_list::test_support::profile_from;
 use crate::model::{Focus, InstanceId, NodeId, Sample, SampleMeta, StackId};
 

@@ -282,8 +282,9 @@ mod tests {
 
     use super::*;
     use crate::model::analysis::{
-        AnalysisInfo, AnalysisRows, LatencyKey, LatencyRows, LatencyStats, NumDistSchema, SyscallsSchema,
+        AnalysisInfo, AnalysisRows, LatencyKey, LatencyRows, NumDistSchema, SyscallsSchema,
     };
+    use crate::model::latency_stats::LatencyStats;
 
     /// A distribution of 1..=n.
     fn one_to(n: u64) -> LatencyStats {

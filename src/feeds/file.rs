@@ -17,12 +17,11 @@ use crate::input::{BoundedLines, InputFile, InputKind};
 use crate::model::{InputInfo, Instance, PhaseMarkers, ProfileInfo, Sample, SampleMeta, SourceFacts};
 use crate::sources::folded_reader::FoldedReader;
 use crate::sources::qperf_file::{PluginSummary, QperfReader, ReadEnd, ReadReport, sidecar_path};
-use crate::symbols::SymbolStyle;
-use crate::symbols::guest_space::Boot;
 
 use super::guess::{self, Format};
 use super::ingest::QperfIngest;
 use super::interned::FeedTables;
+use super::symbol_options::{OpenOptions, SymbolSource};
 use super::{Feed, FeedStatus, SessionStart, Update};
 
 /// Records turned into one batch of samples.
@@ -51,36 +50,6 @@ impl Input {
         match self {
             Input::Qperf { path, .. } | Input::Folded { path } | Input::Guess { path, .. } => path,
         }
-    }
-}
-
-/// Where addresses get their names.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum SymbolSource {
-    Elf(PathBuf),
-    Kallsyms(PathBuf),
-}
-
-/// How to resolve.
-#[derive(Clone, Debug, Default)]
-pub struct OpenOptions {
-    pub style: SymbolStyle,
-    pub kernel_filter: bool,
-    /// How the guest kernel was booted (its physical alias depends on it).
-    pub boot: Boot,
-    /// Guest user programs that name user-space samples (`--user-elf`).
-    pub user_elves: Vec<PathBuf>,
-}
-
-impl OpenOptions {
-    /// These options for the recording `qperf_bin`: a direct boot unless its `qemu.toml`
-    /// says the run booted through UEFI.
-    pub fn with_recorded_boot(&self, qperf_bin: &Path) -> OpenOptions {
-        let mut options = self.clone();
-        if options.boot == Boot::Direct {
-            options.boot = crate::sources::qemu::config_toml::recorded_boot(qperf_bin);
-        }
-        options
     }
 }
 

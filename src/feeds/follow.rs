@@ -11,9 +11,9 @@ use anyhow::Context;
 use crate::model::{Finding, Gap, InputInfo, PhaseMarkers};
 use crate::sources::qperf_file::{PluginSummary, QperfTail, ReadReport, sidecar_path};
 
-use super::file::{OpenOptions, SymbolSource};
 use super::ingest::QperfIngest;
 use super::interned::FeedTables;
+use super::symbol_options::{OpenOptions, SymbolSource};
 use super::{Feed, FeedStatus, SessionStart, Update, Waiting};
 
 /// A growing text file read from where we left off.

@@ -11,6 +11,8 @@ pub mod missed_switch;
 pub mod offender_stacks;
 pub mod options;
 pub mod probes;
+pub mod raw;
+pub mod sample_counters;
 pub mod sample_resolver;
 pub mod sampling;
 pub mod sampling_feed;

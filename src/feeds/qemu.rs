@@ -20,9 +20,10 @@ use crate::sources::qperf_file::{
     PluginSummary, QperfRecord, QperfTail, StreamDecoder, read_file, sidecar_path,
 };
 
-use super::file::{OpenOptions, SymbolSource, input_info};
+use super::file::input_info;
 use super::ingest::QperfIngest;
 use super::interned::FeedTables;
+use super::symbol_options::{OpenOptions, SymbolSource};
 use super::{Feed, FeedStatus, SessionStart, Update, Waiting};
 
 /// If the plugin has not connected to the stream by then, tail its qperf.bin instead

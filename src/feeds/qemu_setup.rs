@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 
-use super::file::{OpenOptions, SymbolSource};
+use super::symbol_options::{OpenOptions, SymbolSource};
 use crate::export::layout::OutputLayout;
 use crate::export::stage::refuse_linked_dirs;
 use crate::model::facts::CallchainFacts;

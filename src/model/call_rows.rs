@@ -6,7 +6,8 @@
 
 use rustc_hash::FxHashMap;
 
-use super::analysis::{LatencyStats, scale};
+use super::latency_stats::LatencyStats;
+use super::scale::scale;
 
 /// Who called a function: nothing pending under its key (a root), or another function.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -4,7 +4,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::analysis::scale;
+use super::scale::scale;
 
 /// Faults are grouped by `address >> REGION_SHIFT` (2 MiB, a huge page).
 pub const REGION_SHIFT: u32 = 21;

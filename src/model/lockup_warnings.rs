@@ -4,8 +4,8 @@
 //! found, and how many watchdog ticks were seen. Rows of two spans merge by putting the
 //! warnings side by side in time order and adding the counts.
 
-use super::analysis::scale;
 use super::memory_stacks::StackRef;
+use super::scale::scale;
 
 /// Which lockup a warning predicts.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

@@ -90,10 +90,10 @@ impl LeakRows {
         merge_cells(&mut self.stacks, &other.stacks, factor);
         self.allocs = self
             .allocs
-            .saturating_add(super::analysis::scale(other.allocs, factor));
+            .saturating_add(super::scale::scale(other.allocs, factor));
         self.frees = self
             .frees
-            .saturating_add(super::analysis::scale(other.frees, factor));
+            .saturating_add(super::scale::scale(other.frees, factor));
     }
 
     pub fn is_empty(&self) -> bool {

@@ -7,7 +7,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::analysis::scale;
+use super::scale::scale;
 
 /// One counter cell: an event, on an instance, in one period.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -4,7 +4,7 @@
 
 use std::cmp::Ordering;
 
-use super::analysis::LatencyStats;
+use super::latency_stats::LatencyStats;
 use super::units::ValueUnit;
 
 /// One latency distribution, as the Latency view lists it.

@@ -7,8 +7,8 @@
 //! the engine keeps them per time slice like any other rows. The list is bounded
 //! ([`MAX_SAMPLES`]): beyond it samples are counted, not kept, and the table says so.
 
-use super::analysis::scale;
 use super::memory_stacks::StackRef;
+use super::scale::scale;
 
 /// Samples kept per span of rows; a condition that holds for every period of a long run
 /// would otherwise grow without bound.

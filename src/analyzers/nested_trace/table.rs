@@ -9,8 +9,9 @@
 //! that call is not a tree edge. Siblings and roots are in `-e` order.
 
 use crate::analyzers::multi_trace::{DelayRow, DelayTable, PairNames};
-use crate::model::analysis::{CallSchema, LatencyStats};
+use crate::model::analysis::CallSchema;
 use crate::model::call_rows::{CallRows, Caller};
+use crate::model::latency_stats::LatencyStats;
 
 /// One line of the call tree.
 #[derive(Clone, Debug, PartialEq)]

@@ -79,7 +79,7 @@ pub const NO_VM_NOTICE: &str =
 mod tests {
     use super::*;
     use crate::analyzers::kvm_exit::{ISA_SVM, KvmExitRow};
-    use crate::model::analysis::LatencyStats;
+    use crate::model::latency_stats::LatencyStats;
 
     fn row(instance: Option<u64>, isa: u32, reason: u32, values_ns: &[u64], gsys_ns: u64) -> KvmExitRow {
         let mut stats = LatencyStats::default();

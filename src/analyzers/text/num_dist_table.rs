@@ -63,7 +63,7 @@ pub fn num_dist_table(table: &NumDistTable, wall: &WallClock) -> String {
 mod tests {
     use super::*;
     use crate::analyzers::num_dist::NumDistRow;
-    use crate::model::analysis::LatencyStats;
+    use crate::model::latency_stats::LatencyStats;
     use crate::model::units::ValueUnit;
 
     fn stats(values: &[u64]) -> LatencyStats {

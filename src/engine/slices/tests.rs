@@ -1,5 +1,6 @@
 use super::*;
-use crate::model::analysis::{LatencyKey, LatencyRows, LatencyStats};
+use crate::model::analysis::{LatencyKey, LatencyRows};
+use crate::model::latency_stats::LatencyStats;
 use crate::model::{InstanceId, SampleMeta, StackId};
 
 const MS: u64 = 1_000_000;

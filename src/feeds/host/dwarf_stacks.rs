@@ -19,7 +19,7 @@ use crate::sources::perf_event::user_stack::{ABI_64, UserRegs, reg};
 use crate::symbols::host::FileKey;
 use crate::symbols::host::unwind::{UnwinderOptions, UserRegisters, UserUnwinder, WalkEnd};
 
-use super::sampling::SampleCounters;
+use super::sample_counters::SampleCounters;
 
 /// The unwinder and what the side-band records tell it.
 pub struct DwarfStacks {

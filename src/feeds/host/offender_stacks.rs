@@ -10,7 +10,8 @@ use crate::model::Sample;
 use crate::sources::perf_event::callchain::Callchain;
 use crate::trace::event::OwnedTraceEvent;
 
-use super::sampling::{RawItem, RawSample, SampleResolver};
+use super::raw::{RawItem, RawSample};
+use super::sample_resolver::SampleResolver;
 
 /// An offender's event as a sample of its callchain; `None` without one.
 fn raw_sample(event: &OwnedTraceEvent) -> Option<RawSample> {

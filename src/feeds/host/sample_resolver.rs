@@ -20,7 +20,7 @@ use crate::store::SymbolRecord;
 use crate::symbols::host::{HostFrame, HostSymbolizer, HostSymbolizerOptions, lookup_address};
 
 use super::options::{CallGraph, SamplingOptions};
-use super::sampling::{RawItem, RawSample};
+use super::raw::{RawItem, RawSample};
 
 /// Above this many addresses the "already learnt" set starts over (a long session records
 /// a hot address again rather than growing without bound).

@@ -10,16 +10,16 @@ use std::time::Duration;
 use anyhow::Context;
 
 use crate::model::threads::ThreadNames;
-use crate::model::verdict::SourceCounts;
 use crate::sources::clock::monotonic_ns;
 use crate::sources::perf_event::attr::{EventAttr, EventKind, Wakeup};
 use crate::sources::perf_event::reader::{Ordered, PerfEvents, RingOptions};
-use crate::sources::perf_event::record::{MappedFile, Record};
-use crate::symbols::host::FileKey;
+use crate::sources::perf_event::record::Record;
 
 use super::dwarf_stacks::DwarfStacks;
 use super::options::{HostRunOptions, SamplingOptions};
-use super::targets::{SessionTargets, open_targets};
+use super::raw::{RawItem, raw_item_unwound};
+use super::sample_counters::SampleCounters;
+use super::targets::{SessionTargets, names_attr, open_targets};
 use crate::sources::perf_event::targets::{Target, online_cpus};
 
 /// 256 KiB per ring (perf-prof's profile default is 2 pages, doubled with -g): a sample
@@ -39,80 +39,6 @@ pub fn dwarf_ring_pages(freq_hz: u64, stack_bytes: u32) -> usize {
     let pages = usize::try_from(bytes.div_ceil(crate::sources::perf_event::ring::page_size() as u64))
         .unwrap_or(usize::MAX);
     pages.next_power_of_two().clamp(DEFAULT_PAGES, MAX_DWARF_PAGES)
-}
-
-/// Counters for the status line and the closing summary.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub struct SampleCounters {
-    pub samples: u64,
-    pub lost: u64,
-    /// With `-N`: records the rings reported lost before the limit was reached.
-    pub lost_before_limit: u64,
-    /// perfscope's own samples left out (`--exclude-self`).
-    pub own_samples: u64,
-    /// `--call-graph dwarf`: samples that carried a user stack copy.
-    pub stack_samples: u64,
-    /// Bytes of stack copies the rings carried (each the asked size: what the ring pays).
-    pub stack_bytes: u64,
-    /// Of them, the bytes that held stack (the kernel's `dyn_size`).
-    pub stack_used_bytes: u64,
-    /// User frames the unwinder found.
-    pub user_frames: u64,
-    /// Walks that reached the outermost frame.
-    pub unwound_to_root: u64,
-    /// Time the reader spent unwinding.
-    pub unwind_ns: u64,
-    /// Ring records that did not decode, and throttles.
-    pub source: SourceCounts,
-}
-
-/// What the reader hands the resolver: a sample's addresses, or a side-band record the
-/// symbolizer needs to keep address spaces current (in ring order with the samples).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum RawItem {
-    Sample(RawSample),
-    Comm {
-        pid: u32,
-        tid: u32,
-        comm: String,
-        exec: bool,
-    },
-    Mmap {
-        pid: u32,
-        start: u64,
-        len: u64,
-        pgoff: u64,
-        path: String,
-        file: Option<FileKey>,
-    },
-    Fork {
-        parent: u32,
-        child: u32,
-    },
-    /// A new thread of an existing process (`tid` created by `parent_tid`).
-    Thread {
-        pid: u32,
-        parent_tid: u32,
-        tid: u32,
-    },
-    Exit {
-        pid: u32,
-    },
-}
-
-/// A sample as read: its call chain split into kernel and user halves, leaf first.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RawSample {
-    pub time_ns: u64,
-    pub pid: u32,
-    pub tid: u32,
-    pub cpu: u32,
-    /// The sample's period (ns for cpu-clock; 0 when the record had none).
-    pub period: u64,
-    pub in_kernel: bool,
-    pub ip: Option<u64>,
-    pub kernel: Vec<u64>,
-    pub user: Vec<u64>,
 }
 
 /// A running sampling session: the rings.
@@ -174,7 +100,7 @@ impl SampleSession {
             // Sample lines name their threads: with -C, a task forked or exec'd on a CPU
             // outside it has its COMM and FORK records there; a carrier on every online
             // CPU brings them (as a tracing session's), else it prints `<...>` once gone.
-            attrs.push(super::tracing::names_attr(run));
+            attrs.push(names_attr(run));
             for cpu in online_cpus()? {
                 if !ring_targets.contains(&Target::Cpu(cpu)) {
                     ring_targets.push(Target::Cpu(cpu));
@@ -352,86 +278,3 @@ fn name_at_first_sight(
         });
     }
 }
-
-/// One record as the resolver wants it (`None` for what it does not need).
-pub(super) fn raw_item(
-    record: Record<'_>,
-    counters: &mut SampleCounters,
-    exclude_self: bool,
-    own_pid: u32,
-    out: &mut Vec<RawItem>,
-) {
-    raw_item_unwound(record, counters, exclude_self, own_pid, None, out);
-}
-
-/// [`raw_item`], the user part of each sample's chain unwound from its stack copy by
-/// `dwarf` (which sees every side-band record too).
-fn raw_item_unwound(
-    record: Record<'_>,
-    counters: &mut SampleCounters,
-    exclude_self: bool,
-    own_pid: u32,
-    mut dwarf: Option<&mut DwarfStacks>,
-    out: &mut Vec<RawItem>,
-) {
-    if let Some(dwarf) = dwarf.as_deref_mut() {
-        dwarf.on_record(&record);
-    }
-    match record {
-        Record::Sample(sample) => {
-            let (Some(pid), Some(tid)) = (sample.pid, sample.tid) else {
-                return;
-            };
-            if exclude_self && pid == own_pid {
-                counters.own_samples += 1;
-                return;
-            }
-            counters.samples += 1;
-            let user = match dwarf {
-                Some(dwarf) => dwarf.user_frames(pid, &sample, counters),
-                None => sample.callchain.user_ips().collect(),
-            };
-            out.push(RawItem::Sample(RawSample {
-                time_ns: sample.time.unwrap_or(0),
-                pid,
-                tid,
-                cpu: sample.cpu.unwrap_or(0),
-                period: sample.period.unwrap_or(0),
-                in_kernel: sample.in_kernel(),
-                ip: sample.ip,
-                kernel: sample.callchain.kernel_ips().collect(),
-                user,
-            }));
-        }
-        Record::Comm(c) => out.push(RawItem::Comm {
-            pid: c.pid,
-            tid: c.tid,
-            comm: String::from_utf8_lossy(c.comm).into_owned(),
-            exec: c.exec,
-        }),
-        Record::Mmap2(m) => out.push(RawItem::Mmap {
-            pid: m.pid,
-            start: m.addr,
-            len: m.len,
-            pgoff: m.pgoff,
-            path: String::from_utf8_lossy(m.filename).into_owned(),
-            file: match m.file {
-                MappedFile::Inode { maj, min, ino, .. } => Some(FileKey::new(maj, min, ino)),
-                MappedFile::BuildId(_) => None,
-            },
-        }),
-        Record::Fork(t) if t.pid != t.ppid => out.push(RawItem::Fork {
-            parent: t.ppid,
-            child: t.pid,
-        }),
-        Record::Fork(t) if t.tid != t.ptid => out.push(RawItem::Thread {
-            pid: t.pid,
-            parent_tid: t.ptid,
-            tid: t.tid,
-        }),
-        Record::Exit(t) if t.pid == t.tid => out.push(RawItem::Exit { pid: t.pid }),
-        _ => {}
-    }
-}
-
-pub use super::sample_resolver::SampleResolver;

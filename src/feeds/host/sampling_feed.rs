@@ -17,7 +17,10 @@ use crate::model::{Finding, Gap, InputInfo, ProfileInfo};
 
 use super::dwarf_stacks::{CopyRate, stack_copies};
 use super::options::{HostRunOptions, SamplingOptions};
-use super::sampling::{RawItem, SampleCounters, SampleResolver, SampleSession};
+use super::raw::RawItem;
+use super::sample_counters::SampleCounters;
+use super::sample_resolver::SampleResolver;
+use super::sampling::SampleSession;
 
 /// How long the reader sleeps in poll(2) at most (also how soon it sees a stop).
 const POLL: Duration = Duration::from_millis(100);

@@ -5,9 +5,10 @@
 
 use anyhow::Context;
 
+use crate::sources::perf_event::attr::{EventAttr, EventKind, Sampling, Wakeup};
 use crate::sources::perf_event::targets::{Target, inheriting, parse_id_list, resolve_targets};
 
-use super::options::HostTarget;
+use super::options::{HostRunOptions, HostTarget};
 use super::workload::CorkedWorkload;
 
 /// The resolved targets of a session.
@@ -71,4 +72,24 @@ impl SessionTargets {
     pub fn workload_status(&mut self) -> Option<i32> {
         self.workload.as_mut().and_then(|w| w.try_wait())
     }
+}
+
+/// The session's name carrier on CPU rings: a software dummy event (it never samples) on
+/// every online CPU, in rings of its own, whose COMM and FORK records name the threads the
+/// traced events meet.
+pub(super) fn names_attr(run: &HostRunOptions) -> EventAttr {
+    EventAttr::new(
+        EventKind::Software {
+            config: perf_event_open_sys::bindings::PERF_COUNT_SW_DUMMY,
+        },
+        Sampling::Period(1),
+    )
+    .with_sample(
+        perf_event_open_sys::bindings::PERF_SAMPLE_RAW | perf_event_open_sys::bindings::PERF_SAMPLE_PERIOD,
+    )
+    .with_wakeup(match run.ring.watermark_percent {
+        Some(w) => Wakeup::WatermarkPercent(u32::from(w)),
+        None => Wakeup::default(),
+    })
+    .with_comm_records()
 }

@@ -48,8 +48,10 @@ use super::offender_stacks::resolve_offender_stacks;
 use super::options::HostRunOptions;
 use super::options::SamplingOptions;
 use super::probes::define_probes;
-use super::sampling::{RawItem, SampleCounters, SampleResolver, raw_item};
-use super::targets::{SessionTargets, open_targets};
+use super::raw::{RawItem, raw_item};
+use super::sample_counters::SampleCounters;
+use super::sample_resolver::SampleResolver;
+use super::targets::{SessionTargets, names_attr, open_targets};
 
 /// The analyzer's rows are handed over per this much event time: the finest a live window
 /// or a reset cuts an analysis (a power of two of the engine's 1 ms slice grid).
@@ -830,26 +832,6 @@ impl TraceSession {
     fn analysis_schema(&self) -> AnalysisSchema {
         self.analysis.info().schema
     }
-}
-
-/// The session's name carrier on CPU rings: a software dummy event (it never samples) on
-/// every online CPU, in rings of its own, whose COMM and FORK records name the threads the
-/// traced events meet.
-pub(super) fn names_attr(run: &HostRunOptions) -> EventAttr {
-    EventAttr::new(
-        EventKind::Software {
-            config: perf_event_open_sys::bindings::PERF_COUNT_SW_DUMMY,
-        },
-        Sampling::Period(1),
-    )
-    .with_sample(
-        perf_event_open_sys::bindings::PERF_SAMPLE_RAW | perf_event_open_sys::bindings::PERF_SAMPLE_PERIOD,
-    )
-    .with_wakeup(match run.ring.watermark_percent {
-        Some(w) => Wakeup::WatermarkPercent(u32::from(w)),
-        None => Wakeup::default(),
-    })
-    .with_comm_records()
 }
 
 /// The thread ids a table of `rows` prints names for.

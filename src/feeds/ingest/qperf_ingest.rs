@@ -11,7 +11,7 @@ use crate::symbols::{AddressRange, ElfImage, KallsymsSymbolizer, Resolver, Resol
 
 use super::AddressIngest;
 use super::qperf::address_sample;
-use crate::feeds::file::{OpenOptions, SymbolSource};
+use crate::feeds::symbol_options::{OpenOptions, SymbolSource};
 
 /// The resolver, its statistics and what the reports need to know about the filter.
 pub struct QperfIngest {

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use toml::{Table, Value};
 
-use super::session::SessionOptions;
+use super::session_options::SessionOptions;
 use crate::symbols::guest_space::Boot;
 
 /// The reference's panic pattern (which its runner never evaluates; nor does perfscope,
@@ -79,7 +79,8 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::sources::qemu::machine::{Arch, QemuLaunch};
+    use crate::sources::qemu::arch::Arch;
+    use crate::sources::qemu::machine::QemuLaunch;
     use crate::sources::qemu::uefi::UefiBoot;
 
     fn args_of(t: &Table) -> Vec<&str> {

@@ -4,6 +4,7 @@
 //! perf counters). Knows nothing of symbols or views: it hands out console bytes, marker
 //! times and process facts.
 
+pub mod arch;
 pub mod callchain_choice;
 pub mod config_toml;
 pub mod console;
@@ -16,7 +17,9 @@ pub mod process;
 pub mod qmp;
 pub mod runtime_dir;
 pub mod session;
+pub mod session_options;
 pub mod uefi;
 
-pub use machine::Arch;
-pub use session::{QemuSession, SessionOptions, SessionReport, SessionUpdate};
+pub use arch::Arch;
+pub use session::{QemuSession, SessionReport, SessionUpdate};
+pub use session_options::SessionOptions;

@@ -10,29 +10,9 @@ use crate::model::{PhaseMarkers, WindowInfo};
 use super::console::{ConsoleEvent, ConsoleWatch, describe_prompts};
 use super::host_perf::HostCounters;
 use super::host_time::time_txt;
-use super::machine::QemuLaunch;
 use super::process::{ConsoleChunk, QemuProcess};
+use super::session_options::SessionOptions;
 use crate::sources::clock::monotonic_ns;
-
-/// How to run and watch the session.
-#[derive(Clone, Debug)]
-pub struct SessionOptions {
-    pub launch: QemuLaunch,
-    /// The session clock's zero (CLOCK_MONOTONIC ns), shared with the plugin.
-    pub epoch_ns: u64,
-    /// Texts of the shell prompt (any of them); the init command waits for it.
-    pub shell_prompts: Vec<String>,
-    /// Typed once the prompt is up (`--shell-init-cmd` / `--workload`).
-    pub init_cmd: Option<String>,
-    pub start_marker: Option<String>,
-    pub stop_marker: Option<String>,
-    /// After the start marker, stop QEMU after this long without a stop marker.
-    pub workload_timeout: Option<Duration>,
-    /// Stop QEMU after this long whatever happens.
-    pub timeout: Option<Duration>,
-    /// perf_event counters of the QEMU process (`--host-perf-events`).
-    pub host_perf_events: Option<String>,
-}
 
 /// What one poll brought.
 #[derive(Debug, Default)]

@@ -9,7 +9,7 @@ use std::ffi::OsStr;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use super::machine::Arch;
+use super::arch::Arch;
 
 /// The variable naming a directory with the firmware (the reference's override).
 pub const OVMF_DIR_ENV: &str = "TGOS_OVMF_DIR";

@@ -6,7 +6,8 @@ use ratatui::layout::Rect;
 use super::*;
 use crate::config::Theme;
 use crate::engine::{AnalysisView, Snapshot};
-use crate::model::analysis::{AnalysisInfo, AnalysisSchema, LatencyStats, NumDistSchema, SyscallsSchema};
+use crate::model::analysis::{AnalysisInfo, AnalysisSchema, NumDistSchema, SyscallsSchema};
+use crate::model::latency_stats::LatencyStats;
 use crate::views::test_support::{rows, snapshot_of, text};
 
 fn snapshot_with(series: Vec<LatencySeries>) -> Snapshot {

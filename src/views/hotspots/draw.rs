@@ -7,7 +7,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 
-use super::rows::SortColumn;
+use super::rows::{RowShape, SortColumn};
 use crate::config::Theme;
 use crate::model::hotspots::percent;
 use crate::model::{FrameTable, Hotspot};
@@ -47,17 +47,6 @@ const EIGHTHS: [char; 8] = ['▏', '▎', '▍', '▌', '▋', '▊', '▉', '�
 #[derive(Clone, Debug, PartialEq)]
 pub struct ColumnLayout {
     pub columns: Vec<(Column, u16, u16)>,
-}
-
-/// What the rows hold, beyond the numbers: it decides the name-side columns and how wide.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub struct RowShape {
-    /// Some frame's kind is known: show the `[k]`/`[.]` mark.
-    pub marks: bool,
-    /// The widest module name (0: no module column).
-    pub module_width: u16,
-    /// The widest function name.
-    pub name_width: u16,
 }
 
 impl ColumnLayout {

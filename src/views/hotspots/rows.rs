@@ -3,7 +3,6 @@
 
 use regex::Regex;
 
-use super::draw::RowShape;
 use crate::model::{FrameKind, FrameTable, Hotspot, Hotspots};
 use crate::views::text::display_width;
 
@@ -122,6 +121,17 @@ pub fn visible_rows(hotspots: &Hotspots, frames: &FrameTable, query: &RowQuery) 
         hidden,
         total: rows.len(),
     }
+}
+
+/// What the rows hold, beyond the numbers: it decides the name-side columns and how wide.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct RowShape {
+    /// Some frame's kind is known: show the `[k]`/`[.]` mark.
+    pub marks: bool,
+    /// The widest module name (0: no module column).
+    pub module_width: u16,
+    /// The widest function name.
+    pub name_width: u16,
 }
 
 /// The widths the name-side columns need for the rows in `order` (indices into

@@ -396,7 +396,7 @@ fn bars_use_eighth_blocks_and_columns_fill_the_width() {
             width,
             123_456_789,
             SortColumn::SelfWeight,
-            draw::RowShape::default(),
+            rows::RowShape::default(),
         );
         let end = layout.columns.last().map_or(0, |&(_, x, w)| x + w);
         assert!(end <= width.max(1) || width == 0, "width {width}: {layout:?}");
