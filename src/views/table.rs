@@ -5,8 +5,9 @@
 //! keeps the rows whose line matches.
 //!
 //! The header stays on screen while the rows scroll; a table wider than the terminal
-//! (syscalls with its percentiles is ~130 columns) scrolls sideways. The view owns only its
-//! sort, filter, scroll offsets and the selected line.
+//! (syscalls with its percentiles is ~130 columns) scrolls sideways a column at a time,
+//! the key column frozen, and shows only whole columns: a number is never cut. The view
+//! owns only its sort, filter, scroll offsets and the selected line.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -55,15 +56,43 @@ fn lines_of<'a>(table: Option<&'a AnalysisTable>, order: &[usize]) -> Vec<(LineK
     lines
 }
 
-/// The key column's width with its separating blank (`syscalls`, `comm`…): the first run
-/// of perf-prof's dash line. It stays on screen when the rest scrolls sideways.
-fn key_columns(table: Option<&AnalysisTable>) -> usize {
-    let Some(table) = table else { return 0 };
-    table
+/// perf-prof's dash line under the column names (`-------- ------`): one run per column.
+fn dash_line(table: Option<&AnalysisTable>) -> Option<&str> {
+    table?
         .header
         .iter()
         .find(|h| h.contains('-') && h.chars().all(|c| c == '-' || c == ' '))
-        .map_or(0, |dashes| dashes.chars().take_while(|&c| c == '-').count() + 1)
+        .map(String::as_str)
+}
+
+/// The key column's width with its separating blank (`syscalls`, `comm`…): the first run
+/// of perf-prof's dash line. It stays on screen when the rest scrolls sideways.
+fn key_columns(table: Option<&AnalysisTable>) -> usize {
+    dash_line(table).map_or(0, |dashes| dashes.chars().take_while(|&c| c == '-').count() + 1)
+}
+
+/// Where each column starts (display columns of a line), read from the dash line.
+fn column_starts(table: Option<&AnalysisTable>) -> Vec<usize> {
+    let Some(dashes) = dash_line(table) else {
+        return Vec::new();
+    };
+    let mut starts = Vec::new();
+    let mut previous = ' ';
+    for (i, c) in dashes.chars().enumerate() {
+        if c == '-' && previous != '-' {
+            starts.push(i);
+        }
+        previous = c;
+    }
+    starts
+}
+
+/// The offsets sideways scrolling stops at, in the columns after the frozen `key` ones:
+/// each a column's start, so no number is ever cut at the left edge.
+fn side_stops(starts: &[usize], key: usize) -> Vec<usize> {
+    let mut stops = vec![0];
+    stops.extend(starts.iter().filter(|&&s| s > key).map(|&s| s - key));
+    stops
 }
 
 /// `text` with its first `key` columns kept and the rest scrolled by `left` columns.
@@ -76,6 +105,29 @@ fn scrolled(text: &str, key: usize, left: usize) -> String {
     format!("{kept}{}", skip_columns(rest, left))
 }
 
+/// A scrolled line cut to `width` at a column's end, never inside a column (a number is
+/// shown whole or not at all); a line that fits, or whose first column alone is wider
+/// than the screen, is left to the plain cut.
+fn whole_columns(shown: String, width: usize, key: usize, left: usize, stops: &[usize]) -> String {
+    if display_width(&shown) <= width {
+        return shown;
+    }
+    // A column ends at the blank before the next one starts.
+    let end = stops
+        .iter()
+        .filter(|&&s| s > left)
+        .map(|&s| key + (s - left) - 1)
+        .filter(|&end| end > key && end <= width)
+        .max();
+    match end {
+        Some(end) => {
+            let rest = skip_columns(&shown, end);
+            shown[..shown.len() - rest.len()].to_string()
+        }
+        None => shown,
+    }
+}
+
 fn table_of(snapshot: &Snapshot) -> Option<&AnalysisTable> {
     snapshot.analysis.as_ref().map(|a| &a.table)
 }
@@ -85,12 +137,18 @@ fn table_of(snapshot: &Snapshot) -> Option<&AnalysisTable> {
 pub struct TableView {
     /// The column rows are sorted by (`None`: the analyzer's order), and reversed.
     sort: Option<usize>,
+    /// The sorted column's name, for the status line.
+    sort_name: Option<String>,
     reversed: bool,
     filter: Option<regex::Regex>,
     /// Index of the selected line among all lines (rows only are selectable).
     selected: usize,
     top: usize,
+    /// Columns scrolled sideways (after the frozen key column): always a column's start.
     left: usize,
+    /// Where sideways scrolling stops, and how far it may go, at the last draw.
+    stops: Vec<usize>,
+    max_left: usize,
     /// Lines that fit below the frozen header at the last draw (for paging).
     body_rows: usize,
     body_area: Rect,
@@ -188,7 +246,7 @@ impl View for TableView {
             // An analysis whose selection holds no rows yet says so, not "run an analyzer".
             let hint = match table_of(ctx.snapshot) {
                 Some(table) => format!(
-                    "{}: no rows in this selection yet (a reset, a window or the sliding mode narrows it)",
+                    "{}: no events yet (or none in this selection: a reset, a window or the sliding mode narrows it)",
                     table.title
                 ),
                 None => EMPTY_HINT.to_string(),
@@ -201,15 +259,51 @@ impl View for TableView {
         }
         let width = inner.width as usize;
         let widest = lines.iter().map(|(_, l)| display_width(l)).max().unwrap_or(0);
-        // The key column stays unless it leaves too little room to scroll the rest in.
-        let key = Some(key_columns(table_of(ctx.snapshot)))
-            .filter(|&k| k + MIN_SCROLLED_COLUMNS <= width)
+        let table = table_of(ctx.snapshot);
+        let starts = column_starts(table);
+        // The key column stays unless it leaves too little room to scroll the rest in: at
+        // least the widest of the other columns, whole.
+        let widest_column = starts
+            .iter()
+            .zip(starts.iter().skip(1).chain(std::iter::once(&widest)))
+            .skip(1)
+            .map(|(start, next)| next.saturating_sub(*start))
+            .max()
             .unwrap_or(0);
-        self.left = self.left.min(widest.saturating_sub(width));
+        let key = Some(key_columns(table))
+            .filter(|&k| k + MIN_SCROLLED_COLUMNS.max(widest_column) <= width)
+            .unwrap_or(0);
+        self.max_left = widest.saturating_sub(width);
+        if starts.is_empty() {
+            // No dash line to tell the columns by: plain columns of text.
+            self.stops.clear();
+            self.left = self.left.min(self.max_left);
+        } else {
+            self.stops = side_stops(&starts, key);
+            // The furthest stop needed to show the last column, and never between stops.
+            let furthest = self
+                .stops
+                .iter()
+                .copied()
+                .find(|&s| s >= self.max_left)
+                .unwrap_or_else(|| self.stops.last().copied().unwrap_or(0));
+            let wanted = self.left.min(furthest);
+            self.left = self
+                .stops
+                .iter()
+                .copied()
+                .filter(|&s| s <= wanted)
+                .max()
+                .unwrap_or(0);
+        }
         let left = self.left;
+        let stops = self.stops.clone();
         let shown = move |kind: LineKind, text: &str| match kind {
-            LineKind::Title => skip_columns(text, left).to_string(),
-            LineKind::Header | LineKind::Row => scrolled(text, key, left),
+            // The title says what the table is: it stays whole, whatever the scroll.
+            LineKind::Title => text.to_string(),
+            LineKind::Header | LineKind::Row => {
+                whole_columns(scrolled(text, key, left), width, key, left, &stops)
+            }
         };
         // The first table's title and header stay put while everything below scrolls.
         let frozen = lines
@@ -236,7 +330,7 @@ impl View for TableView {
             (self.selected, self.top) = (0, 0);
             let hint = match &self.filter {
                 Some(r) => format!("no rows match /{}/", r.as_str()),
-                None => "no rows in this selection yet".to_string(),
+                None => "no events yet".to_string(),
             };
             centered_hint(body, buf, &hint, theme.dim);
             return;
@@ -292,6 +386,7 @@ impl View for TableView {
                 Action::SortNext if !table.columns.is_empty() => {
                     let next = self.sort.map_or(0, |c| c + 1);
                     self.sort = (next < table.columns.len()).then_some(next);
+                    self.sort_name = self.sort.map(|c| table.columns[c].clone());
                     self.reversed = false;
                     return Effect::Message(match self.sort {
                         Some(c) => format!("sorted by {}", table.columns[c]),
@@ -318,8 +413,20 @@ impl View for TableView {
             Action::PageDown => self.move_to(&lines, self.selected + page, true),
             Action::Top => self.move_to(&lines, 0, true),
             Action::Bottom => self.move_to(&lines, lines.len(), false),
-            Action::Left => self.left = self.left.saturating_sub(SIDE_STEP),
-            Action::Right => self.left += SIDE_STEP,
+            // By whole columns where the dash line tells them, else by a few characters.
+            Action::Left => {
+                self.left = match self.stops.iter().rev().find(|&&s| s < self.left) {
+                    Some(&stop) => stop,
+                    None => self.left.saturating_sub(SIDE_STEP),
+                }
+            }
+            Action::Right if self.left < self.max_left => {
+                self.left = match self.stops.iter().find(|&&s| s > self.left) {
+                    Some(&stop) => stop,
+                    None if self.stops.is_empty() => self.left + SIDE_STEP,
+                    None => self.left,
+                }
+            }
             _ => {}
         }
         Effect::None
@@ -352,12 +459,13 @@ impl View for TableView {
 
     fn hint(&self) -> Option<String> {
         let mut parts = Vec::new();
-        if let Some(c) = self.sort {
+        if let Some(name) = &self.sort_name {
             parts.push(format!(
-                "sort column {}{}",
-                c + 1,
+                "sorted by {name}{}",
                 if self.reversed { " ↑" } else { "" }
             ));
+        } else if self.reversed {
+            parts.push("the analyzer's order ↑".into());
         }
         if let Some(r) = &self.filter {
             parts.push(format!("filter /{}/", r.as_str()));
@@ -433,10 +541,12 @@ mod tests {
     fn wide_tables_scroll_sideways_and_rows_are_selected_with_the_arrows() {
         let mut view = TableView::new();
         let s = draw(&mut view, Some(table()), 30, 12, &[Action::Right, Action::Down]);
-        // 8 columns scrolled: "syscalls" is cut to its tail, the rows too (at 30 columns
-        // the key column leaves too little room to stay put).
-        assert!(!s.contains("syscalls   ") && !s.contains("call0"), "{s}");
-        assert!(s.contains("calls") && s.contains("100"), "{s}");
+        // One column on: the key column goes too (at 30 columns it leaves too little room
+        // to stay put); the title stays whole.
+        let lines: Vec<&str> = s.lines().collect();
+        assert!(lines[1].starts_with("│syscalls "), "{s}");
+        assert!(lines[2].starts_with("│   calls") && !s.contains("call0"), "{s}");
+        assert!(s.contains("100"), "{s}");
         assert_eq!(
             view.selected, 4,
             "the second row (title, 2 header lines, row 0, row 1)"
@@ -457,14 +567,28 @@ mod tests {
                 .unwrap_or_default()
                 .to_string()
         };
-        // Before: key, calls, the start of total(us); after: key, then 8 columns on.
+        // Before: key and calls (total(us) does not fit whole, so it is not shown in part);
+        // after: key, then the next column.
         assert_eq!(
             line(&before, "│call0(0)"),
             "│call0(0)                  100         │"
         );
-        assert_eq!(line(&s, "│call0(0)"), "│call0(0)                         1.500│");
-        assert_eq!(line(&s, "│syscalls"), "│syscalls                     total(us)│");
-        assert_eq!(line(&s, "│-----"), "│--------------------  ----------------│");
+        assert_eq!(
+            before.lines().nth(2).unwrap(),
+            "│syscalls                calls         │"
+        );
+        assert_eq!(
+            line(&s, "│call0(0)"),
+            "│call0(0)                        1.500 │",
+            "{s}"
+        );
+        assert_eq!(s.lines().nth(2).unwrap(), "│syscalls                    total(us) │");
+        assert_eq!(line(&s, "│-----"), "│-------------------- ---------------- │");
+        // Right again goes nowhere (the last column is whole on screen); Left comes back.
+        let again = draw(&mut view, Some(table()), 40, 12, &[Action::Right]);
+        assert_eq!(again, s);
+        let back = draw(&mut view, Some(table()), 40, 12, &[Action::Left]);
+        assert_eq!(back, before);
     }
 
     #[test]
@@ -581,6 +705,53 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// At every width where the widest column fits, scrolled to every stop, the first row
+    /// shows its values whole or not at all.
+    #[test]
+    fn sideways_scrolling_never_cuts_a_number() {
+        for width in 18..60u16 {
+            let mut view = TableView::new();
+            for step in 0..6 {
+                let keys: &[Action] = if step == 0 { &[] } else { &[Action::Right] };
+                let s = draw(&mut view, Some(table()), width, 8, keys);
+                // Frame, title, column names, dashes, then the first row.
+                let row = s.lines().nth(4).unwrap();
+                let inner = row.trim_start_matches('│').trim_end_matches('│');
+                for token in inner.split_whitespace() {
+                    assert!(
+                        ["call0(0)", "100", "1.500"].contains(&token),
+                        "width {width}, step {step}: {token:?} cut in {row:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_status_line_names_the_sorted_column() {
+        let mut view = TableView::new();
+        draw(
+            &mut view,
+            Some(table()),
+            60,
+            8,
+            &[Action::SortNext, Action::SortNext],
+        );
+        assert_eq!(view.hint().as_deref(), Some("sorted by calls"));
+        draw(&mut view, Some(table()), 60, 8, &[Action::SortReverse]);
+        assert_eq!(view.hint().as_deref(), Some("sorted by calls ↑"));
+        draw(&mut view, Some(table()), 60, 8, &[Action::SortNext]);
+        assert_eq!(view.hint(), None, "back to the analyzer's order");
+    }
+
+    #[test]
+    fn a_table_without_events_says_so() {
+        let mut empty = table();
+        empty.rows.clear();
+        let s = draw(&mut TableView::new(), Some(empty), 60, 10, &[]);
+        assert!(s.contains("no events yet"), "{s}");
     }
 
     #[test]

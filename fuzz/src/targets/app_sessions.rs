@@ -8,9 +8,10 @@ use std::sync::Arc;
 
 use perfscope::feeds::{Feed, FeedStatus, RowsUpdate, SessionStart, Update};
 use perfscope::model::analysis::{
-    AnalysisInfo, AnalysisRows, AnalysisSchema, LatencyKey, LatencyRows, LatencyStats, SyscallsSchema,
-    TopCells, TopKey, TopRows, TopSchema,
+    AnalysisInfo, AnalysisRows, AnalysisSchema, LatencyKey, LatencyRows, SyscallsSchema, TopCells, TopKey,
+    TopRows, TopSchema,
 };
+use perfscope::model::latency_stats::LatencyStats;
 use perfscope::model::sample_list::SampleList;
 use perfscope::model::{Instance, PhaseMarkers, ProfileInfo, Sample, SampleMeta};
 
