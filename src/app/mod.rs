@@ -222,6 +222,7 @@ impl App {
             snapshot: &self.snapshot,
             theme: &self.config.theme,
             focused: true,
+            keys: &self.config.keymap,
         };
         f(self.views[self.active.index()].as_mut(), &ctx)
     }
@@ -292,6 +293,7 @@ impl App {
             snapshot: &self.snapshot,
             theme: &self.config.theme,
             focused: true,
+            keys: &self.config.keymap,
         };
         for v in &mut self.views {
             v.snapshot_changed(&ctx);
@@ -466,6 +468,7 @@ impl App {
                     snapshot: &self.snapshot,
                     theme: &self.config.theme,
                     focused: true,
+                    keys: &self.config.keymap,
                 };
                 let effect = self.instances.handle(action, &ctx);
                 self.effect(effect);
@@ -633,6 +636,7 @@ impl App {
                         snapshot: &self.snapshot,
                         theme: &self.config.theme,
                         focused: true,
+                        keys: &self.config.keymap,
                     };
                     self.instances.click(col, row, double, &ctx)
                 } else {
@@ -765,6 +769,7 @@ impl App {
             snapshot: &self.snapshot,
             theme: &theme,
             focused: true,
+            keys: &self.config.keymap,
         };
         let main = self.areas.main;
         if self.show_instances && self.active.splits_per_instance() {
@@ -789,9 +794,9 @@ impl App {
             }
         } else {
             let hint = if self.show_instances && self.active.splits_per_instance() {
-                self.instances.hint()
+                self.instances.hint(&self.config.keymap)
             } else {
-                self.views[self.active.index()].hint()
+                self.views[self.active.index()].hint(&self.config.keymap)
             };
             let info = StatusInfo {
                 frozen: self.frozen,

@@ -177,7 +177,7 @@ fn search_zoom_focus_and_export_follow_the_keys() {
     press(&mut app, "2/matmul_inner\n");
     assert!(
         app.views[ViewKind::Flamegraph.index()]
-            .hint()
+            .hint(crate::config::keymap::Keymap::standard())
             .unwrap()
             .starts_with("match 20.0%")
     );

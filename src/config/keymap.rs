@@ -89,6 +89,22 @@ pub struct Keymap {
 }
 
 impl Keymap {
+    /// The default keymap, built once (for views drawn without a user's keymap: tests,
+    /// library callers).
+    pub fn standard() -> &'static Keymap {
+        static STANDARD: std::sync::OnceLock<Keymap> = std::sync::OnceLock::new();
+        STANDARD.get_or_init(|| Keymap::builtin("default").expect("the builtin default keymap parses"))
+    }
+
+    /// The key a hint names for `action` in `context`: its first key, or `unbound` when
+    /// the user's keymap unbinds it (then the hint says how to reach it another way).
+    pub fn label(&self, context: KeyContext, action: Action) -> String {
+        self.keys_for(context, action)
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| format!("({} unbound)", action.name()))
+    }
+
     /// A builtin keymap: "default" or "vim".
     pub fn builtin(name: &str) -> Result<Keymap, KeymapError> {
         let text = match name {

@@ -348,7 +348,7 @@ impl View for ConsoleView {
         self.rescan(&ctx.snapshot.console);
     }
 
-    fn hint(&self) -> Option<String> {
+    fn hint(&self, _keys: &crate::config::keymap::Keymap) -> Option<String> {
         self.pattern.as_ref()?;
         Some(match self.current {
             Some(c) if !self.matches.is_empty() => format!("match {}/{}", c + 1, self.matches.len()),

@@ -438,7 +438,7 @@ impl View for HistogramView {
         }
     }
 
-    fn hint(&self) -> Option<String> {
+    fn hint(&self, _keys: &crate::config::keymap::Keymap) -> Option<String> {
         let mut parts = Vec::new();
         if self.heatmap {
             parts.push("heatmap".to_string());

@@ -301,8 +301,9 @@ impl View for InstancesView {
         Effect::None
     }
 
-    fn hint(&self) -> Option<String> {
-        Some("per instance · Enter shows one full-screen".into())
+    fn hint(&self, keys: &crate::config::keymap::Keymap) -> Option<String> {
+        let show = keys.label(KeyContext::Instances, Action::Activate);
+        Some(format!("per instance · {show} shows one full-screen"))
     }
 }
 

@@ -29,6 +29,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use regex::Regex;
 
+use crate::config::keymap::Keymap;
 use crate::config::{Action, KeyContext, Theme};
 use crate::engine::Snapshot;
 use crate::model::{FrameId, TimeWindow};
@@ -41,6 +42,8 @@ pub struct ViewContext<'a> {
     pub theme: &'a Theme,
     /// The view has the keyboard (its border is highlighted).
     pub focused: bool,
+    /// The keys in use: a hint names the key the user's keymap binds, never a literal.
+    pub keys: &'a Keymap,
 }
 
 /// What a view asks the app to do.
@@ -94,8 +97,9 @@ pub trait View {
         false
     }
 
-    /// Extra text for the status line ("match 12.3% · 4/17").
-    fn hint(&self) -> Option<String> {
+    /// Extra text for the status line ("match 12.3% · 4/17"); a key it names is the one
+    /// `keys` binds.
+    fn hint(&self, _keys: &Keymap) -> Option<String> {
         None
     }
 }

@@ -8,7 +8,8 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
-use crate::config::{Action, Theme};
+use crate::config::keymap::Keymap;
+use crate::config::{Action, KeyContext, Theme};
 use crate::engine::offenders::OffenderLines;
 use crate::views::text::skip_columns;
 
@@ -58,15 +59,19 @@ impl OffendersPane {
         buf: &mut Buffer,
         offenders: &OffenderLines,
         theme: &Theme,
+        keys: &Keymap,
         focused: bool,
     ) {
+        // The pane lives in the Tables view: its keys are that section's.
+        let key = |action| keys.label(KeyContext::Table, action);
         if let Some((pair, top)) = self.opened
             && let Some((start, end)) = pair_range(offenders, pair)
         {
             let title = format!(
-                " --than offender {} of {}: events and stacks (Esc: back to the list) ",
+                " --than offender {} of {}: events and stacks ({}: back to the list) ",
                 pair + 1,
-                offenders.pairs
+                offenders.pairs,
+                key(Action::Back)
             );
             let inner = frame(area, buf, theme, focused, &title);
             self.rows = inner.height as usize;
@@ -77,8 +82,11 @@ impl OffendersPane {
         }
         self.opened = None;
         let title = format!(
-            " --than offenders: {} pairs · {} dropped (Enter: one pair · o: the table) ",
-            offenders.pairs, offenders.dropped
+            " --than offenders: {} pairs · {} dropped ({}: one pair · {}: the table) ",
+            offenders.pairs,
+            offenders.dropped,
+            key(Action::Activate),
+            key(Action::ToggleOffenders)
         );
         let inner = frame(area, buf, theme, focused, &title);
         if inner.width == 0 || inner.height == 0 {

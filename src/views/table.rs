@@ -236,7 +236,7 @@ impl View for TableView {
         if let Some(pane) = &mut self.offenders {
             let empty = Default::default();
             let offenders = ctx.snapshot.analysis.as_ref().map_or(&empty, |a| &*a.offenders);
-            pane.render(area, buf, offenders, theme, ctx.focused);
+            pane.render(area, buf, offenders, theme, ctx.keys, ctx.focused);
             return;
         }
         let inner = frame(area, buf, theme, ctx.focused, " analyzer tables ");
@@ -457,7 +457,7 @@ impl View for TableView {
         }
     }
 
-    fn hint(&self) -> Option<String> {
+    fn hint(&self, _keys: &crate::config::keymap::Keymap) -> Option<String> {
         let mut parts = Vec::new();
         if let Some(name) = &self.sort_name {
             parts.push(format!(
@@ -513,6 +513,7 @@ mod tests {
             snapshot: &snapshot,
             theme: &theme,
             focused: true,
+            keys: crate::config::keymap::Keymap::standard(),
         };
         let mut buf = Buffer::empty(Rect::new(0, 0, w, h));
         view.render(buf.area, &mut buf, &ctx);
@@ -582,7 +583,10 @@ mod tests {
             "│call0(0)                        1.500 │",
             "{s}"
         );
-        assert_eq!(s.lines().nth(2).unwrap(), "│syscalls                    total(us) │");
+        assert_eq!(
+            s.lines().nth(2).unwrap(),
+            "│syscalls                    total(us) │"
+        );
         assert_eq!(line(&s, "│-----"), "│-------------------- ---------------- │");
         // Right again goes nowhere (the last column is whole on screen); Left comes back.
         let again = draw(&mut view, Some(table()), 40, 12, &[Action::Right]);
@@ -615,6 +619,7 @@ mod tests {
             snapshot: &snapshot,
             theme: &theme,
             focused: true,
+            keys: crate::config::keymap::Keymap::standard(),
         };
         let effect = view.search(Some(&regex::Regex::new(r"call2\d").unwrap()), &ctx);
         assert_eq!(effect, Effect::Message("10 rows match /call2\\d/".into()));
@@ -634,6 +639,7 @@ mod tests {
             snapshot: &snapshot,
             theme: &theme,
             focused: true,
+            keys: crate::config::keymap::Keymap::standard(),
         };
         let effect = view.search(Some(&regex::Regex::new("zzz").unwrap()), &ctx);
         assert_eq!(effect, Effect::Message("0 rows match /zzz/".into()));
@@ -676,6 +682,7 @@ mod tests {
                     snapshot: &snapshot,
                     theme: &theme,
                     focused: true,
+                    keys: crate::config::keymap::Keymap::standard(),
                 };
                 view.search(filter.map(|f| regex::Regex::new(f).unwrap()).as_ref(), &ctx);
                 for &action in Action::ALL {
@@ -739,11 +746,21 @@ mod tests {
             8,
             &[Action::SortNext, Action::SortNext],
         );
-        assert_eq!(view.hint().as_deref(), Some("sorted by calls"));
+        assert_eq!(
+            view.hint(crate::config::keymap::Keymap::standard()).as_deref(),
+            Some("sorted by calls")
+        );
         draw(&mut view, Some(table()), 60, 8, &[Action::SortReverse]);
-        assert_eq!(view.hint().as_deref(), Some("sorted by calls ↑"));
+        assert_eq!(
+            view.hint(crate::config::keymap::Keymap::standard()).as_deref(),
+            Some("sorted by calls ↑")
+        );
         draw(&mut view, Some(table()), 60, 8, &[Action::SortNext]);
-        assert_eq!(view.hint(), None, "back to the analyzer's order");
+        assert_eq!(
+            view.hint(crate::config::keymap::Keymap::standard()),
+            None,
+            "back to the analyzer's order"
+        );
     }
 
     #[test]
@@ -752,6 +769,36 @@ mod tests {
         empty.rows.clear();
         let s = draw(&mut TableView::new(), Some(empty), 60, 10, &[]);
         assert!(s.contains("no events yet"), "{s}");
+    }
+
+    /// Hints name the keys the user's keymap binds, not the default ones.
+    #[test]
+    fn the_offenders_pane_names_the_keys_of_the_keymap_in_use() {
+        use crate::config::keymap::Keymap;
+        let rebound = Keymap::from_toml(
+            "[table]\ntoggle_offenders = [\"x\"]\nactivate = [\"space\"]\n",
+            Some(Keymap::standard()),
+        )
+        .unwrap();
+        let snapshot = snapshot_with_table(Some(table()));
+        let theme = Theme::builtin_dark();
+        for (keys, want) in [
+            (Keymap::standard(), "(Enter: one pair · o: the table)"),
+            (&rebound, "(Space: one pair · x: the table)"),
+        ] {
+            let ctx = ViewContext {
+                snapshot: &snapshot,
+                theme: &theme,
+                focused: true,
+                keys,
+            };
+            let mut view = TableView::new();
+            view.handle(Action::ToggleOffenders, &ctx);
+            let mut buf = Buffer::empty(Rect::new(0, 0, 90, 8));
+            view.render(buf.area, &mut buf, &ctx);
+            let s = text(&buf);
+            assert!(s.contains(want), "{s}");
+        }
     }
 
     #[test]

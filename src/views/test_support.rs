@@ -47,6 +47,7 @@ pub fn ctx<'a>(snapshot: &'a Snapshot, theme: &'a Theme, focused: bool) -> ViewC
         snapshot,
         theme,
         focused,
+        keys: crate::config::keymap::Keymap::standard(),
     }
 }
 

@@ -467,7 +467,7 @@ impl View for CallTreeView {
         self.is_bottom_up()
     }
 
-    fn hint(&self) -> Option<String> {
+    fn hint(&self, _keys: &crate::config::keymap::Keymap) -> Option<String> {
         let direction = if self.bottom_up { "bottom-up" } else { "top-down" };
         Some(match (&self.search, &self.matches) {
             (Some(_), Some(m)) if m.count == 1 => format!("{direction} · 1 match"),

@@ -83,7 +83,10 @@ fn top_down_at_80_columns_opens_the_hottest_path() {
         ]
     );
     assert_eq!(v.selected_path(), path(&["main"]));
-    assert_eq!(v.hint().as_deref(), Some("top-down"));
+    assert_eq!(
+        v.hint(crate::config::keymap::Keymap::standard()).as_deref(),
+        Some("top-down")
+    );
 }
 
 #[test]
@@ -142,7 +145,10 @@ fn selection_and_search_matches_have_their_styles() {
     let c = ctx(&s, &theme, false);
     let mut v = CallTreeView::new();
     v.search(Some(&regex("^hash")), &c);
-    assert_eq!(v.hint().as_deref(), Some("top-down · 1 match"));
+    assert_eq!(
+        v.hint(crate::config::keymap::Keymap::standard()).as_deref(),
+        Some("top-down · 1 match")
+    );
     let buf = render(&mut v, &c, 80, 12);
     let selected = theme.selected.bg.expect("selection colour");
     let matched = theme.search_match.bg.expect("match colour");
@@ -158,7 +164,10 @@ fn selection_and_search_matches_have_their_styles() {
     v.handle(Action::ClearSearch, &c);
     let buf = render(&mut v, &c, 80, 12);
     assert_ne!(buf[(8, 5)].bg, matched);
-    assert_eq!(v.hint().as_deref(), Some("top-down"));
+    assert_eq!(
+        v.hint(crate::config::keymap::Keymap::standard()).as_deref(),
+        Some("top-down")
+    );
 }
 
 #[test]
@@ -236,7 +245,10 @@ fn bottom_up_toggle_and_a_missing_inverted_trie() {
     v.handle(Action::Down, &c);
     v.handle(Action::ToggleBottomUp, &c);
     assert!(v.is_bottom_up());
-    assert_eq!(v.hint().as_deref(), Some("bottom-up"));
+    assert_eq!(
+        v.hint(crate::config::keymap::Keymap::standard()).as_deref(),
+        Some("bottom-up")
+    );
     let screen = lines(&render(&mut v, &c, 80, 8));
     assert_eq!(
         screen[..6],

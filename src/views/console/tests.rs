@@ -46,6 +46,7 @@ fn search(view: &mut ConsoleView, snapshot: &Snapshot, pattern: Option<&str>) ->
         snapshot,
         theme: &theme,
         focused: false,
+        keys: crate::config::keymap::Keymap::standard(),
     };
     let re = pattern.map(|p| Regex::new(p).unwrap());
     view.search(re.as_ref(), &ctx)
@@ -134,6 +135,7 @@ fn scrolling_up_pauses_and_counts_new_lines_until_bottom() {
         snapshot: &snap,
         theme: &theme,
         focused: false,
+        keys: crate::config::keymap::Keymap::standard(),
     };
     view.scroll(-3, &ctx);
     assert_eq!((view.top, view.follow), (22, false));
@@ -148,7 +150,10 @@ fn search_highlights_and_jumps_between_matching_lines() {
     draw(&mut view, &snap, 80, 24);
     assert_eq!(search(&mut view, &snap, Some("err[a-z]+")), Effect::None);
     // Errors are on lines 3, 10, 17, 24, 31, 38; the newest on screen is current.
-    assert_eq!(view.hint().as_deref(), Some("match 6/6"));
+    assert_eq!(
+        view.hint(crate::config::keymap::Keymap::standard()).as_deref(),
+        Some("match 6/6")
+    );
     assert!(view.follow);
     let buf = draw(&mut view, &snap, 80, 24);
     let theme = Theme::builtin_dark();
@@ -163,17 +168,26 @@ fn search_highlights_and_jumps_between_matching_lines() {
     assert_ne!(buf[(15, 5)].bg, theme.search_match.bg.unwrap());
     // Next wraps to the first match and scrolls it into view (centred: top = 3 - 10 → 0).
     press(&mut view, &snap, Action::NextMatch);
-    assert_eq!(view.hint().as_deref(), Some("match 1/6"));
+    assert_eq!(
+        view.hint(crate::config::keymap::Keymap::standard()).as_deref(),
+        Some("match 1/6")
+    );
     assert_eq!((view.top, view.follow), (0, false));
     let buf = draw(&mut view, &snap, 80, 24);
     assert_eq!(buf[(10, 4)].bg, theme.search_match.bg.unwrap());
     // Next again: line 10 is already visible, no scroll.
     press(&mut view, &snap, Action::NextMatch);
-    assert_eq!(view.hint().as_deref(), Some("match 2/6"));
+    assert_eq!(
+        view.hint(crate::config::keymap::Keymap::standard()).as_deref(),
+        Some("match 2/6")
+    );
     assert_eq!(view.top, 0);
     press(&mut view, &snap, Action::PrevMatch);
     press(&mut view, &snap, Action::PrevMatch);
-    assert_eq!(view.hint().as_deref(), Some("match 6/6"));
+    assert_eq!(
+        view.hint(crate::config::keymap::Keymap::standard()).as_deref(),
+        Some("match 6/6")
+    );
     assert_eq!(view.top, 20);
     // New matching lines are searched as they arrive.
     let more = snapshot_with(log_of(50));
@@ -182,15 +196,22 @@ fn search_highlights_and_jumps_between_matching_lines() {
         snapshot: &more,
         theme: &theme,
         focused: false,
+        keys: crate::config::keymap::Keymap::standard(),
     });
-    assert_eq!(view.hint().as_deref(), Some("match 6/7"));
+    assert_eq!(
+        view.hint(crate::config::keymap::Keymap::standard()).as_deref(),
+        Some("match 6/7")
+    );
     assert_eq!(
         search(&mut view, &more, Some("nothing here")),
         Effect::Message("no console line matches /nothing here/".into())
     );
-    assert_eq!(view.hint().as_deref(), Some("no match"));
+    assert_eq!(
+        view.hint(crate::config::keymap::Keymap::standard()).as_deref(),
+        Some("no match")
+    );
     press(&mut view, &more, Action::ClearSearch);
-    assert_eq!(view.hint(), None);
+    assert_eq!(view.hint(crate::config::keymap::Keymap::standard()), None);
 }
 
 #[test]
@@ -268,9 +289,15 @@ fn a_long_console_shows_the_lines_kept_under_their_numbers() {
     assert_eq!(rows(&buf)[1], format!("│line 1024{}│", " ".repeat(69)));
     // Only kept lines match: 1500, 2000, 2500 (0, 500 and 1000 were dropped).
     search(&mut view, &snap, Some("panic"));
-    assert_eq!(view.hint().as_deref(), Some("match 1/3"));
+    assert_eq!(
+        view.hint(crate::config::keymap::Keymap::standard()).as_deref(),
+        Some("match 1/3")
+    );
     press(&mut view, &snap, Action::PrevMatch);
-    assert_eq!(view.hint().as_deref(), Some("match 3/3"));
+    assert_eq!(
+        view.hint(crate::config::keymap::Keymap::standard()).as_deref(),
+        Some("match 3/3")
+    );
 }
 
 #[test]
@@ -283,7 +310,10 @@ fn matches_on_dropped_lines_are_forgotten() {
     let mut view = ConsoleView::new();
     draw(&mut view, &snap, 80, 24);
     search(&mut view, &snap, Some("panic"));
-    assert_eq!(view.hint().as_deref(), Some("match 1100/1100"));
+    assert_eq!(
+        view.hint(crate::config::keymap::Keymap::standard()).as_deref(),
+        Some("match 1100/1100")
+    );
     // 1000 more lines: the first chunk (0..1024) leaves the log, and its matches the view.
     for i in 1100..2100 {
         log.push_line(None, &format!("line {i}: ok"));
@@ -295,10 +325,17 @@ fn matches_on_dropped_lines_are_forgotten() {
         snapshot: &snap,
         theme: &theme,
         focused: false,
+        keys: crate::config::keymap::Keymap::standard(),
     });
-    assert_eq!(view.hint().as_deref(), Some("match 76/76"));
+    assert_eq!(
+        view.hint(crate::config::keymap::Keymap::standard()).as_deref(),
+        Some("match 76/76")
+    );
     press(&mut view, &snap, Action::NextMatch);
-    assert_eq!(view.hint().as_deref(), Some("match 1/76"));
+    assert_eq!(
+        view.hint(crate::config::keymap::Keymap::standard()).as_deref(),
+        Some("match 1/76")
+    );
     let buf = draw(&mut view, &snap, 80, 24);
     assert!(text(&buf).contains("line 1024: panic"));
 }

@@ -562,7 +562,7 @@ impl View for FlameGraphView {
         }
     }
 
-    fn hint(&self) -> Option<String> {
+    fn hint(&self, _keys: &crate::config::keymap::Keymap) -> Option<String> {
         self.state.hint()
     }
 }

@@ -35,6 +35,7 @@ fn ctx<'a>(snapshot: &'a Snapshot, theme: &'a Theme) -> ViewContext<'a> {
         snapshot,
         theme,
         focused: true,
+        keys: crate::config::keymap::Keymap::standard(),
     }
 }
 
@@ -135,16 +136,25 @@ fn search_counts_and_cycles_matches() {
     let (s, theme) = (snapshot(FIXTURE), Theme::default());
     let c = ctx(&s, &theme);
     let mut v = FlameGraphView::new();
-    assert_eq!(v.hint(), None);
+    assert_eq!(v.hint(crate::config::keymap::Keymap::standard()), None);
     let re = Regex::new("^leaf$").unwrap();
     assert_eq!(v.search(Some(&re), &c), Effect::None);
-    assert_eq!(v.hint().as_deref(), Some("match 40.0% · 2 frames"));
+    assert_eq!(
+        v.hint(crate::config::keymap::Keymap::standard()).as_deref(),
+        Some("match 40.0% · 2 frames")
+    );
     press_all(&mut v, &[Action::NextMatch], &c);
     assert_eq!(selected(&v, &s), "main;alloc;leaf");
-    assert_eq!(v.hint().as_deref(), Some("match 40.0% · 1/2"));
+    assert_eq!(
+        v.hint(crate::config::keymap::Keymap::standard()).as_deref(),
+        Some("match 40.0% · 1/2")
+    );
     press_all(&mut v, &[Action::NextMatch], &c);
     assert_eq!(selected(&v, &s), "main;work;leaf");
-    assert_eq!(v.hint().as_deref(), Some("match 40.0% · 2/2"));
+    assert_eq!(
+        v.hint(crate::config::keymap::Keymap::standard()).as_deref(),
+        Some("match 40.0% · 2/2")
+    );
     press_all(&mut v, &[Action::NextMatch], &c);
     assert_eq!(selected(&v, &s), "main;alloc;leaf", "wraps around");
     press_all(&mut v, &[Action::PrevMatch], &c);
@@ -163,7 +173,7 @@ fn search_counts_and_cycles_matches() {
 
     // Back clears the search before it zooms out.
     press_all(&mut v, &[Action::ZoomIn, Action::Back], &c);
-    assert_eq!(v.hint(), None);
+    assert_eq!(v.hint(crate::config::keymap::Keymap::standard()), None);
     assert_eq!(zoomed(&v, &s), "main;alloc;leaf");
     press_all(&mut v, &[Action::Back], &c);
     assert_eq!(zoomed(&v, &s), "main;alloc");
@@ -173,9 +183,12 @@ fn search_counts_and_cycles_matches() {
         v.search(Some(&none), &c),
         Effect::Message("no frame matches /nope/".into())
     );
-    assert_eq!(v.hint().as_deref(), Some("match 0.0% · 0 frames"));
+    assert_eq!(
+        v.hint(crate::config::keymap::Keymap::standard()).as_deref(),
+        Some("match 0.0% · 0 frames")
+    );
     assert_eq!(v.search(None, &c), Effect::None);
-    assert_eq!(v.hint(), None);
+    assert_eq!(v.hint(crate::config::keymap::Keymap::standard()), None);
 }
 
 #[test]
@@ -320,14 +333,20 @@ fn search_follows_a_new_snapshot() {
     let mut v = FlameGraphView::new();
     v.search(Some(&Regex::new("^leaf$").unwrap()), &c);
     press_all(&mut v, &[Action::NextMatch, Action::NextMatch], &c);
-    assert_eq!(v.hint().as_deref(), Some("match 40.0% · 2/2"));
+    assert_eq!(
+        v.hint(crate::config::keymap::Keymap::standard()).as_deref(),
+        Some("match 40.0% · 2/2")
+    );
     let mut more = FIXTURE.to_vec();
     more.push((&["boot", "leaf"], 100, None));
     let big = snapshot(&more);
     let c = ctx(&big, &theme);
     v.snapshot_changed(&c);
     // 140 of 200 samples now contain leaf; the cursor still points at main;work;leaf.
-    assert_eq!(v.hint().as_deref(), Some("match 70.0% · 3/3"));
+    assert_eq!(
+        v.hint(crate::config::keymap::Keymap::standard()).as_deref(),
+        Some("match 70.0% · 3/3")
+    );
     assert_eq!(selected(&v, &big), "main;work;leaf");
 }
 

@@ -17,6 +17,7 @@ fn ctx<'a>(snapshot: &'a Snapshot, theme: &'a Theme) -> ViewContext<'a> {
         snapshot,
         theme,
         focused: true,
+        keys: crate::config::keymap::Keymap::standard(),
     }
 }
 

@@ -81,6 +81,7 @@ fn draw(view: &mut HistogramView, snapshot: &Snapshot, w: u16, h: u16) -> Buffer
         snapshot,
         theme: &theme,
         focused: true,
+        keys: crate::config::keymap::Keymap::standard(),
     };
     let mut buf = Buffer::empty(Rect::new(0, 0, w, h));
     view.render(Rect::new(0, 0, w, h), &mut buf, &ctx);
@@ -93,6 +94,7 @@ fn press(view: &mut HistogramView, snapshot: &Snapshot, action: Action) -> Effec
         snapshot,
         theme: &theme,
         focused: true,
+        keys: crate::config::keymap::Keymap::standard(),
     };
     view.handle(action, &ctx)
 }
@@ -169,6 +171,7 @@ fn selection_follows_the_series_across_snapshots() {
         snapshot: &reordered,
         theme: &theme,
         focused: false,
+        keys: crate::config::keymap::Keymap::standard(),
     };
     view.snapshot_changed(&ctx);
     assert_eq!(view.selected, 0);
@@ -229,6 +232,7 @@ fn clicking_a_series_selects_it() {
         snapshot: &snap,
         theme: &theme,
         focused: true,
+        keys: crate::config::keymap::Keymap::standard(),
     };
     view.click(3, 2, false, &ctx);
     assert_eq!(view.selected, 1);

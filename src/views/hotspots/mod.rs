@@ -320,7 +320,7 @@ impl View for HotspotsView {
         self.refresh(ctx.snapshot);
     }
 
-    fn hint(&self) -> Option<String> {
+    fn hint(&self, _keys: &crate::config::keymap::Keymap) -> Option<String> {
         let mut hint = format!("sorted by {}", self.query.sort.label());
         if self.query.reversed {
             hint.push_str(" (reversed)");

@@ -154,7 +154,10 @@ fn sort_cycles_self_total_name_and_reverses() {
         "main",
     ];
     assert_eq!(names(&mut v, &s), by_self);
-    assert_eq!(v.hint().as_deref(), Some("sorted by self"));
+    assert_eq!(
+        v.hint(crate::config::keymap::Keymap::standard()).as_deref(),
+        Some("sorted by self")
+    );
     v.handle(Action::SortNext, &c);
     assert_eq!(v.sort(), (SortColumn::TotalWeight, false));
     assert_eq!(
@@ -194,7 +197,10 @@ fn sort_cycles_self_total_name_and_reverses() {
     let mut reversed = by_self.to_vec();
     reversed.reverse();
     assert_eq!(names(&mut v, &s), reversed);
-    assert_eq!(v.hint().as_deref(), Some("sorted by self (reversed)"));
+    assert_eq!(
+        v.hint(crate::config::keymap::Keymap::standard()).as_deref(),
+        Some("sorted by self (reversed)")
+    );
     let header = lines(&render(&mut v, &c, 80, 5))[1].clone();
     assert!(header.contains(" self▲ "), "{header}");
 }
@@ -234,7 +240,10 @@ fn percent_limit_hides_rows_below_the_sort_column_percent() {
         names(&mut v, &s),
         ["leaf", "hash_block", "read", "work", "idle", "io", LONG]
     );
-    assert_eq!(v.hint().as_deref(), Some("sorted by self · limit 1%"));
+    assert_eq!(
+        v.hint(crate::config::keymap::Keymap::standard()).as_deref(),
+        Some("sorted by self · limit 1%")
+    );
     let screen = lines(&render(&mut v, &c, 40, 12));
     assert_eq!(screen[10], "│limit 1% · 2 hidden                   │");
     // Sorted by total the limit reads total %: main is back, io stays.

@@ -121,6 +121,7 @@ fn cursor_moves_by_columns_and_pages() {
         snapshot: &snap,
         theme: &theme,
         focused: false,
+        keys: crate::config::keymap::Keymap::standard(),
     };
     assert_eq!(view.click(11, 5, false, &ctx), Effect::None);
     assert_eq!(view.cursor, 10);
