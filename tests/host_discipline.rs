@@ -123,20 +123,32 @@ fn dash_o_appends_the_text_output_to_the_file() {
 fn a_thread_that_exited_before_the_table_is_named() {
     ensure_tracefs();
     let dir = tempfile::tempdir().unwrap();
-    // A shell that exists before the session (no FORK or COMM record will name it) and
-    // exits right after its first syscalls in it (wait4 returns, exit_group): gone from
-    // /proc before the ring is read.
+    // A shell that exists before the session (no FORK or COMM record will name it),
+    // blocked opening a FIFO (that syscall entered before the session), and that exits
+    // right after its first syscalls in it — once the test writes the FIFO, which it does
+    // only when the session is seen counting: gone from /proc before its rows are printed.
+    let fifo = dir.path().join("go");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
     let mut shell = Command::new("sh")
-        .args(["-c", "sleep 1; true"])
+        .args(["-c", &format!("read line < {}; true", fifo.display())])
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
-    let pid = shell.id();
+    // A second shell that makes syscalls all along: its rows say the session counts.
+    let mut witness = Command::new("sh")
+        .args(["-c", "while :; do sleep 0.05; done"])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (pid, witness_pid) = (shell.id(), witness.id());
     // Reaped as soon as it exits: a zombie would still show its comm in /proc.
     let reaper = std::thread::spawn(move || shell.wait());
-    let enter = format!("raw_syscalls:sys_enter/common_pid=={pid}/");
-    let exit = format!("raw_syscalls:sys_exit/common_pid=={pid}/");
-    let out = perfscope(
+    let filter = format!("common_pid=={pid}||common_pid=={witness_pid}");
+    let enter = format!("raw_syscalls:sys_enter/{filter}/");
+    let exit = format!("raw_syscalls:sys_exit/{filter}/");
+    let mut child = perfscope(
         dir.path(),
         &[
             "syscalls",
@@ -144,22 +156,51 @@ fn a_thread_that_exited_before_the_table_is_named() {
             &enter,
             "-e",
             &exit,
-            "--perins",
-            // Still accepted (and the old way to get text): keeps this test about names.
+            "--perins", // Still accepted (and the old way to get text): keeps this test about names.
             "--no-tui",
+            "-i",
+            "200",
             "--duration",
-            "2",
+            "120",
         ],
     )
-    .output()
+    .stdout(Stdio::piped())
+    .spawn()
     .unwrap();
+    // Every line perfscope prints, as it prints them.
+    let (lines_tx, lines) = std::sync::mpsc::channel::<String>();
+    let stdout = child.stdout.take().unwrap();
+    let collector = std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = lines_tx.send(line);
+        }
+    });
+    let mut seen = String::new();
+    let mut wait_for_row = |of: u32, what: &str| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while !seen.lines().any(|l| l.starts_with(&format!("{of} "))) {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match lines.recv_timeout(left) {
+                Ok(line) => seen.push_str(&(line + "\n")),
+                Err(_) => panic!("no row of {what} in 60 s:\n{seen}"),
+            }
+        }
+        seen.clone()
+    };
+    wait_for_row(witness_pid, "the witness");
+    std::fs::write(&fifo, "go\n").unwrap();
     reaper.join().unwrap().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = wait_for_row(pid, "the shell");
+    signal(&child, libc::SIGINT);
+    let _ = child.wait();
+    let _ = witness.kill();
+    let _ = witness.wait();
+    collector.join().unwrap();
     let rows: Vec<&str> = stdout
         .lines()
         .filter(|l| l.starts_with(&format!("{pid} ")))
         .collect();
-    assert!(!rows.is_empty(), "the shell's syscalls are counted:\n{stdout}");
     for row in &rows {
         let comm = row.split_whitespace().nth(1);
         assert_eq!(comm, Some("sh"), "{row}\n{stdout}");

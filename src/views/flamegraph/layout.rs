@@ -91,6 +91,11 @@ impl FlameLayout {
     }
 }
 
+/// Rows between the zoom root and `node`.
+pub fn row_of(trie: &StackTrie, zoom: NodeId, node: NodeId) -> usize {
+    trie.node(node).depth.saturating_sub(trie.node(zoom).depth) as usize
+}
+
 /// Lay out the subtree of `zoom` in `width` columns and at most `max_depth` rows.
 pub fn layout(
     trie: &StackTrie,

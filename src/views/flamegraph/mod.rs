@@ -5,10 +5,13 @@
 //! - `state` — selection, zoom, orientation, search and scroll, held by path hash;
 //! - `nav` — keyboard movement over the laid-out cells;
 //! - `search` — regex matches, their order and the match coverage;
-//! - `render` — drawing (also for per-instance panes) and the [`View`] implementation.
+//! - `render` — drawing (also for per-instance panes);
+//! - `input` — keys, search, mouse and wheel into state changes;
+//! - here, the [`View`] implementation: each method hands over to one of them.
 //!
 //! It reads only the [`Snapshot`](crate::engine::Snapshot) it is given.
 
+mod input;
 mod layout;
 mod nav;
 mod render;
@@ -20,7 +23,13 @@ mod tests_keys;
 #[cfg(test)]
 mod tests_render;
 
+use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
+use regex::Regex;
+
+use crate::config::keymap::Keymap;
+use crate::config::{Action, KeyContext};
+use crate::views::{Effect, View, ViewContext};
 
 pub use layout::{Cell, CellKind, FlameLayout, largest_remainder, layout};
 pub use nav::Move;
@@ -56,5 +65,47 @@ impl FlameGraphView {
 
     pub fn state(&self) -> &FlameState {
         &self.state
+    }
+}
+
+impl View for FlameGraphView {
+    fn key_context(&self) -> KeyContext {
+        KeyContext::Flamegraph
+    }
+
+    fn render(&mut self, area: Rect, buf: &mut Buffer, ctx: &ViewContext) {
+        self.draw_view(area, buf, ctx);
+    }
+
+    fn handle(&mut self, action: Action, ctx: &ViewContext) -> Effect {
+        self.act(action, ctx)
+    }
+
+    fn search(&mut self, pattern: Option<&Regex>, ctx: &ViewContext) -> Effect {
+        self.find(pattern, ctx)
+    }
+
+    fn click(&mut self, column: u16, row: u16, double: bool, ctx: &ViewContext) -> Effect {
+        self.clicked(column, row, double, ctx)
+    }
+
+    fn scroll(&mut self, lines: i32, ctx: &ViewContext) {
+        self.wheel(lines, ctx);
+    }
+
+    fn snapshot_changed(&mut self, ctx: &ViewContext) {
+        self.state.snapshot_changed(ctx.snapshot);
+    }
+
+    fn wants_inverted(&self) -> bool {
+        self.state.is_inverted()
+    }
+
+    fn show_function(&mut self, frame: crate::model::FrameId, ctx: &ViewContext) {
+        self.show(frame, ctx);
+    }
+
+    fn hint(&self, _keys: &Keymap) -> Option<String> {
+        self.state.hint()
     }
 }
