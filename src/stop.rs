@@ -26,3 +26,31 @@ pub fn requested() -> bool {
 pub fn request() {
     flag().store(true, Ordering::Relaxed);
 }
+
+/// A start or a wait that the stop request ended: the user ended the run, nothing failed.
+/// A live command stopped so before it began recording ends quietly with 0, as a signal
+/// ends one that runs (cli/exit.rs).
+#[derive(Debug)]
+pub struct Stopped(pub String);
+
+impl std::fmt::Display for Stopped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "stopped while {}", self.0)
+    }
+}
+
+impl std::error::Error for Stopped {}
+
+/// `Err(Stopped(doing()))` once a stop was requested.
+pub fn check(doing: impl FnOnce() -> String) -> Result<(), Stopped> {
+    if requested() {
+        Err(Stopped(doing()))
+    } else {
+        Ok(())
+    }
+}
+
+/// Whether `error` is, or was caused by, a stop request ending a start or a wait.
+pub fn ended(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| cause.is::<Stopped>())
+}

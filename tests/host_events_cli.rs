@@ -365,14 +365,14 @@ fn trace_on_one_cpu_names_a_thread_renamed_on_another() {
     }
     let dir = tmp();
     // CPU 0 only; the ring is read at the end or at poll timeouts (it never fills), so
-    // the task below is reaped — gone from /proc — before its exit is read.
-    let perfscope = std::process::Command::new(env!("CARGO_BIN_EXE_perfscope"))
+    // each task below is reaped — gone from /proc — before its exit is read.
+    let mut perfscope = std::process::Command::new(env!("CARGO_BIN_EXE_perfscope"))
         .current_dir(dir.path())
         .args([
             "trace",
             "--no-tui",
             "--duration",
-            "2.5",
+            "8",
             "-C",
             "0",
             "-m",
@@ -385,28 +385,44 @@ fn trace_on_one_cpu_names_a_thread_renamed_on_another() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("run perfscope");
-    std::thread::sleep(std::time::Duration::from_millis(1000));
     // A task renames itself on CPU 1 (a COMM record in CPU 1's ring only), moves to CPU 0
-    // and exits there: its exit is all -C 0 sees of it.
-    let task = std::process::Command::new("taskset")
-        .args(["-c", "1", "sh", "-c"])
-        .arg("echo $$; printf catrenamed >/proc/$$/comm; taskset -p 1 $$ >/dev/null; sleep 0.05")
-        .output()
-        .expect("run the renamed task");
-    let pid: u32 = String::from_utf8_lossy(&task.stdout)
-        .trim()
-        .parse()
-        .expect("its pid");
+    // and exits there: its exit is all -C 0 sees of it. One every 200 ms while perfscope
+    // runs, so some come after its events are on however long its start takes.
+    let mut pids = Vec::new();
+    while perfscope.try_wait().expect("perfscope's status").is_none() {
+        let task = std::process::Command::new("taskset")
+            .args(["-c", "1", "sh", "-c"])
+            .arg("echo $$; printf catrenamed >/proc/$$/comm; taskset -p 1 $$ >/dev/null; sleep 0.05")
+            .output()
+            .expect("run the renamed task");
+        let pid: u32 = String::from_utf8_lossy(&task.stdout)
+            .trim()
+            .parse()
+            .expect("its pid");
+        pids.push(pid);
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
     let out = perfscope.wait_with_output().expect("perfscope ran");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "perfscope failed:\n{stdout}\n{stderr}");
-    let line = stdout
-        .lines()
-        .find(|l| l.contains(&format!("comm=catrenamed pid={pid} ")))
-        .unwrap_or_else(|| panic!("no exit of {pid} in:\n{stdout}\nstderr:\n{stderr}"));
+    let lines: Vec<(u32, &str)> = pids
+        .iter()
+        .filter_map(|&pid| {
+            let line = stdout
+                .lines()
+                .find(|l| l.contains(&format!("comm=catrenamed pid={pid} ")))?;
+            Some((pid, line))
+        })
+        .collect();
     assert!(
-        line.contains(&format!("       catrenamed {pid:>6} ")),
-        "the exit's thread is not named by the rename on CPU 1: {line}"
+        !lines.is_empty(),
+        "no exit of {pids:?} in:\n{stdout}\nstderr:\n{stderr}"
     );
+    for (pid, line) in lines {
+        assert!(
+            line.contains(&format!("       catrenamed {pid:>6} ")),
+            "the exit's thread is not named by the rename on CPU 1: {line}"
+        );
+    }
 }

@@ -9,7 +9,7 @@ mod common;
 use std::time::Duration;
 
 use common::host::ensure_tracefs;
-use common::tmux::TmuxSession;
+use common::tmux::live_syscalls_tables;
 
 const WAIT: Duration = Duration::from_secs(25);
 const NO_ROWS: &str = "no rows match /zzz_matches_nothing/";
@@ -31,21 +31,7 @@ fn alive(screen: &str) -> bool {
 fn a_filter_matching_no_row_survives_every_key_of_the_tables_view() {
     ensure_tracefs();
     let dir = tempfile::tempdir().unwrap();
-    let tmux = TmuxSession::start(
-        "perfscope-table-filter",
-        80,
-        24,
-        dir.path(),
-        &format!(
-            "{} syscalls -- sh -c 'while :; do cat /etc/hostname >/dev/null; sleep 0.05; done'; \
-             echo perfscope-exit=$?; sleep 60",
-            env!("CARGO_BIN_EXE_perfscope")
-        ),
-    );
-    tmux.keys(&["8"]);
-    tmux.wait_for("the syscalls table with read(0)", WAIT, |s| {
-        s.contains("syscalls") && s.contains("read(0)")
-    });
+    let tmux = live_syscalls_tables("perfscope-table-filter", dir.path(), WAIT);
     tmux.keys(&["/"]);
     tmux.literal("zzz_matches_nothing");
     tmux.keys(&["Enter"]);

@@ -10,7 +10,7 @@ mod common;
 use std::time::Duration;
 
 use common::host::ensure_tracefs;
-use common::tmux::TmuxSession;
+use common::tmux::live_syscalls_tables;
 
 const WAIT: Duration = Duration::from_secs(25);
 /// perfscope's syscalls columns: perf-prof's, then the percentiles.
@@ -101,18 +101,7 @@ fn shows(screen: &str, first: &[&str]) -> bool {
 fn the_tables_view_scrolls_by_whole_columns_with_the_key_frozen() {
     ensure_tracefs();
     let dir = tempfile::tempdir().unwrap();
-    let tmux = TmuxSession::start(
-        "perfscope-table-scroll",
-        80,
-        24,
-        dir.path(),
-        &format!(
-            "{} syscalls -- sh -c 'while :; do cat /etc/hostname >/dev/null; sleep 0.05; done'; \
-             echo perfscope-exit=$?; sleep 60",
-            env!("CARGO_BIN_EXE_perfscope")
-        ),
-    );
-    tmux.keys(&["8"]);
+    let tmux = live_syscalls_tables("perfscope-table-scroll", dir.path(), WAIT);
     // At 80 columns: the key, calls, total(us) and more, all whole, but not the last.
     let screen = tmux.wait_for("the table's first columns, whole", WAIT, |s| {
         s.contains("read(0)") && shows(s, &["syscalls", "calls", "total(us)"])

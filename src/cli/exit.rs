@@ -100,6 +100,9 @@ pub fn exit_code(result: anyhow::Result<Outcome>) -> ExitCode {
             ExitCode::from(outcome.code())
         }
         Err(e) if OutputError::find(&e).is_some_and(OutputError::is_closed) => ExitCode::from(CLEAN),
+        // A signal during a live command's start: it ended as asked, before recording
+        // anything — quietly, as a signal ends a running one.
+        Err(e) if crate::stop::ended(&e) => ExitCode::from(CLEAN),
         Err(e) => {
             stdio::say_error(&format!(
                 "perfscope: {}",
@@ -124,6 +127,23 @@ mod tests {
         let lost = Outcome::from_reasons(vec!["12 events lost".into()]);
         assert_eq!(lost.code(), 3);
         assert_eq!((ERROR, USAGE), (1, 2));
+    }
+
+    /// A signal while a live command still opened its events ended it as asked: exit 0
+    /// and nothing said, as for a signal once it runs; a real failure to open stays 1.
+    #[test]
+    fn a_signal_during_a_start_ends_the_run_quietly() {
+        use crate::sources::perf_event::error::PerfEventError;
+        use crate::stop::Stopped;
+        let stopped = anyhow::Error::new(PerfEventError::Stopped(Stopped(
+            "opening the events (0 of 6 done)".into(),
+        )))
+        .context("cannot enable the events");
+        assert!(crate::stop::ended(&stopped));
+        assert_eq!(exit_code(Err(stopped)), ExitCode::from(CLEAN));
+        let failed = anyhow::anyhow!("permission denied").context("cannot enable the events");
+        assert!(!crate::stop::ended(&failed));
+        assert_eq!(exit_code(Err(failed)), ExitCode::from(ERROR));
     }
 
     /// Records the kernel ring (or the plugin) lost make a finished run incomplete; a

@@ -98,6 +98,27 @@ impl TmuxSession {
     }
 }
 
+/// A live `syscalls` session at 80×24 over a workload that reads all along (read(0) rows
+/// come at once), on its Tables view; the shell says `perfscope-exit=N` when it ends.
+pub fn live_syscalls_tables(name: &str, cwd: &Path, wait: Duration) -> TmuxSession {
+    let tmux = TmuxSession::start(
+        name,
+        80,
+        24,
+        cwd,
+        &format!(
+            "{} syscalls -- sh -c 'while :; do cat /etc/hostname >/dev/null; sleep 0.05; done'; \
+             echo perfscope-exit=$?; sleep 60",
+            env!("CARGO_BIN_EXE_perfscope")
+        ),
+    );
+    tmux.keys(&["8"]);
+    tmux.wait_for("the syscalls table with read(0)", wait, |s| {
+        s.contains("syscalls") && s.contains("read(0)")
+    });
+    tmux
+}
+
 impl Drop for TmuxSession {
     fn drop(&mut self) {
         let _ = self.tmux(&["kill-server"]);

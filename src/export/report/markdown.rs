@@ -328,19 +328,12 @@ fn md_code(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::super::test_support::{Case, with_report};
-    use crate::model::verdict::{Finding, Gap, Verdict};
 
     #[test]
     fn completeness_says_what_was_lost_or_that_nothing_was() {
         let md = with_report(Case::host(), |r| r.to_markdown());
         assert!(md.contains("## Completeness\n\nNothing was lost"), "{md}");
-        let lossy = Case {
-            verdict: Verdict::new(
-                [Finding::new(Gap::Lost, Some(5), "the kernel lost 5 events")],
-                true,
-            ),
-            ..Case::host()
-        };
+        let lossy = Case::lossy();
         let md = with_report(lossy, |r| r.to_markdown());
         assert!(md.contains("- result: `incomplete`"), "{md}");
         assert!(

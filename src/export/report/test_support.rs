@@ -7,6 +7,7 @@ use crate::export::ExportView;
 use crate::export::analysis::{AnalysisSummary, SeriesSummary};
 use crate::model::sample_list::test_support::profile_from;
 use crate::model::units::ValueUnit;
+use crate::model::verdict::{Finding, Gap};
 use crate::model::{InputInfo, Selection, SourceFacts, Target, Verdict, WindowInfo};
 
 /// What the session was.
@@ -26,6 +27,17 @@ impl Case {
             verdict: Verdict::new([], true),
             analysis: None,
             stacks: vec![(vec!["main", "work", "leaf"], 3), (vec!["main", "idle"], 1)],
+        }
+    }
+
+    /// A host profile whose kernel lost 5 events.
+    pub fn lossy() -> Case {
+        Case {
+            verdict: Verdict::new(
+                [Finding::new(Gap::Lost, Some(5), "the kernel lost 5 events")],
+                true,
+            ),
+            ..Case::host()
         }
     }
 

@@ -40,12 +40,8 @@ pub fn plan_events(
         let mut kept = Vec::with_capacity(stage.len());
         let mut first_refusal = None;
         for event in stage {
-            if crate::stop::requested() {
-                anyhow::bail!(
-                    "stopped while trying the events ({} tried)",
-                    probes.len() + skipped.len()
-                );
-            }
+            let tried = probes.len() + skipped.len();
+            crate::stop::check(|| format!("trying the events ({tried} tried)"))?;
             match PerfEventFd::open(&attr_of(&event), probe, ring_bytes) {
                 Ok(probe_fd) => {
                     probes.push(probe_fd);

@@ -71,8 +71,8 @@ pub enum PerfEventError {
     NoEvents,
     /// A signal asked the process to stop while the events were opened or enabled (each
     /// tracepoint takes the kernel milliseconds: thousands of them, minutes).
-    #[error("stopped while opening the events ({opened} of {total} done)")]
-    Stopped { opened: usize, total: usize },
+    #[error("{0}")]
+    Stopped(#[source] crate::stop::Stopped),
     #[error("poll on the perf rings failed: {0}")]
     Poll(io::Error),
 }

@@ -322,9 +322,8 @@ impl PerfEvents {
                 if !wanted(index, target) {
                     continue;
                 }
-                if crate::stop::requested() {
-                    return Err(PerfEventError::Stopped { opened: done, total });
-                }
+                crate::stop::check(|| format!("opening the events ({done} of {total} done)"))
+                    .map_err(PerfEventError::Stopped)?;
                 done += 1;
                 let fd = match PerfEventFd::open(event, target, ring_bytes) {
                     Ok(fd) => fd,
@@ -404,11 +403,10 @@ impl PerfEvents {
     /// Start counting on every fd (each one: group-enable leaves members at 0, §7); a stop
     /// request ends it early (enabling thousands of tracepoints takes the kernel a while).
     pub fn enable(&self) -> Result<(), PerfEventError> {
-        let total = self.fds.iter().map(Vec::len).sum();
+        let total: usize = self.fds.iter().map(Vec::len).sum();
         self.fds.iter().flatten().enumerate().try_for_each(|(done, fd)| {
-            if crate::stop::requested() {
-                return Err(PerfEventError::Stopped { opened: done, total });
-            }
+            crate::stop::check(|| format!("enabling the events ({done} of {total} done)"))
+                .map_err(PerfEventError::Stopped)?;
             fd.enable()
         })
     }

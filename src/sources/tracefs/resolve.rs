@@ -16,8 +16,8 @@ pub enum ResolveError {
     Tracefs(#[from] TracefsError),
     /// A signal asked the process to stop while the formats were read (a wildcard may
     /// match thousands).
-    #[error("stopped while reading the events' formats ({read} read)")]
-    Stopped { read: usize },
+    #[error("{0}")]
+    Stopped(#[source] crate::stop::Stopped),
 }
 
 impl ResolveError {
@@ -71,9 +71,9 @@ pub fn resolve(tracefs: &Tracefs, specs: &[EventSpec]) -> Result<Vec<ResolvedEve
                     continue;
                 };
                 if glob::glob_match(&pattern, full) {
-                    if crate::stop::requested() {
-                        return Err(ResolveError::Stopped { read: resolved.len() });
-                    }
+                    let read = resolved.len();
+                    crate::stop::check(|| format!("reading the events' formats ({read} read)"))
+                        .map_err(ResolveError::Stopped)?;
                     matched = true;
                     let mut concrete = spec.clone();
                     concrete.system = system.to_string();
