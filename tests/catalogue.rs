@@ -8,7 +8,8 @@
 //! stays a few minutes on 2 CPUs; the failures of every line are gathered and reported
 //! together. A run that ended "stopped late" — the source still handing over what it held
 //! a second after SIGINT, which eight debug builds beside each other on a loaded machine
-//! can be — runs again once the pool is done, alone: late again, it fails.
+//! can be — runs again once the pool is done, alone: late again, it fails, unless the
+//! source was overrun too (lost events: the machine's load, said as perf-prof says it).
 
 mod common;
 
@@ -93,7 +94,16 @@ fn run_line(line: &str) -> Result<(), String> {
     if let Some(sig) = status.signal() {
         wrong.push(format!("died by signal {sig}"));
     }
-    let stray: Vec<&str> = stderr.lines().filter(|l| !l.contains("lost ")).collect();
+    // An overrun source (lost events) may also be late handing over what it still held
+    // at SIGINT: the same overload, said the same honest way (exit 3).
+    let overrun = stderr.contains("lost ");
+    let stray: Vec<&str> = stderr
+        .lines()
+        .filter(|l| {
+            let said = l.contains("lost ") || (overrun && l.contains("stopped late"));
+            !said
+        })
+        .collect();
     if !stray.is_empty() {
         wrong.push(format!("stderr: {stray:?}"));
     }
