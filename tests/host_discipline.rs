@@ -34,6 +34,16 @@ fn signal(child: &Child, signal: libc::c_int) {
     assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
 }
 
+/// Whether process `pid` has a handler for `signal` (its SigCgt mask in /proc).
+fn catches(pid: u32, signal: libc::c_int) -> bool {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigCgt:"))
+        .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+        .is_some_and(|mask| mask & (1 << (signal - 1)) != 0)
+}
+
 /// Stderr lines that are neither lost-event lines nor the exit-3 reason for them.
 fn stray_stderr(stderr: &str) -> Vec<&str> {
     stderr.lines().filter(|l| !l.contains("lost ")).collect()
@@ -67,18 +77,47 @@ fn sigusr2_dumps_the_interval_and_sigint_still_ends_cleanly() {
     let pid = busy.id().to_string();
     let mut args = SYSCALLS.to_vec();
     args.extend(["-p", &pid]);
-    let child = perfscope(dir.path(), &args).spawn().unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
-    signal(&child, libc::SIGUSR2);
-    std::thread::sleep(Duration::from_millis(700));
+    let mut child = perfscope(dir.path(), &args).spawn().unwrap();
+    // SIGUSR2 every 300 ms until a dump prints (a dump of nothing prints nothing: before
+    // the session counts, however long its start takes, there is nothing to dump).
+    let (text_tx, text) = std::sync::mpsc::channel::<String>();
+    let stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        use std::io::Read;
+        let mut stdout = stdout;
+        let mut chunk = [0u8; 4096];
+        while let Ok(n) = stdout.read(&mut chunk) {
+            if n == 0
+                || text_tx
+                    .send(String::from_utf8_lossy(&chunk[..n]).into_owned())
+                    .is_err()
+            {
+                break;
+            }
+        }
+    });
+    let mut seen = String::new();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    // Not before perfscope takes SIGUSR2 (its default action would end the run).
+    while !catches(child.id(), libc::SIGUSR2) {
+        assert!(std::time::Instant::now() < deadline, "SIGUSR2 never caught");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    while !seen.contains("syscalls                calls") {
+        assert!(std::time::Instant::now() < deadline, "no dump in 60 s: {seen}");
+        signal(&child, libc::SIGUSR2);
+        std::thread::sleep(Duration::from_millis(300));
+        seen.extend(text.try_iter());
+    }
+    // The dump is whole once it is followed by a pause (it is written at once).
+    std::thread::sleep(Duration::from_millis(300));
     signal(&child, libc::SIGINT);
     let out = child.wait_with_output().unwrap();
+    reader.join().unwrap();
+    seen.extend(text.try_iter());
     let _ = busy.kill();
     let _ = busy.wait();
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-    );
+    let (stdout, stderr) = (seen, String::from_utf8_lossy(&out.stderr));
     assert_eq!(
         out.status.code(),
         Some(0),
