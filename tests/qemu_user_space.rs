@@ -45,7 +45,7 @@ fn user_mode_samples_are_user_space_and_named_by_the_user_elf() {
                 "--shell-prefix",
                 "starry:~# ",
             ])
-            .args(["--workload", "user 4000", "--start-marker", "USER_START"])
+            .args(["--workload", "user 40000", "--start-marker", "USER_START"])
             .args(["--stop-marker", "USER_END", "--timeout", "90"]);
         command
     };
@@ -61,7 +61,7 @@ fn user_mode_samples_are_user_space_and_named_by_the_user_elf() {
     );
     let q = plain.join("perf/riscv64/latest/qperf");
     let (user, total) = leaf_share(&q.join("stack.workload.folded"), "[user]");
-    eprintln!("user 4000 without --user-elf: {user} of {total} workload samples are [user]");
+    eprintln!("user 40000 without --user-elf: {user} of {total} workload samples are [user]");
     assert!(total >= 100, "{total} workload samples");
     assert!(user * 10 >= total * 8, "{user} of {total} samples in user space");
     // They really ran at the user program's addresses, in U-mode.
@@ -108,7 +108,7 @@ fn user_mode_samples_are_user_space_and_named_by_the_user_elf() {
     );
     let workload = live.join("perf/riscv64/latest/qperf/stack.workload.folded");
     let (hot, total) = leaf_share(&workload, "user_hot");
-    eprintln!("user 4000 with --user-elf: {hot} of {total} workload samples in user_hot");
+    eprintln!("user 40000 with --user-elf: {hot} of {total} workload samples in user_hot");
     assert!(hot * 10 >= total * 6, "{hot} of {total} in user_hot");
     let report = std::fs::read_to_string(live.join("perf/riscv64/latest/report.json")).unwrap();
     assert!(report.contains(user_elf), "report.json names the user ELF given");
