@@ -639,6 +639,33 @@ fn files_that_are_not_sessions_are_refused_clearly() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a perfscope session"));
 }
 
+#[test]
+fn weights_a_u64_cannot_hold_are_refused_not_overflowed() {
+    // Found by the session_db fuzz target: a weight of -1 read as 2^64-1 overflowed a sum.
+    let dir = tempfile::tempdir().unwrap();
+    let profile = assets_profile();
+    for (name, edit) in [
+        (
+            "negative.db",
+            "UPDATE samples SET weight = -1 WHERE id = (SELECT MIN(id) FROM samples)",
+        ),
+        ("huge.db", "UPDATE samples SET weight = 9223372036854775807"),
+    ] {
+        let path = dir.path().join(name);
+        record_profile(&path, &profile);
+        rusqlite::Connection::open(&path)
+            .unwrap()
+            .execute_batch(edit)
+            .unwrap();
+        let e = open_session(&path).err().expect("hostile weights are refused");
+        assert!(matches!(e, StoreError::Corrupt { .. }), "{name}: {e}");
+        let out = perfscope(&["open", "--no-tui", path.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(1), "{name}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("weight"), "{name}: {err}");
+    }
+}
+
 /// Run by `a_killed_recorder_leaves_every_committed_row`: records forever, announcing each
 /// commit on stdout, until it is killed.
 #[test]

@@ -221,15 +221,24 @@ pub fn open_session(path: &Path) -> Result<RecordedSession, StoreError> {
         .prepare("SELECT time_ns, instance_id, weight, stack_id, meta FROM samples ORDER BY id")
         .ctx(q("samples"))?;
     let mut rows = stmt.query([]).ctx(q("samples"))?;
+    // Every sum of weights downstream (totals, exports, statistics) is at most this one, so a
+    // file whose weights cannot add up in a u64 is refused here instead of overflowing there.
+    let mut total_weight = 0u64;
     while let Some(r) = rows.next().ctx(q("samples"))? {
         let get = |i| r.get::<_, i64>(i);
         let (instance, stack) = (get(1).ctx(q("samples"))?, get(3).ctx(q("samples"))?);
+        let weight = get(2).ctx(q("samples"))?;
+        let weight =
+            u64::try_from(weight).map_err(|_| corrupt("samples", format!("negative weight {weight}")))?;
+        total_weight = total_weight
+            .checked_add(weight)
+            .ok_or_else(|| corrupt("samples", "sample weights add up beyond 2^64".to_string()))?;
         profile.push_sample(Sample {
             time_ns: u64_of(r.get(0).ctx(q("samples"))?),
             instance: *instance_ids
                 .get(&instance)
                 .ok_or_else(|| corrupt("samples", format!("missing instance {instance}")))?,
-            weight: get(2).ctx(q("samples"))? as u64,
+            weight,
             stack: *stack_ids
                 .get(&stack)
                 .ok_or_else(|| corrupt("samples", format!("missing stack {stack}")))?,
