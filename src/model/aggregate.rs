@@ -101,18 +101,19 @@ impl Aggregate {
             let w = aggregate.per_instance.entry((stack, instance)).or_default();
             *w = w.saturating_add(weight);
         }
-        aggregate.leaf_of_stack = vec![NO_NODE; aggregate.per_stack.len()];
         let per_stack = std::mem::take(&mut aggregate.per_stack);
         for (index, &weight) in per_stack.iter().enumerate() {
             if weight > 0 {
                 aggregate.count_frames(tables, StackId(index as u32), weight);
             }
         }
-        aggregate.trie = Arc::new(StackTrie::from_stack_weights(
-            tables,
-            &per_stack,
-            TrieOrder::RootFirst,
-        ));
+        let mut leaf_of_stack = vec![NO_NODE; per_stack.len()];
+        let weighed = per_stack.iter().enumerate().map(|(i, &w)| (StackId(i as u32), w));
+        let trie = StackTrie::from_stack_list_with_leaves(tables, weighed, TrieOrder::RootFirst, |s, n| {
+            leaf_of_stack[s.index()] = n.0
+        });
+        aggregate.trie = Arc::new(trie);
+        aggregate.leaf_of_stack = leaf_of_stack;
         aggregate.per_stack = per_stack;
         aggregate
     }
@@ -302,6 +303,21 @@ mod tests {
         assert_eq!(grown.total_weight(), 26);
         let w = p.frames.get("work").unwrap();
         assert_eq!(grown.hotspots(&p.frames).get(w).unwrap().self_weight, 14);
+        // The bulk build told it where each stack ends: the addition lands on that node and
+        // its ancestors, with no new node.
+        assert_eq!(grown.trie().len(), reference.len());
+        let main = grown
+            .trie()
+            .children(NodeId::ROOT)
+            .find(|&c| grown.trie().node(c).frame() == p.frames.get("main"));
+        let main = main.unwrap();
+        let work_node = grown
+            .trie()
+            .children(main)
+            .find(|&c| grown.trie().node(c).frame() == Some(w));
+        let n = grown.trie().node(work_node.unwrap());
+        assert_eq!((n.self_weight, n.total_weight), (14, 18));
+        assert_eq!(grown.trie().node(main).total_weight, 21);
         let views = grown.view(&p, Wants::ALL);
         assert_eq!(views.instances.len(), 1);
         assert_eq!(views.inverted.unwrap().total_weight(), 26);

@@ -133,9 +133,21 @@ impl StackTrie {
         stacks: impl IntoIterator<Item = (StackId, u64)>,
         order: TrieOrder,
     ) -> Self {
+        Self::from_stack_list_with_leaves(profile, stacks, order, |_, _| {})
+    }
+
+    /// [`from_stack_list`](Self::from_stack_list), telling `leaf` the node each stack ends
+    /// at: a live aggregate keeps it, so a later sample of a known stack adds along its
+    /// parents instead of looking its path up again.
+    pub fn from_stack_list_with_leaves(
+        profile: &ProfileTables,
+        stacks: impl IntoIterator<Item = (StackId, u64)>,
+        order: TrieOrder,
+        mut leaf: impl FnMut(StackId, NodeId),
+    ) -> Self {
         let rank = profile.frames.name_ranks();
         let mut flat: Vec<FrameId> = Vec::new();
-        let mut entries: Vec<(usize, usize, u64)> = Vec::new(); // (start, end, weight)
+        let mut entries: Vec<(usize, usize, u64, StackId)> = Vec::new(); // (start, end, weight, stack)
         for (stack, weight) in stacks {
             if weight > 0 {
                 let start = flat.len();
@@ -143,7 +155,7 @@ impl StackTrie {
                 if order == TrieOrder::LeafFirst {
                     flat[start..].reverse();
                 }
-                entries.push((start, flat.len(), weight));
+                entries.push((start, flat.len(), weight, stack));
             }
         }
         entries.sort_unstable_by(|a, b| {
@@ -155,7 +167,7 @@ impl StackTrie {
         let mut trie = Self::new();
         let mut path: Vec<NodeId> = Vec::new();
         let mut previous: &[FrameId] = &[];
-        for &(start, end, weight) in &entries {
+        for &(start, end, weight, stack) in &entries {
             let frames = &flat[start..end];
             let common = previous.iter().zip(frames).take_while(|(a, b)| a == b).count();
             path.truncate(common);
@@ -169,6 +181,7 @@ impl StackTrie {
             }
             let last = path.last().copied().unwrap_or(NodeId::ROOT);
             trie.nodes[last.index()].self_weight += weight;
+            leaf(stack, last);
             previous = frames;
         }
         trie
