@@ -266,22 +266,39 @@ fn an_analyzers_text_run_honours_out_and_its_report_has_no_empty_cpu_sections() 
 }
 
 #[test]
-fn flags_an_analyzer_does_not_use_are_refused_with_exit_2() {
+fn flags_an_analyzer_does_not_use_are_refused_by_the_parser_with_exit_2() {
     for args in [
         &["page-faults", "--no-tui", "--than", "1ms"][..],
         &["page-faults", "--no-tui", "--perins"],
         &["page-faults", "--no-tui", "-k", "pid"],
         &["syscalls", "--no-tui", "-k", "pid"],
+        &["percpu-stat", "--no-tui", "--perins"],
         &["top", "--no-tui", "--than", "1ms"],
         &["top", "--no-tui", "--perins", "-i", "1000"],
     ] {
         let o = perfscope(args);
         let err = text(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
-        assert!(
-            err.contains("not one of its options") || err.contains("sampling top"),
-            "{args:?}: {err}"
-        );
+        assert!(err.contains("unexpected argument"), "{args:?}: {err}");
+    }
+    // Sampling top takes -k and -i only with -e (top's key/value table).
+    let o = perfscope(&["top", "--no-tui", "-k", "pid"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("sampling top"), "{}", text(&o.stderr));
+}
+
+#[test]
+fn each_analyzer_is_offered_exactly_the_flags_it_uses() {
+    use perfscope::analyzers::options::AnalyzerKind;
+    for kind in AnalyzerKind::ALL {
+        let o = perfscope(&[kind.name(), "--help"]);
+        assert_eq!(o.status.code(), Some(0), "{}", kind.name());
+        let help = text(&o.stdout);
+        let offers = |flag: &str| help.lines().any(|l| l.trim_start().starts_with(flag));
+        let name = kind.name();
+        assert_eq!(offers("-k, --key"), kind.uses_key(), "{name} -k:\n{help}");
+        assert_eq!(offers("--perins"), kind.uses_perins(), "{name} --perins:\n{help}");
+        assert_eq!(offers("--than"), kind.uses_than(), "{name} --than:\n{help}");
     }
 }
 

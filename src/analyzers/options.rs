@@ -51,6 +51,33 @@ pub enum AnalyzerKind {
 }
 
 impl AnalyzerKind {
+    /// Every analyzer (the command line's flag sets are checked against each).
+    pub const ALL: [AnalyzerKind; 23] = [
+        AnalyzerKind::Syscalls,
+        AnalyzerKind::Rundelay,
+        AnalyzerKind::MultiTraceDelay,
+        AnalyzerKind::MultiTracePair,
+        AnalyzerKind::Top,
+        AnalyzerKind::Stat,
+        AnalyzerKind::Hrcount,
+        AnalyzerKind::PercpuStat,
+        AnalyzerKind::PageFaults,
+        AnalyzerKind::Trace,
+        AnalyzerKind::TaskState,
+        AnalyzerKind::OnCpu,
+        AnalyzerKind::NumDist,
+        AnalyzerKind::KvmExit,
+        AnalyzerKind::Hrtimer,
+        AnalyzerKind::Watchdog,
+        AnalyzerKind::Blktrace,
+        AnalyzerKind::Kmemleak,
+        AnalyzerKind::Kmemprof,
+        AnalyzerKind::NestedTraceCallDelay,
+        AnalyzerKind::NestedTraceCall,
+        AnalyzerKind::NestedTraceDelay,
+        AnalyzerKind::Sql,
+    ];
+
     /// Whether `-k` (the default key of events without `key=`) means anything to it.
     pub fn uses_key(self) -> bool {
         use AnalyzerKind::*;
@@ -143,33 +170,7 @@ impl AnalyzerKind {
     }
 
     pub fn from_key(key: &str) -> Option<AnalyzerKind> {
-        [
-            AnalyzerKind::Syscalls,
-            AnalyzerKind::Rundelay,
-            AnalyzerKind::MultiTraceDelay,
-            AnalyzerKind::MultiTracePair,
-            AnalyzerKind::Top,
-            AnalyzerKind::Stat,
-            AnalyzerKind::Hrcount,
-            AnalyzerKind::PercpuStat,
-            AnalyzerKind::PageFaults,
-            AnalyzerKind::Trace,
-            AnalyzerKind::TaskState,
-            AnalyzerKind::OnCpu,
-            AnalyzerKind::NumDist,
-            AnalyzerKind::KvmExit,
-            AnalyzerKind::Hrtimer,
-            AnalyzerKind::Watchdog,
-            AnalyzerKind::Blktrace,
-            AnalyzerKind::Kmemleak,
-            AnalyzerKind::Kmemprof,
-            AnalyzerKind::NestedTraceCallDelay,
-            AnalyzerKind::NestedTraceCall,
-            AnalyzerKind::NestedTraceDelay,
-            AnalyzerKind::Sql,
-        ]
-        .into_iter()
-        .find(|k| k.key() == key)
+        Self::ALL.into_iter().find(|k| k.key() == key)
     }
 
     /// perf-prof's default ring size for the analyzer (pages).

@@ -13,7 +13,7 @@ use crate::trace::event_help::event_help;
 use crate::trace::expr::Expr;
 
 use super::exit::{Outcome, UsageError};
-use super::host::{HostArgs, TraceArgs};
+use super::host::{HostArgs, KeyArg, TraceArgs};
 use super::host_run::{run_trace_command, run_trace_text};
 use super::tui::TuiArgs;
 
@@ -27,6 +27,8 @@ pub struct TraceEventsArgs {
     pub host: HostArgs,
     #[command(flatten)]
     pub trace: TraceArgs,
+    #[command(flatten)]
+    pub key: KeyArg,
     /// Sample every event's callchain (kernel and user) and print it under the event.
     #[arg(short = 'g', long = "call-graph")]
     pub call_graph: bool,
@@ -96,6 +98,7 @@ pub fn run_trace(args: TraceEventsArgs) -> anyhow::Result<Outcome> {
         );
     }
     let mut options = args.trace.options(AnalyzerKind::Trace);
+    args.key.apply(&mut options);
     options.call_graph = args.call_graph;
     // The TUI lists the events in its console view.
     options.event_lines = !args.host.text_output() && args.flame_graph.is_none();

@@ -246,39 +246,92 @@ pub fn parse_call_graph(text: &str) -> Result<CallGraph, String> {
     }
 }
 
-// Tracepoint analyzer flags.
+// The flags every tracepoint analyzer takes. The ones only some analyzers use (`-k`,
+// `--perins`, `--than`) are their own structs below: a subcommand flattens those its
+// analyzer uses, so the parser offers no other (perf-prof's per-profiler option lists)
+// and a flag outside them is an argument error, not a flag silently ignored.
 #[derive(Args, Clone, Debug)]
 pub struct TraceArgs {
     /// Event selectors `sys:name[/filter/attr/.../]`, comma-separated; repeat `-e` for
     /// each stage (multi-trace: events of one `-e` pair with those of the next).
     #[arg(short = 'e', long = "event", value_name = "EVENT,...")]
     pub events: Vec<String>,
-    /// Default key expression for events without `key=`.
-    #[arg(short = 'k', long = "key", value_name = "EXPR")]
-    pub key: Option<String>,
     /// Print (and reset) the table every MS milliseconds in --no-tui mode.
     #[arg(short = 'i', long = "interval", value_name = "MS")]
     pub interval: Option<u64>,
-    /// Split the statistics per instance (CPU or thread).
-    #[arg(long)]
-    pub perins: bool,
-    /// Threshold (`4ms`, `100us`, plain ns): count latencies above it and list the events.
-    #[arg(long, value_name = "TIME", value_parser = parse_duration_ns)]
-    pub than: Option<u64>,
     /// Accepted for perf-prof command lines: events are always merged in time order.
     #[arg(long)]
     pub order: bool,
 }
 
 impl TraceArgs {
+    /// `analyzer`'s options with these flags; the per-analyzer ones are added by
+    /// [`KeyArg`], [`PerinsArg`] and [`ThanArg`].
     pub fn options(&self, analyzer: AnalyzerKind) -> TraceOptions {
         TraceOptions {
-            key: self.key.clone(),
             interval: self.interval.filter(|&ms| ms > 0).map(Duration::from_millis),
-            perins: self.perins,
-            than_ns: self.than,
             ..TraceOptions::new(analyzer, self.events.clone())
         }
+    }
+}
+
+// `-k`: for analyzers that key events (multi-trace, top -e, trace, kmemleak, kmemprof,
+// nested-trace).
+#[derive(Args, Clone, Debug, Default)]
+pub struct KeyArg {
+    /// Default key expression for events without `key=`.
+    #[arg(short = 'k', long = "key", value_name = "EXPR")]
+    pub key: Option<String>,
+}
+
+impl KeyArg {
+    pub fn apply(&self, trace: &mut TraceOptions) {
+        trace.key = self.key.clone();
+    }
+}
+
+// `--perins`: for analyzers with a per-instance split.
+#[derive(Args, Clone, Debug, Default)]
+pub struct PerinsArg {
+    /// Split the statistics per instance (CPU or thread).
+    #[arg(long)]
+    pub perins: bool,
+}
+
+impl PerinsArg {
+    pub fn apply(&self, trace: &mut TraceOptions) {
+        trace.perins = self.perins;
+    }
+}
+
+// `--than`: for analyzers with latencies (or values) to hold against a threshold.
+#[derive(Args, Clone, Debug, Default)]
+pub struct ThanArg {
+    /// Threshold (`4ms`, `100us`, plain ns): count latencies above it and list the events.
+    #[arg(long, value_name = "TIME", value_parser = parse_duration_ns)]
+    pub than: Option<u64>,
+}
+
+impl ThanArg {
+    pub fn apply(&self, trace: &mut TraceOptions) {
+        trace.than_ns = self.than;
+    }
+}
+
+// `--perins` and `--than` together: the latency analyzers (syscalls, num-dist,
+// rundelay, multi-trace, task-state, kvm-exit) take both.
+#[derive(Args, Clone, Debug, Default)]
+pub struct LatencyArgs {
+    #[command(flatten)]
+    pub perins: PerinsArg,
+    #[command(flatten)]
+    pub than: ThanArg,
+}
+
+impl LatencyArgs {
+    pub fn apply(&self, trace: &mut TraceOptions) {
+        self.perins.apply(trace);
+        self.than.apply(trace);
     }
 }
 
@@ -334,6 +387,8 @@ mod tests {
         host: HostArgs,
         #[command(flatten)]
         trace: TraceArgs,
+        #[command(flatten)]
+        latency: LatencyArgs,
     }
 
     #[test]
@@ -359,7 +414,8 @@ mod tests {
         let run = p.host.run_options().unwrap();
         assert_eq!(run.target.cpus.as_deref(), Some("1"));
         assert_eq!(run.ring.pages, Some(64));
-        let trace = p.trace.options(AnalyzerKind::Syscalls);
+        let mut trace = p.trace.options(AnalyzerKind::Syscalls);
+        p.latency.apply(&mut trace);
         assert_eq!(trace.events.len(), 2);
         assert_eq!(trace.interval, Some(Duration::from_millis(1000)));
         assert_eq!(trace.than_ns, Some(1_000_000));

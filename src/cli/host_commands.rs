@@ -12,7 +12,10 @@ use crate::sources::perf_event::software::spell_software_selectors;
 
 use super::event_commands::{self, ExprArgs, ListArgs, TraceEventsArgs};
 use super::exit::{Outcome, UsageError};
-use super::host::{HostArgs, ImplArg, LatencyWorkflowArgs, MultiTraceArgs, SamplingArgs, TraceArgs};
+use super::host::{
+    HostArgs, ImplArg, KeyArg, LatencyArgs, LatencyWorkflowArgs, MultiTraceArgs, PerinsArg, SamplingArgs,
+    ThanArg, TraceArgs,
+};
 use super::host_run::{prepare_output, run_sampling, run_trace_command};
 use super::profile_command::ProfileArgs;
 use super::tui::TuiArgs;
@@ -29,7 +32,7 @@ pub enum HostCommand {
     /// `-g --flame-graph FILE [-i MS]`.
     Profile(ProfileArgs),
     /// Syscall latency per syscall (and per thread with --perins) from raw_syscalls.
-    Syscalls(TraceCommandArgs),
+    Syscalls(LatencyCommandArgs),
     /// Scheduling delay: wakeup (or preemption) → running again, per task.
     Rundelay(RundelayCommandArgs),
     /// Delay (or pairing) between events of consecutive -e stages, matched by key.
@@ -43,10 +46,10 @@ pub enum HostCommand {
     Expr(ExprArgs),
     /// Count each -e event per interval (per --period columns), per CPU or thread with
     /// --perins: perf-prof's `stat` (`-e sched:sched_switch -i 1000`).
-    Stat(CounterCommandArgs),
+    Stat(PerInstanceCounterArgs),
     /// Count each -e event per --period, several periods per -i interval: perf-prof's
     /// `hrcount` (`-e sched:sched_switch --period 100ms -i 1000`).
-    Hrcount(CounterCommandArgs),
+    Hrcount(PerInstanceCounterArgs),
     /// Count perf's software events (cpu-clock, task-clock, page-faults,
     /// context-switches, cpu-migrations; or the -e events) per CPU per interval:
     /// perf-prof's `percpu-stat`.
@@ -61,7 +64,7 @@ pub enum HostCommand {
     Oncpu(OncpuCommandArgs),
     /// The distribution of a number the events carry: -e 'sys:name//num=EXPR/' (per CPU
     /// or thread with --perins).
-    NumDist(TraceCommandArgs),
+    NumDist(LatencyCommandArgs),
     /// VM exit → entry latency per exit reason, from kvm:kvm_exit and kvm:kvm_entry
     /// (perf-prof's kvm-exit; run it on the host of the VMs).
     KvmExit(KvmExitCommandArgs),
@@ -105,6 +108,10 @@ pub struct NestedTraceCommandArgs {
     pub host: HostArgs,
     #[command(flatten)]
     pub trace: TraceArgs,
+    #[command(flatten)]
+    pub key: KeyArg,
+    #[command(flatten)]
+    pub than: ThanArg,
     /// What to report of the nested events.
     #[arg(long = "impl", value_enum, default_value_t = NestedImplArg::CallDelay, ignore_case = true)]
     pub implementation: NestedImplArg,
@@ -118,6 +125,8 @@ pub struct KvmExitCommandArgs {
     pub host: HostArgs,
     #[command(flatten)]
     pub trace: TraceArgs,
+    #[command(flatten)]
+    pub latency: LatencyArgs,
     /// An ftrace filter for kvm:kvm_exit (`exit_reason==48`).
     #[arg(long, value_name = "FILTER")]
     pub filter: Option<String>,
@@ -128,6 +137,7 @@ pub struct KvmExitCommandArgs {
 impl KvmExitCommandArgs {
     fn options(&self) -> anyhow::Result<TraceOptions> {
         let mut trace = self.trace.options(AnalyzerKind::KvmExit);
+        self.latency.apply(&mut trace);
         if !trace.events.is_empty() {
             crate::usage!("kvm-exit traces kvm:kvm_exit and kvm:kvm_entry itself: drop -e (use --filter)");
         }
@@ -223,16 +233,33 @@ impl BlktraceCommandArgs {
         let device = crate::sources::block_device::BlockDevice::resolve(&self.device)?;
         let args = super::host::TraceArgs {
             events: crate::analyzers::blktrace::selectors(&device.kernel_filter()),
-            key: None,
             interval: self.interval,
-            perins: false,
-            than: self.than,
             order: self.order,
         };
-        Ok(args.options(AnalyzerKind::Blktrace))
+        let mut trace = args.options(AnalyzerKind::Blktrace);
+        trace.than_ns = self.than;
+        Ok(trace)
     }
 }
 
+// stat and hrcount: the counters, per CPU or thread with --perins.
+#[derive(Args)]
+pub struct PerInstanceCounterArgs {
+    #[command(flatten)]
+    pub counter: CounterCommandArgs,
+    #[command(flatten)]
+    pub perins: PerinsArg,
+}
+
+impl PerInstanceCounterArgs {
+    fn options(&self, analyzer: AnalyzerKind) -> TraceOptions {
+        let mut trace = self.counter.options(analyzer);
+        self.perins.apply(&mut trace);
+        trace
+    }
+}
+
+// percpu-stat's flags (it is per CPU anyway: no --perins), and the counters' common ones.
 #[derive(Args)]
 pub struct CounterCommandArgs {
     #[command(flatten)]
@@ -283,6 +310,8 @@ pub struct TaskStateCommandArgs {
     pub host: HostArgs,
     #[command(flatten)]
     pub trace: TraceArgs,
+    #[command(flatten)]
+    pub latency: LatencyArgs,
     /// Report interruptible sleeps (S) only (with -D: S and D).
     #[arg(short = 'S', long = "interruptible", overrides_with = "no_interruptible")]
     pub interruptible: bool,
@@ -308,6 +337,8 @@ pub struct TopArgs {
     pub sampling: SamplingArgs,
     #[command(flatten)]
     pub trace: TraceArgs,
+    #[command(flatten)]
+    pub key: KeyArg,
     /// With -e: aggregate by command name instead of key.
     #[arg(long)]
     pub only_comm: bool,
@@ -315,6 +346,7 @@ pub struct TopArgs {
     pub tui: TuiArgs,
 }
 
+// page-faults: the events' own flags only.
 #[derive(Args)]
 pub struct TraceCommandArgs {
     #[command(flatten)]
@@ -325,6 +357,27 @@ pub struct TraceCommandArgs {
     pub tui: TuiArgs,
 }
 
+// syscalls and num-dist: a distribution per key, per instance with --perins, --than.
+#[derive(Args)]
+pub struct LatencyCommandArgs {
+    #[command(flatten)]
+    pub host: HostArgs,
+    #[command(flatten)]
+    pub trace: TraceArgs,
+    #[command(flatten)]
+    pub latency: LatencyArgs,
+    #[command(flatten)]
+    pub tui: TuiArgs,
+}
+
+impl LatencyCommandArgs {
+    fn options(&self, analyzer: AnalyzerKind) -> TraceOptions {
+        let mut trace = self.trace.options(analyzer);
+        self.latency.apply(&mut trace);
+        trace
+    }
+}
+
 #[derive(Args)]
 pub struct RundelayCommandArgs {
     #[command(flatten)]
@@ -332,7 +385,9 @@ pub struct RundelayCommandArgs {
     #[command(flatten)]
     pub trace: TraceArgs,
     #[command(flatten)]
-    pub latency: LatencyWorkflowArgs,
+    pub latency: LatencyArgs,
+    #[command(flatten)]
+    pub workflow: LatencyWorkflowArgs,
     #[command(flatten)]
     pub tui: TuiArgs,
 }
@@ -344,6 +399,10 @@ pub struct MultiTraceCommandArgs {
     #[command(flatten)]
     pub trace: TraceArgs,
     #[command(flatten)]
+    pub key: KeyArg,
+    #[command(flatten)]
+    pub latency: LatencyArgs,
+    #[command(flatten)]
     pub multi: MultiTraceArgs,
     #[command(flatten)]
     pub tui: TuiArgs,
@@ -354,10 +413,12 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
     let host = match &command {
         HostCommand::Top(a) => Some(&a.host),
         HostCommand::Profile(a) => Some(&a.host),
-        HostCommand::Syscalls(a) | HostCommand::NumDist(a) | HostCommand::PageFaults(a) => Some(&a.host),
+        HostCommand::Syscalls(a) | HostCommand::NumDist(a) => Some(&a.host),
+        HostCommand::PageFaults(a) => Some(&a.host),
         HostCommand::Rundelay(a) => Some(&a.host),
         HostCommand::MultiTrace(a) => Some(&a.host),
-        HostCommand::Stat(a) | HostCommand::Hrcount(a) | HostCommand::PercpuStat(a) => Some(&a.host),
+        HostCommand::Stat(a) | HostCommand::Hrcount(a) => Some(&a.counter.host),
+        HostCommand::PercpuStat(a) => Some(&a.host),
         HostCommand::TaskState(a) => Some(&a.host),
         HostCommand::Oncpu(a) => Some(&a.host),
         HostCommand::KvmExit(a) => Some(&a.host),
@@ -378,6 +439,7 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
     match command {
         HostCommand::Top(a) if !a.trace.events.is_empty() => {
             let mut trace = a.trace.options(AnalyzerKind::Top);
+            a.key.apply(&mut trace);
             trace.only_comm = a.only_comm;
             run_trace_command(&a.host, &trace, &a.tui)
         }
@@ -385,9 +447,7 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
             // Without -e, top samples stacks: the key/value table's flags mean nothing.
             let t = &a.trace;
             let given: Vec<&str> = [
-                (t.key.is_some(), "-k"),
-                (t.perins, "--perins"),
-                (t.than.is_some(), "--than"),
+                (a.key.key.is_some(), "-k"),
                 (t.interval.is_some(), "-i"),
                 (a.only_comm, "--only-comm"),
             ]
@@ -407,12 +467,11 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
             run_sampling(&a.host, &a.sampling, &a.tui)
         }
         HostCommand::Profile(a) => super::profile_command::run_profile(&a),
-        HostCommand::Syscalls(a) => {
-            run_trace_command(&a.host, &a.trace.options(AnalyzerKind::Syscalls), &a.tui)
-        }
+        HostCommand::Syscalls(a) => run_trace_command(&a.host, &a.options(AnalyzerKind::Syscalls), &a.tui),
         HostCommand::Rundelay(a) => {
             let mut trace = a.trace.options(AnalyzerKind::Rundelay);
-            latency_workflow(&mut trace, &a.latency)?;
+            a.latency.apply(&mut trace);
+            latency_workflow(&mut trace, &a.workflow)?;
             run_trace_command(&a.host, &trace, &a.tui)
         }
         HostCommand::MultiTrace(a) => {
@@ -421,12 +480,18 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
                 ImplArg::Pair => AnalyzerKind::MultiTracePair,
             };
             let mut trace = a.trace.options(analyzer);
+            a.key.apply(&mut trace);
+            a.latency.apply(&mut trace);
             trace.cycle = a.multi.cycle;
             latency_workflow(&mut trace, &a.multi.latency)?;
             run_trace_command(&a.host, &trace, &a.tui)
         }
-        HostCommand::Stat(a) => run_trace_command(&a.host, &a.options(AnalyzerKind::Stat), &a.tui),
-        HostCommand::Hrcount(a) => run_trace_command(&a.host, &a.options(AnalyzerKind::Hrcount), &a.tui),
+        HostCommand::Stat(a) => {
+            run_trace_command(&a.counter.host, &a.options(AnalyzerKind::Stat), &a.counter.tui)
+        }
+        HostCommand::Hrcount(a) => {
+            run_trace_command(&a.counter.host, &a.options(AnalyzerKind::Hrcount), &a.counter.tui)
+        }
         HostCommand::PageFaults(a) => {
             run_trace_command(&a.host, &a.trace.options(AnalyzerKind::PageFaults), &a.tui)
         }
@@ -448,9 +513,7 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
             }
             run_trace_command(&host, &trace, &a.tui)
         }
-        HostCommand::NumDist(a) => {
-            run_trace_command(&a.host, &a.trace.options(AnalyzerKind::NumDist), &a.tui)
-        }
+        HostCommand::NumDist(a) => run_trace_command(&a.host, &a.options(AnalyzerKind::NumDist), &a.tui),
         HostCommand::KvmExit(a) => run_trace_command(&a.host, &a.options()?, &a.tui),
         HostCommand::Hrtimer(a) => run_trace_command(&a.host, &a.options()?, &a.tui),
         HostCommand::Kmemleak(a) => run_trace_command(&a.host, &a.options()?, &a.tui),
@@ -470,10 +533,14 @@ pub fn run(command: HostCommand) -> anyhow::Result<Outcome> {
                 NestedImplArg::Call => AnalyzerKind::NestedTraceCall,
                 NestedImplArg::CallDelay => AnalyzerKind::NestedTraceCallDelay,
             };
-            run_trace_command(&a.host, &a.trace.options(analyzer), &a.tui)
+            let mut trace = a.trace.options(analyzer);
+            a.key.apply(&mut trace);
+            a.than.apply(&mut trace);
+            run_trace_command(&a.host, &trace, &a.tui)
         }
         HostCommand::TaskState(a) => {
             let mut trace = a.trace.options(AnalyzerKind::TaskState);
+            a.latency.apply(&mut trace);
             trace.interruptible = a.interruptible;
             trace.uninterruptible = a.uninterruptible;
             trace.only_comms = a

@@ -4,7 +4,7 @@
 
 use clap::Args;
 
-use super::host::{HostArgs, TraceArgs};
+use super::host::{HostArgs, KeyArg, ThanArg, TraceArgs};
 use super::tui::TuiArgs;
 use crate::analyzers::options::{AnalyzerKind, TraceOptions};
 
@@ -14,6 +14,10 @@ pub struct KmemleakCommandArgs {
     pub host: HostArgs,
     #[command(flatten)]
     pub trace: TraceArgs,
+    #[command(flatten)]
+    pub key: KeyArg,
+    #[command(flatten)]
+    pub than: ThanArg,
     /// Alloc events `sys:name/filter/ptr=EXPR/size=EXPR/stack/,...` (or the first -e).
     #[arg(long, value_name = "EVENT,...")]
     pub alloc: Option<String>,
@@ -30,6 +34,8 @@ pub struct KmemleakCommandArgs {
 impl KmemleakCommandArgs {
     pub fn options(&self) -> anyhow::Result<TraceOptions> {
         let mut trace = self.trace.options(AnalyzerKind::Kmemleak);
+        self.key.apply(&mut trace);
+        self.than.apply(&mut trace);
         trace.events = stages("kmemleak", &self.alloc, &self.free, &self.trace.events)?;
         trace.call_graph = self.call_graph;
         // perf-prof's kmemleak reports once, at the end: it has no interval print.
@@ -45,12 +51,15 @@ pub struct KmemprofCommandArgs {
     #[command(flatten)]
     pub trace: TraceArgs,
     #[command(flatten)]
+    pub key: KeyArg,
+    #[command(flatten)]
     pub tui: TuiArgs,
 }
 
 impl KmemprofCommandArgs {
     pub fn options(&self) -> anyhow::Result<TraceOptions> {
         let mut trace = self.trace.options(AnalyzerKind::Kmemprof);
+        self.key.apply(&mut trace);
         trace.events = stages("kmemprof", &None, &None, &self.trace.events)?;
         Ok(trace)
     }
