@@ -145,14 +145,7 @@ pub fn run(
         if matches!(status, Ok(FeedStatus::Progress | FeedStatus::Idle))
             && stopping.is_some_and(|t| t.elapsed() > grace)
         {
-            engine.note(Finding::new(
-                Gap::StoppedLate,
-                None,
-                format!(
-                    "the source did not finish within {:.1} s of being stopped",
-                    grace.as_secs_f64()
-                ),
-            ));
+            engine.note(Finding::stopped_late(grace));
             break;
         }
         match status {
@@ -184,8 +177,8 @@ pub fn run(
     // A source that failed before handing anything over has nothing to export (the
     // verdict says so: exit 1).
     let exported = match &options.export {
-        Some(request) if engine.verdict().failed().is_none() => Some(engine.export(request)?),
-        _ => None,
+        Some(request) => engine.export_at_end(request).transpose()?,
+        None => None,
     };
     Ok(Outcome {
         engine,

@@ -36,6 +36,14 @@ impl ExportRequest {
 }
 
 impl Engine {
+    /// The export a session writes when it ends (headless or in the TUI, after a clean end,
+    /// a stop or a failed source alike): what was recorded is written with its verdict,
+    /// unless the source failed before handing anything over — then there is nothing to
+    /// write and the verdict says so (exit 1).
+    pub fn export_at_end(&self, request: &ExportRequest) -> Option<anyhow::Result<ArtifactSet>> {
+        self.verdict().failed().is_none().then(|| self.export(request))
+    }
+
     /// Write the artifact set of what the views select right now.
     pub fn export(&self, request: &ExportRequest) -> anyhow::Result<ArtifactSet> {
         let state = &self.state;

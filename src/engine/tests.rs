@@ -379,3 +379,26 @@ fn garbage_time_stamps_are_counted_without_a_time_not_gridded() {
         assert!(timeline.duration_ns() <= 6 * S, "{}", timeline.duration_ns());
     }
 }
+
+#[test]
+fn a_session_exports_at_its_end_unless_its_source_failed_before_handing_anything_over() {
+    use crate::model::verdict::{Finding, Gap};
+    let dir = tempfile::tempdir().unwrap();
+    let request = export::ExportRequest::new(dir.path().join("nothing"));
+    let mut empty = live();
+    empty.note(Finding::new(Gap::SourceFailed, None, "perf_event_open: EACCES"));
+    empty.finish();
+    assert!(empty.export_at_end(&request).is_none(), "nothing to write");
+    assert!(!dir.path().join("nothing").exists());
+
+    let list = profile_from(&[(&["main", "work"], 3, Some(1))]);
+    let mut some = engine_of(&list, SlicePolicy::live(10 * S));
+    some.note(Finding::new(Gap::SourceFailed, None, "the ring went away"));
+    some.finish();
+    let request = export::ExportRequest::new(dir.path().join("some"));
+    let set = some
+        .export_at_end(&request)
+        .expect("what was recorded is written")
+        .unwrap();
+    assert!(set.layout.work_dir.exists());
+}

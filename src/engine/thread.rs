@@ -232,14 +232,7 @@ impl ModelThread {
                 }
             }
             if !self.feed_done {
-                self.engine.note(Finding::new(
-                    Gap::StoppedLate,
-                    None,
-                    format!(
-                        "the source did not finish within {:.1} s of being stopped",
-                        grace.as_secs_f64()
-                    ),
-                ));
+                self.engine.note(Finding::stopped_late(grace));
                 self.engine.finish();
             }
             self.export_once(emit);
@@ -255,9 +248,10 @@ impl ModelThread {
     }
 
     fn export_once(&mut self, emit: &dyn Fn(ModelEvent)) {
-        if let Some(request) = self.export_on_finish.take() {
-            let result = self.engine.export(&request).map_err(|e| format!("{e:#}"));
-            emit(ModelEvent::Exported(result));
+        if let Some(request) = self.export_on_finish.take()
+            && let Some(result) = self.engine.export_at_end(&request)
+        {
+            emit(ModelEvent::Exported(result.map_err(|e| format!("{e:#}"))));
         }
     }
 

@@ -218,6 +218,19 @@ impl Finding {
         }
     }
 
+    /// A source stopped but still handing over after its grace: the session ends without
+    /// what it held (the headless loop and the model thread say it alike).
+    pub fn stopped_late(grace: std::time::Duration) -> Self {
+        Self::new(
+            Gap::StoppedLate,
+            None,
+            format!(
+                "the source did not finish within {:.1} s of being stopped",
+                grace.as_secs_f64()
+            ),
+        )
+    }
+
     /// "lost 1131500 records (the kernel ring buffer overflowed): the figures miss them…".
     pub fn sentence(&self) -> String {
         let head = match self.count {
