@@ -351,12 +351,12 @@ fn a_recorded_stat_session_replays_the_same_counts() {
     let replayed = snapshot.analysis.as_ref().expect("a stat session replays");
     let table = &replayed.table;
     assert_eq!(
-        table.columns.first().map(String::as_str),
+        table.columns.first().map(|c| c.name.as_str()),
         Some("event"),
         "{table:?}"
     );
     assert_eq!(
-        table.columns.last().map(String::as_str),
+        table.columns.last().map(|c| c.name.as_str()),
         Some("total"),
         "{table:?}"
     );
@@ -367,7 +367,7 @@ fn a_recorded_stat_session_replays_the_same_counts() {
             .find(|r| r.cells.first() == Some(&Cell::Text(event.into())))
             .unwrap_or_else(|| panic!("no {event} row in {table:?}"));
         match row.cells.last() {
-            Some(Cell::Number(n)) => *n as u64,
+            Some(Cell::Int(n)) => *n as u64,
             other => panic!("{other:?}"),
         }
     };

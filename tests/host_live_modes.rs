@@ -272,6 +272,30 @@ fn reset_sliding_and_timeline_windows_apply_to_the_analysis_and_export_writes_it
         Some(count.to_string().as_str()),
         "the exported table is the one on screen: {row}"
     );
+    // The CSV and the JSON are the same typed table: the same row, units in the names.
+    let csv = std::fs::read_to_string(work.join("syscalls.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    assert!(header.contains(&"p99_ns") && header.contains(&"calls"), "{csv}");
+    let calls = header.iter().position(|c| *c == "calls").unwrap();
+    let csv_row = csv
+        .lines()
+        .find(|l| l.starts_with("read(0),"))
+        .unwrap_or_else(|| panic!("{csv}"));
+    assert_eq!(
+        csv_row.split(',').nth(calls),
+        Some(count.to_string().as_str()),
+        "{csv}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(work.join("syscalls.json")).unwrap()).unwrap();
+    let json_row = json["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["syscall"] == "read(0)")
+        .unwrap_or_else(|| panic!("{json:#}"));
+    assert_eq!(json_row["calls"], count);
+    assert_eq!(json_row.as_object().unwrap().len(), header.len());
     let buckets = std::fs::read_dir(work.join("latency")).unwrap().count();
     assert!(buckets >= 2, "one bucket CSV per distribution");
     let report: serde_json::Value =

@@ -3,7 +3,7 @@
 
 use crate::model::analysis::{AnalysisInfo, AnalysisRows, AnalysisSchema};
 use crate::model::memory_stacks::{AllocPair, MemCell, NamedStack, ProfBlock, sorted_stacks};
-use crate::model::present::{AnalysisTable, Cell, TableRow};
+use crate::model::present::{AnalysisTable, Cell, Column, ColumnKind, TableRow};
 
 /// Frames shown on a line (the text output has them all).
 const FRAMES_SHOWN: usize = 8;
@@ -37,8 +37,8 @@ fn row(kind: &str, cell: MemCell, stack: &NamedStack) -> TableRow {
         ),
         cells: vec![
             Cell::Text(kind.to_string()),
-            Cell::Number(cell.bytes as f64),
-            Cell::Number(cell.objects as f64),
+            Cell::Int(i128::from(cell.bytes)),
+            Cell::Int(i128::from(cell.objects)),
             Cell::Text(stack),
         ],
     }
@@ -46,7 +46,12 @@ fn row(kind: &str, cell: MemCell, stack: &NamedStack) -> TableRow {
 
 /// The table of a kmemleak or kmemprof analysis; `None` for the other analyzers.
 pub fn memory_table(info: &AnalysisInfo, rows: &AnalysisRows) -> Option<AnalysisTable> {
-    let columns = ["what", "bytes", "objects", "stack"].map(String::from).to_vec();
+    let columns = vec![
+        Column::new("what", ColumnKind::Text),
+        Column::new("bytes", ColumnKind::Bytes),
+        Column::new("objects", ColumnKind::Count),
+        Column::new("stack", ColumnKind::Text),
+    ];
     match (&info.schema, rows) {
         (AnalysisSchema::Leaks(_), AnalysisRows::Leaks(leaks)) => {
             let live = leaks.live();
@@ -173,6 +178,6 @@ mod tests {
                 &Cell::Text("kmalloc <- small".into())
             ]
         );
-        assert_eq!(table.rows[0].cells[1], Cell::Number(2048.0));
+        assert_eq!(table.rows[0].cells[1], Cell::Int(2048));
     }
 }

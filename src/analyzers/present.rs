@@ -2,8 +2,6 @@
 //! Latency view) and the table exactly as the text output prints it, each line with its
 //! typed cells (the Tables view sorts and filters on them).
 
-use std::time::SystemTime;
-
 use super::blktrace::blktrace_table;
 use super::kvm_exit::kvm_exit_table;
 use super::memory_table::stack_line;
@@ -23,7 +21,7 @@ use crate::model::analysis::{AnalysisInfo, AnalysisRows, AnalysisSchema, CallRep
 use crate::model::latency_stats::LatencyStats;
 use crate::model::lockup_warnings::{LockupKind, LockupRows};
 use crate::model::period_counts::CountInstance;
-use crate::model::present::{AnalysisTable, Cell, LatencySeries, TableRow};
+use crate::model::present::{AnalysisTable, Cell, Column, ColumnKind as K, LatencySeries, TableRow};
 use crate::model::sql_rows::{SqlRows, SqlSchema};
 use crate::model::threads::ThreadNames;
 use crate::model::timer_samples::{TimerSamples, TimerSchema};
@@ -159,16 +157,17 @@ fn sql_table(info: &AnalysisInfo, schema: &SqlSchema, rows: &SqlRows) -> Analysi
         }
     };
     let width = results.iter().map(|r| r.columns.len()).max().unwrap_or(0);
-    let mut columns: Vec<String> = results.first().map(|r| r.columns.clone()).unwrap_or_default();
-    columns.resize(width, String::new());
+    let names: Vec<String> = results.first().map(|r| r.columns.clone()).unwrap_or_default();
+    let mut columns: Vec<Column> = names.iter().map(|n| Column::new(n.clone(), K::Number)).collect();
+    columns.resize(width, Column::new(String::new(), K::Number));
     let mut table_rows = Vec::new();
     for result in &results {
         for row in &result.rows {
             let cells: Vec<Cell> = row
                 .iter()
                 .map(|v| match v {
-                    Value::Integer(i) => Cell::Number(*i as f64),
-                    Value::Real(f) => Cell::Number(*f),
+                    Value::Integer(i) => Cell::Int(i128::from(*i)),
+                    Value::Real(f) => Cell::Float(*f),
                     other => Cell::Text(perf_prof_cell(other.into())),
                 })
                 .collect();
@@ -188,14 +187,18 @@ fn sql_table(info: &AnalysisInfo, schema: &SqlSchema, rows: &SqlRows) -> Analysi
             rows.events()
         ),
         // The first statement's header as the text prints it (the others' rows follow).
-        header: vec![columns.join(" | ")],
+        header: vec![names.join(" | ")],
         columns,
         rows: table_rows,
     }
 }
 
 fn number(n: u64) -> Cell {
-    Cell::Number(n as f64)
+    Cell::Int(i128::from(n))
+}
+
+fn seconds(time_ns: u64) -> Cell {
+    Cell::Float(time_ns as f64 / 1e9)
 }
 
 /// The latency cells every latency table shares, and their column names.
@@ -215,12 +218,25 @@ fn latency_cells(stats: &LatencyStats, than: bool, cells: &mut Vec<Cell>) {
     }
 }
 
-const LATENCY_COLUMNS: [&str; 9] = [
-    "calls", "total", "min", "avg", "p50", "p95", "p99", "p99.9", "max",
+const LATENCY_COLUMNS: [(&str, K); 9] = [
+    ("calls", K::Count),
+    ("total", K::Nanoseconds),
+    ("min", K::Nanoseconds),
+    ("avg", K::Nanoseconds),
+    ("p50", K::Nanoseconds),
+    ("p95", K::Nanoseconds),
+    ("p99", K::Nanoseconds),
+    ("p99.9", K::Nanoseconds),
+    ("max", K::Nanoseconds),
 ];
 
-fn columns(names: &[&str]) -> Vec<String> {
-    names.iter().map(|s| s.to_string()).collect()
+fn columns(spec: &[(&str, K)]) -> Vec<Column> {
+    spec.iter().map(|&(name, kind)| Column::new(name, kind)).collect()
+}
+
+/// `--than`'s column: how many were slower.
+fn than_column() -> Column {
+    Column::new("than", K::Count)
 }
 
 /// A period's column name: `now` for the latest, else `-N ms` (its start, before the
@@ -236,11 +252,17 @@ fn period_column(periods_ago: usize, period_ns: u64) -> String {
 /// hrtimer's kept periods, one line each (the text prints a period on several lines),
 /// with `-g` the timer's kernel stack at the end of the line.
 fn timer_table(info: &AnalysisInfo, schema: &TimerSchema, samples: &TimerSamples) -> AnalysisTable {
-    let mut columns = columns(&["time", "cpu", "pid", "tid", "period"]);
-    columns.extend(schema.events.iter().cloned());
+    let mut columns = columns(&[
+        ("time", K::Seconds),
+        ("cpu", K::Id),
+        ("pid", K::Id),
+        ("tid", K::Id),
+        ("period", K::Nanoseconds),
+    ]);
+    columns.extend(schema.events.iter().map(|e| Column::new(e.clone(), K::Count)));
     let stacks = samples.matched.iter().any(|s| s.stack.is_some());
     if stacks {
-        columns.push("stack".into());
+        columns.push(Column::new("stack", K::Text));
     }
     let rows = samples
         .matched
@@ -259,7 +281,7 @@ fn timer_table(info: &AnalysisInfo, schema: &TimerSchema, samples: &TimerSamples
                 text.push_str(&format!("  {name} {n}"));
             }
             let mut cells = vec![
-                Cell::Number(s.time_ns as f64 / 1e9),
+                seconds(s.time_ns),
                 number(u64::from(s.cpu)),
                 number(u64::from(s.pid)),
                 number(u64::from(s.tid)),
@@ -318,7 +340,7 @@ fn lockup_table(info: &AnalysisInfo, rows: &LockupRows) -> AnalysisTable {
             TableRow {
                 text,
                 cells: vec![
-                    Cell::Number(w.time_ns as f64 / 1e9),
+                    seconds(w.time_ns),
                     number(u64::from(w.cpu)),
                     Cell::Text(kind.into()),
                     number(w.now),
@@ -340,7 +362,14 @@ fn lockup_table(info: &AnalysisInfo, rows: &LockupRows) -> AnalysisTable {
             rows.warnings.len() as u64 + rows.dropped
         ),
         header: Vec::new(),
-        columns: columns(&["time", "cpu", "lockup", "now", "touch", "thresh"]),
+        columns: columns(&[
+            ("time", K::Seconds),
+            ("cpu", K::Id),
+            ("lockup", K::Text),
+            ("now", K::Number),
+            ("touch", K::Number),
+            ("thresh", K::Number),
+        ]),
         rows: table_rows,
     }
 }
@@ -359,7 +388,9 @@ pub fn table(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNames) -> A
     if let (AnalysisSchema::Sql(schema), AnalysisRows::Sql(sql_rows)) = (&info.schema, rows) {
         return sql_table(info, schema, sql_rows);
     }
-    let wall = WallClock::local(SystemTime::now());
+    // The rows never print the clock; only the stamp line does, and it is dropped (top's
+    // title keeps what follows it): a fixed clock keeps the engine off the wall clock.
+    let wall = WallClock::utc_epoch();
     let text = analysis_text(info, rows, &wall, names, TextStyle::default(), None);
     let name = |tid: u64| {
         u32::try_from(tid)
@@ -367,20 +398,20 @@ pub fn table(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNames) -> A
             .and_then(|t| names.name(t))
             .unwrap_or_else(|| UNKNOWN_COMM.into())
     };
-    let (stamp, header_lines, columns, cells): (bool, usize, Vec<String>, Vec<Vec<Cell>>) =
+    let (stamp, header_lines, columns, cells): (bool, usize, Vec<Column>, Vec<Vec<Cell>>) =
         match (&info.schema, rows) {
             (AnalysisSchema::Syscalls(schema), AnalysisRows::Latency(rows)) => {
                 let table = syscall_table(schema, rows);
                 let mut cols = Vec::new();
                 if schema.perins {
-                    cols.extend(columns(&["thread", "comm"]));
+                    cols.extend(columns(&[("thread", K::Id), ("comm", K::Text)]));
                 }
-                cols.extend(columns(&["syscall"]));
+                cols.push(Column::new("syscall", K::Text));
                 cols.extend(columns(&LATENCY_COLUMNS));
                 if schema.than_ns.is_some() {
-                    cols.push("than".into());
+                    cols.push(than_column());
                 }
-                cols.push("err".into());
+                cols.push(Column::new("err", K::Count));
                 let cells = table
                     .rows
                     .iter()
@@ -402,15 +433,15 @@ pub fn table(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNames) -> A
                 let table = delay_table(schema, rows);
                 let mut cols = Vec::new();
                 if let Some(header) = &schema.key_header {
-                    cols.push(header.to_lowercase());
+                    cols.push(Column::new(header.to_lowercase(), K::Id));
                     if schema.comm_column {
-                        cols.push("comm".into());
+                        cols.push(Column::new("comm", K::Text));
                     }
                 }
-                cols.extend(columns(&["start", "end"]));
+                cols.extend(columns(&[("start", K::Text), ("end", K::Text)]));
                 cols.extend(columns(&LATENCY_COLUMNS));
                 if schema.than_ns.is_some() {
-                    cols.push("than".into());
+                    cols.push(than_column());
                 }
                 let cells = table
                     .rows
@@ -436,9 +467,9 @@ pub fn table(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNames) -> A
                 let table = task_state_table(schema, rows);
                 let mut cols = Vec::new();
                 if schema.perins {
-                    cols.extend(columns(&["thread", "comm"]));
+                    cols.extend(columns(&[("thread", K::Id), ("comm", K::Text)]));
                 }
-                cols.push("st".into());
+                cols.push(Column::new("st", K::Text));
                 cols.extend(columns(&LATENCY_COLUMNS));
                 let cells = table
                     .rows
@@ -476,15 +507,21 @@ pub fn table(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNames) -> A
                 (
                     true,
                     1,
-                    columns(&["cpu", "sum", "top comm", "top run", "tasks"]),
+                    columns(&[
+                        ("cpu", K::Id),
+                        ("sum", K::Nanoseconds),
+                        ("top comm", K::Text),
+                        ("top run", K::Nanoseconds),
+                        ("tasks", K::Count),
+                    ]),
                     cells,
                 )
             }
             (AnalysisSchema::Blktrace(schema), AnalysisRows::Latency(rows)) => {
-                let mut cols = columns(&["start", "end"]);
+                let mut cols = columns(&[("start", K::Text), ("end", K::Text)]);
                 cols.extend(columns(&LATENCY_COLUMNS));
                 if schema.than_ns.is_some() {
-                    cols.push("than".into());
+                    cols.push(than_column());
                 }
                 let cells = blktrace_table(schema, rows)
                     .rows
@@ -501,9 +538,18 @@ pub fn table(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNames) -> A
                 let table = num_dist_table(schema, rows);
                 let mut cols = Vec::new();
                 if let Some(header) = &schema.instance_header {
-                    cols.push(header.to_lowercase());
+                    cols.push(Column::new(header.to_lowercase(), K::Id));
                 }
-                cols.extend(columns(&["event", "calls", "total", "min", "avg", "p99", "max"]));
+                cols.extend(columns(&[("event", K::Text), ("calls", K::Count)]));
+                // The values' unit: durations when every event's are, else plain numbers.
+                let unit = if !schema.units.is_empty()
+                    && schema.units.iter().all(|&u| u == ValueUnit::Nanoseconds)
+                {
+                    ValueUnit::Nanoseconds
+                } else {
+                    ValueUnit::Number
+                };
+                cols.extend(["total", "min", "avg", "p99", "max"].map(|n| Column::valued(n, unit)));
                 let cells = table
                     .rows
                     .iter()
@@ -538,17 +584,23 @@ pub fn table(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNames) -> A
                         ]
                     })
                     .collect();
-                (false, 0, columns(&["first", "second", "count"]), cells)
+                let cols = columns(&[("first", K::Text), ("second", K::Text), ("count", K::Count)]);
+                (false, 0, cols, cells)
             }
             (AnalysisSchema::Top(schema), AnalysisRows::Top(rows)) => {
                 let table = top_table(schema, rows);
                 let mut cols = Vec::new();
                 if let Some(header) = &schema.key_header {
-                    cols.push(header.to_lowercase());
+                    cols.push(Column::new(header.to_lowercase(), K::Id));
                 }
-                cols.extend(schema.column_headers.iter().map(|h| h.to_lowercase()));
+                cols.extend(
+                    schema
+                        .column_headers
+                        .iter()
+                        .map(|h| Column::new(h.to_lowercase(), K::Number)),
+                );
                 if let Some(header) = &schema.comm_header {
-                    cols.push(header.to_lowercase());
+                    cols.push(Column::new(header.to_lowercase(), K::Text));
                 }
                 let cells = table
                     .rows
@@ -576,16 +628,20 @@ pub fn table(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNames) -> A
                 let table = stat_table(schema, counts);
                 let mut cols = Vec::new();
                 if schema.instance.is_some() {
-                    cols.push(match schema.instance {
-                        Some(CountInstance::Cpu) => "cpu".to_string(),
-                        _ => "thread".to_string(),
-                    });
+                    let name = match schema.instance {
+                        Some(CountInstance::Cpu) => "cpu",
+                        _ => "thread",
+                    };
+                    cols.push(Column::new(name, K::Id));
                 }
-                cols.push("event".into());
+                cols.push(Column::new("event", K::Text));
                 // Periods oldest first, named by how long ago they ended (the last is `now`).
                 let columns = schema.columns.max(1);
-                cols.extend((0..columns).map(|i| period_column(columns - 1 - i, schema.period_ns)));
-                cols.push("total".into());
+                cols.extend(
+                    (0..columns)
+                        .map(|i| Column::new(period_column(columns - 1 - i, schema.period_ns), K::Count)),
+                );
+                cols.push(Column::new("total", K::Count));
                 let cells = table
                     .rows
                     .iter()
@@ -608,20 +664,21 @@ pub fn table(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNames) -> A
                 let table = kvm_exit_table(schema, rows);
                 let mut cols = Vec::new();
                 if let Some(instance) = schema.instance {
-                    cols.push(match instance {
-                        CountInstance::Cpu => "cpu".to_string(),
-                        CountInstance::Thread => "thread".to_string(),
-                    });
+                    let name = match instance {
+                        CountInstance::Cpu => "cpu",
+                        CountInstance::Thread => "thread",
+                    };
+                    cols.push(Column::new(name, K::Id));
                 }
                 cols.extend(columns(&[
-                    "exit_reason",
-                    "calls",
-                    "total",
-                    "min",
-                    "avg",
-                    "p99",
-                    "max",
-                    "%gsys",
+                    ("exit_reason", K::Text),
+                    ("calls", K::Count),
+                    ("total", K::Nanoseconds),
+                    ("min", K::Nanoseconds),
+                    ("avg", K::Nanoseconds),
+                    ("p99", K::Nanoseconds),
+                    ("max", K::Nanoseconds),
+                    ("%gsys", K::Percent),
                 ]));
                 let cells = table
                     .rows
@@ -639,7 +696,7 @@ pub fn table(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNames) -> A
                         c.push(number(row.stats.avg_ns()));
                         c.push(number(h.percentile(99.0).unwrap_or(0)));
                         c.push(number(h.max().unwrap_or(0)));
-                        c.push(Cell::Number(row.gsys_percent()));
+                        c.push(Cell::Float(row.gsys_percent()));
                         c
                     })
                     .collect();
@@ -660,18 +717,26 @@ pub fn table(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNames) -> A
                         ]
                     })
                     .collect();
-                let cols = columns(&["thread", "comm", "region", "faults", "user", "kernel", "write"]);
+                let cols = columns(&[
+                    ("thread", K::Id),
+                    ("comm", K::Text),
+                    ("region", K::Text),
+                    ("faults", K::Count),
+                    ("user", K::Count),
+                    ("kernel", K::Count),
+                    ("write", K::Count),
+                ]);
                 (true, 2, cols, cells)
             }
             (AnalysisSchema::Calls(schema), AnalysisRows::Calls(rows)) => {
-                let mut cols = vec!["function".to_string()];
+                let mut cols = vec![Column::new("function", K::Text)];
                 match schema.report {
                     CallReport::Times => {
                         let table = nested_delay_table(schema, rows, schema.than_ns);
-                        cols = columns(&["start", "end"]);
+                        cols = columns(&[("start", K::Text), ("end", K::Text)]);
                         cols.extend(columns(&LATENCY_COLUMNS));
                         if schema.than_ns.is_some() {
-                            cols.push("than".into());
+                            cols.push(than_column());
                         }
                         let cells = table
                             .rows
@@ -689,8 +754,8 @@ pub fn table(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNames) -> A
                     report => {
                         let table = call_table(schema, rows);
                         let timed = report == CallReport::CallsAndTimes;
-                        cols.push("R".into());
-                        cols.push("entries".into());
+                        cols.push(Column::new("R", K::Text));
+                        cols.push(Column::new("entries", K::Count));
                         if timed {
                             cols.extend(columns(&LATENCY_COLUMNS));
                         }
@@ -714,7 +779,29 @@ pub fn table(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNames) -> A
                     }
                 }
             }
-            _ => (false, 0, Vec::new(), Vec::new()),
+            // Every kind is named, so a new analysis cannot fall through unnoticed: the
+            // kinds with tables of their own were returned above, and rows of another shape
+            // than the schema (a bug upstream) show an empty table rather than a wrong one.
+            (
+                AnalysisSchema::Syscalls(_)
+                | AnalysisSchema::Delay(_)
+                | AnalysisSchema::TaskState(_)
+                | AnalysisSchema::OnCpu(_)
+                | AnalysisSchema::Blktrace(_)
+                | AnalysisSchema::NumDist(_)
+                | AnalysisSchema::Pairs(_)
+                | AnalysisSchema::Top(_)
+                | AnalysisSchema::Periods(_)
+                | AnalysisSchema::Faults
+                | AnalysisSchema::KvmExit(_)
+                | AnalysisSchema::Timer(_)
+                | AnalysisSchema::Lockups
+                | AnalysisSchema::Leaks(_)
+                | AnalysisSchema::MemProf(_)
+                | AnalysisSchema::Calls(_)
+                | AnalysisSchema::Sql(_),
+                _,
+            ) => (false, 0, Vec::new(), Vec::new()),
         };
     let mut lines = text.lines().map(str::to_string);
     let first = if stamp { lines.next() } else { None };

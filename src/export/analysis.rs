@@ -13,11 +13,12 @@ use serde_json::{Map, Value, json};
 use crate::analyzers::present;
 use crate::analyzers::text::{TextStyle, WallClock, analysis_text};
 use crate::model::analysis::{AnalysisSchema, AnalysisSnapshot};
-use crate::model::present::{Cell, LatencySeries};
+use crate::model::present::LatencySeries;
 use crate::model::threads::ThreadNames;
 use crate::model::units::ValueUnit;
 
 use super::ExportError;
+use super::analysis_table::{self, csv_field};
 use super::layout::OutputLayout;
 use super::stage::Stage;
 
@@ -142,30 +143,6 @@ impl AnalysisSummary {
 }
 
 /// A CSV cell: quoted when it holds a comma, a quote or a line break.
-fn csv_field(text: &str) -> String {
-    if text.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_string()
-    }
-}
-
-fn cell_text(cell: &Cell) -> String {
-    match cell {
-        Cell::Number(n) if n.fract() == 0.0 && n.abs() < 9.0e15 => format!("{}", *n as i64),
-        Cell::Number(n) => n.to_string(),
-        Cell::Text(t) => t.clone(),
-    }
-}
-
-fn cell_json(cell: &Cell) -> Value {
-    match cell {
-        Cell::Number(n) if n.fract() == 0.0 && n.abs() < 9.0e15 => json!(*n as i64),
-        Cell::Number(n) => json!(n),
-        Cell::Text(t) => json!(t),
-    }
-}
-
 /// A file name for a series label: letters, digits and `._-` kept, the rest `_`.
 fn file_stem(label: &str) -> String {
     let stem: String = label
@@ -201,40 +178,11 @@ pub fn write(
     files.push(("analysis_text".into(), path));
 
     let table = present::table(info, &analysis.rows, threads);
-    let mut csv = table
-        .columns
-        .iter()
-        .map(|c| csv_field(c))
-        .collect::<Vec<_>>()
-        .join(",");
-    csv.push('\n');
-    for row in &table.rows {
-        let line: Vec<String> = row.cells.iter().map(|c| csv_field(&cell_text(c))).collect();
-        csv.push_str(&line.join(","));
-        csv.push('\n');
-    }
     let path = dir.join(format!("{name}.csv"));
-    stage.write(&path, csv.as_bytes())?;
+    stage.write(&path, analysis_table::to_csv(&table).as_bytes())?;
     files.push(("analysis_csv".into(), path));
 
-    let rows: Vec<Value> = table
-        .rows
-        .iter()
-        .map(|row| {
-            let mut m = Map::new();
-            for (column, cell) in table.columns.iter().zip(&row.cells) {
-                m.insert(column.clone(), cell_json(cell));
-            }
-            Value::Object(m)
-        })
-        .collect();
-    let json_table = json!({
-        "analyzer": info.name,
-        "title": table.title,
-        "events": analysis.events,
-        "columns": table.columns,
-        "rows": rows,
-    });
+    let json_table = analysis_table::to_json(&table, &info.name, analysis.events);
     let path = dir.join(format!("{name}.json"));
     let mut text = serde_json::to_string_pretty(&json_table).unwrap_or_default();
     text.push('\n');

@@ -9,6 +9,7 @@
 //! - [`analysis`]: an analysis's tables (perf-prof text, CSV, JSON) and distributions.
 
 pub mod analysis;
+pub mod analysis_table;
 pub mod artifacts;
 pub mod categories;
 pub mod fix_candidates;

@@ -386,10 +386,10 @@ impl View for TableView {
                 Action::SortNext if !table.columns.is_empty() => {
                     let next = self.sort.map_or(0, |c| c + 1);
                     self.sort = (next < table.columns.len()).then_some(next);
-                    self.sort_name = self.sort.map(|c| table.columns[c].clone());
+                    self.sort_name = self.sort.map(|c| table.columns[c].name.clone());
                     self.reversed = false;
                     return Effect::Message(match self.sort {
-                        Some(c) => format!("sorted by {}", table.columns[c]),
+                        Some(c) => format!("sorted by {}", table.columns[c].name),
                         None => "the analyzer's order".into(),
                     });
                 }
@@ -486,7 +486,7 @@ impl View for TableView {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::present::{Cell, TableRow};
+    use crate::model::present::{Cell, Column, ColumnKind, TableRow};
     use crate::views::test_support::{snapshot_with_table, text};
 
     fn table() -> AnalysisTable {
@@ -496,11 +496,14 @@ mod tests {
                 "syscalls                calls        total(us)".into(),
                 "-------------------- -------- ----------------".into(),
             ],
-            columns: vec!["syscall".into(), "calls".into()],
+            columns: vec![
+                Column::new("syscall", ColumnKind::Text),
+                Column::new("calls", ColumnKind::Count),
+            ],
             rows: (0..30)
                 .map(|i| TableRow {
                     text: format!("{:<20} {:>8} {:>16.3}", format!("call{i}(0)"), 100 - i, 1.5),
-                    cells: vec![Cell::Text(format!("call{i}(0)")), Cell::Number((100 - i) as f64)],
+                    cells: vec![Cell::Text(format!("call{i}(0)")), Cell::Int(100 - i as i128)],
                 })
                 .collect(),
         }

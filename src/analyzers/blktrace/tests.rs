@@ -215,11 +215,11 @@ fn the_views_get_the_printed_rows_and_a_series_per_stage() {
         table.rows[2].text
     );
     let cells = &table.rows[2].cells;
-    let column = |name: &str| table.columns.iter().position(|c| c == name).unwrap();
+    let column = |name: &str| table.columns.iter().position(|c| c.name == name).unwrap();
     assert_eq!(cells[column("end")], Cell::Text("block_rq_complete".into()));
-    assert_eq!(cells[column("calls")], Cell::Number(1.0));
-    assert_eq!(cells[column("total")], Cell::Number(100_000.0));
-    assert_eq!(cells[column("than")], Cell::Number(1.0));
+    assert_eq!(cells[column("calls")], Cell::Int(1));
+    assert_eq!(cells[column("total")], Cell::Int(100_000));
+    assert_eq!(cells[column("than")], Cell::Int(1));
     let series = crate::analyzers::present::latency_series(&info, &rows, &names);
     let named: Vec<(&str, u64)> = series
         .iter()

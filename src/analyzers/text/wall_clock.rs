@@ -39,7 +39,8 @@ impl WallClock {
         }
     }
 
-    fn utc_epoch() -> Self {
+    /// 1970-01-01 00:00:00: a fixed clock for text whose stamp is not shown.
+    pub fn utc_epoch() -> Self {
         Self {
             year: 1970,
             month: 1,
