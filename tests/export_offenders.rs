@@ -5,6 +5,8 @@
 //! and heatmap.csv with the heatmap's counts, and report.json and report.md list them. A
 //! later export of a session with neither removes them and lists none.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,6 +24,8 @@ use perfscope::model::tables::ProfileTables;
 use perfscope::sources::tracefs::EventPrinter;
 use perfscope::trace::event::{EventIndex, EventLayout, FieldKind, FieldLayout, OwnedTraceEvent};
 use serde_json::Value;
+
+use common::event_lines::same_event_line;
 
 /// The reader's thread.
 const READER: u32 = 4242;
@@ -174,33 +178,6 @@ fn listed(report: &Value, label: &str) -> Option<PathBuf> {
     report["artifacts"][label].as_str().map(PathBuf::from)
 }
 
-/// A line's wall-clock stamp in µs of its day (`2026-12-08 01:23:45.678901 `) and the
-/// rest; stack lines have none.
-fn stamp(line: &str) -> (Option<u64>, &str) {
-    let time = line
-        .get(11..26)
-        .filter(|_| line.as_bytes().first().is_some_and(u8::is_ascii_digit));
-    match time.and_then(|t| {
-        let (hms, micros) = t.split_once('.')?;
-        let mut parts = hms.split(':').map(|p| p.parse::<u64>().ok());
-        let (h, m, s) = (parts.next()??, parts.next()??, parts.next()??);
-        Some(((h * 60 + m) * 60 + s) * 1_000_000 + micros.parse::<u64>().ok()?)
-    }) {
-        Some(us) => (Some(us), &line[27..]),
-        None => (None, line),
-    }
-}
-
-/// The pane's and the file's line agree: the same text, the wall-clock stamps within the
-/// 2 µs two readings of the clocks (the pane's and the export's) can differ by.
-fn same_line(pane: &str, file: &str) -> bool {
-    match (stamp(pane), stamp(file)) {
-        ((Some(a), rest_a), (Some(b), rest_b)) => a.abs_diff(b) <= 2 && rest_a == rest_b,
-        ((None, a), (None, b)) => a == b,
-        _ => false,
-    }
-}
-
 /// heatmap.csv as (column, range) → count, checked against the map's bounds.
 fn heatmap_rows(csv: &str, map: &LatencyHeatmap) -> Vec<((usize, usize), u64)> {
     let mut lines = csv.lines();
@@ -256,7 +233,7 @@ fn an_export_saves_the_offenders_and_the_heatmap_on_screen() {
     assert_eq!(lines.len(), pane.lines.len() + 1, "{text}");
     for (pane_line, file_line) in pane.lines.iter().zip(&lines) {
         assert!(
-            same_line(pane_line, file_line),
+            same_event_line(pane_line, file_line),
             "pane: {pane_line}\nfile: {file_line}"
         );
     }
