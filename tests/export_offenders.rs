@@ -239,7 +239,7 @@ fn an_export_saves_the_offenders_and_the_heatmap_on_screen() {
     }
     assert!(lines[1].contains("reader") && lines[1].ends_with("raw_syscalls:sys_exit: NR 0 = 1"));
     assert_eq!(lines[2], "    00000000004011aa ksys_read");
-    assert!(lines[7].starts_with("1 more pairs over the --than threshold were dropped"));
+    assert!(lines[7].starts_with("1 more pair over the --than threshold was dropped"));
 
     // offenders.json: one record per pair, its events and the stack the pane shows.
     let json_path = listed(&report, "offenders_json").expect("offenders.json listed");

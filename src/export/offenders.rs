@@ -93,10 +93,16 @@ pub fn offenders_text(source: &OffenderSource<'_>, names: &Names<'_>, realtime_o
     out
 }
 
-/// The last line of offenders.txt when pairs were dropped.
+/// The last line of offenders.txt when pairs were dropped: the analyzer's queue and the
+/// engine keep a bounded number, so a storm of slow pairs cannot exhaust memory.
 fn dropped_line(dropped: u64) -> String {
+    let (pairs, were) = if dropped == 1 {
+        ("pair", "was")
+    } else {
+        ("pairs", "were")
+    };
     format!(
-        "{dropped} more pairs over the --than threshold were dropped (more than perfscope keeps) and are not listed"
+        "{dropped} more {pairs} over the --than threshold {were} dropped (more than perfscope keeps) and not listed"
     )
 }
 
@@ -367,7 +373,7 @@ mod tests {
         assert_eq!(lines[..7], pane.lines);
         assert_eq!(
             lines[7],
-            "3 more pairs over the --than threshold were dropped (more than perfscope keeps) and are not listed"
+            "3 more pairs over the --than threshold were dropped (more than perfscope keeps) and not listed"
         );
         assert_eq!(lines.len(), 8);
         assert!(text.ends_with('\n'));
@@ -386,6 +392,10 @@ mod tests {
         assert!(
             lines[6].contains(" writer ") && lines[6].contains("NR 0 = 4096"),
             "{text}"
+        );
+        assert_eq!(
+            dropped_line(1),
+            "1 more pair over the --than threshold was dropped (more than perfscope keeps) and not listed"
         );
         // Nothing dropped: no closing line.
         let mut whole = state.clone();
