@@ -11,6 +11,7 @@ mod common;
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
+use common::event_lines::same_event_line;
 use common::host::{
     Background, TextTable, artifact, build_fixture, ensure_tracefs, folded, hotspots, perfscope,
     perfscope_ok, text_tables, trace_summary,
@@ -233,7 +234,8 @@ fn syscalls_perins_names_the_child_and_than_lists_its_events() {
     let (stdout, stderr) = perfscope_ok(
         dir.path(),
         &[
-            "syscalls", "--no-tui", "-m", "1024", "--perins", "--than", "1ns", "--", "./reader", "200",
+            "syscalls", "--no-tui", "-m", "1024", "--perins", "--than", "1ns", "--out", "out", "--",
+            "./reader", "200",
         ],
     );
     assert_eq!(trace_summary(&stderr, "syscalls").lost, 0, "{stderr}");
@@ -292,6 +294,89 @@ fn syscalls_perins_names_the_child_and_than_lists_its_events() {
             .all(|l| l.ends_with(": NR 0 = 1")),
         "{stdout}"
     );
+    saves_what_it_printed(&stdout, &table, dir.path());
+}
+
+/// `--out` beside the text: offenders.txt holds the offender lines the text printed,
+/// offenders.json a record per pair, heatmap.csv every latency the table counted, and
+/// report.json lists the three.
+fn saves_what_it_printed(stdout: &str, table: &TextTable, cwd: &Path) {
+    let work = cwd
+        .join("out")
+        .join("perf")
+        .join(std::env::consts::ARCH)
+        .join("latest");
+    let read =
+        |name: &str| std::fs::read_to_string(work.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let printed: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains(" raw_syscalls:sys_"))
+        .collect();
+    let saved = read("offenders.txt");
+    let saved: Vec<&str> = saved.lines().collect();
+    assert_eq!(
+        saved.len(),
+        printed.len(),
+        "nothing dropped: every printed pair is saved"
+    );
+    for (p, s) in printed.iter().zip(&saved) {
+        assert!(same_event_line(p, s), "printed: {p}\nsaved:   {s}");
+    }
+
+    let json: serde_json::Value = serde_json::from_str(&read("offenders.json")).unwrap();
+    let records = json["offenders"].as_array().unwrap();
+    assert_eq!(
+        (records.len() * 2, json["dropped"].as_u64()),
+        (printed.len(), Some(0))
+    );
+    let tid: u64 = table.rows[0][table.column("thread")].parse().unwrap();
+    let reads: Vec<&serde_json::Value> = records
+        .iter()
+        .filter(|r| r["second"]["fields"] == "NR 0 = 1")
+        .collect();
+    assert_eq!(reads.len(), 200);
+    for r in reads {
+        let (first, second) = (&r["first"], &r["second"]);
+        assert_eq!(
+            (first["event"].as_str(), second["event"].as_str()),
+            (Some("raw_syscalls:sys_enter"), Some("raw_syscalls:sys_exit"))
+        );
+        assert_eq!(
+            (first["tid"].as_u64(), second["tid"].as_u64()),
+            (Some(tid), Some(tid))
+        );
+        assert_eq!(second["comm"], "reader");
+        let (t0, t1) = (
+            first["time_ns"].as_u64().unwrap(),
+            second["time_ns"].as_u64().unwrap(),
+        );
+        assert_eq!(r["latency_ns"].as_u64(), Some(t1 - t0), "{r}");
+    }
+
+    // The heatmap counts each pair the table counts, once.
+    let calls: u64 = table.rows.iter().map(|row| table.number(row, "calls")).sum();
+    let heatmap = read("heatmap.csv");
+    let mut lines = heatmap.lines();
+    assert_eq!(
+        lines.next(),
+        Some("time_start_ns,time_end_ns,latency_low_ns,latency_high_ns,count")
+    );
+    let counted: u64 = lines
+        .map(|l| l.rsplit(',').next().unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(counted, calls, "{heatmap}");
+
+    let report: serde_json::Value = serde_json::from_str(&read("report.json")).unwrap();
+    for (label, name) in [
+        ("offenders_text", "offenders.txt"),
+        ("offenders_json", "offenders.json"),
+        ("heatmap_csv", "heatmap.csv"),
+    ] {
+        // Listed as the run named --out: relative to its directory.
+        let listed = report["artifacts"][label].as_str().map(|p| cwd.join(p));
+        assert_eq!(listed, Some(work.join(name)), "{label}");
+    }
+    assert_eq!(report["analysis"]["heatmap"]["total"], calls);
 }
 
 #[test]

@@ -10,6 +10,7 @@ mod common;
 
 use std::time::Duration;
 
+use common::event_lines::same_event_line;
 use common::host::{Background, build_fixture, ensure_tracefs};
 use common::tmux::TmuxSession;
 
@@ -125,6 +126,8 @@ fn text_prints_the_stack_under_an_offenders_event() {
             "10ms",
             "--duration",
             "1",
+            "--out",
+            "out",
         ],
     );
     drop(child);
@@ -147,4 +150,41 @@ fn text_prints_the_stack_under_an_offenders_event() {
         "{stdout}"
     );
     assert!(stack.iter().any(|l| l.contains(" do_nanosleep ")), "{stdout}");
+    saved_as_printed(&lines, &dir.path().join("out"));
+}
+
+/// `--out`: offenders.txt is the offender lines the text printed first (events and
+/// stacks), and offenders.json's stack frames are the ones printed under the events.
+fn saved_as_printed(printed: &[&str], out: &std::path::Path) {
+    let work = out.join("perf").join(std::env::consts::ARCH).join("latest");
+    let read =
+        |name: &str| std::fs::read_to_string(work.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let text = read("offenders.txt");
+    let saved: Vec<&str> = text.lines().collect();
+    assert!(saved.len() >= 3, "a pair and its stack:\n{text}");
+    for (p, s) in printed.iter().zip(&saved) {
+        assert!(same_event_line(p, s), "printed: {p}\nsaved:   {s}");
+    }
+    let json: serde_json::Value = serde_json::from_str(&read("offenders.json")).unwrap();
+    let first_pair = &json["offenders"][0];
+    // The pair's first line, then its switch-out's stack as printed.
+    let frames = first_pair["first"]["stack"]
+        .as_array()
+        .expect("the switch-out's stack");
+    let as_printed: Vec<String> = frames
+        .iter()
+        .map(|f| {
+            let address =
+                u64::from_str_radix(f["address"].as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
+            let module = f["module"]
+                .as_str()
+                .map(|m| format!(" ({m})"))
+                .unwrap_or_default();
+            format!("    {address:016x} {}{module}", f["function"].as_str().unwrap())
+        })
+        .collect();
+    assert_eq!(as_printed, printed[1..=frames.len()], "{first_pair:#}");
+    let report: serde_json::Value = serde_json::from_str(&read("report.json")).unwrap();
+    assert!(report["artifacts"]["offenders_json"].is_string(), "{report:#}");
+    assert!(report["artifacts"]["heatmap_csv"].is_string(), "{report:#}");
 }

@@ -25,6 +25,7 @@ mod kvm_exit_table;
 mod latency_tables;
 mod lockup_lines;
 mod num_dist_table;
+mod offender_lines;
 mod oncpu_table;
 mod pair_lines;
 mod sql_tables;
@@ -47,10 +48,13 @@ pub use kvm_exit_table::{NO_VM_NOTICE, kvm_exit_table};
 pub use latency_tables::{delay_table, syscall_table};
 pub use lockup_lines::lockup_lines;
 pub use num_dist_table::num_dist_table;
+pub use offender_lines::{
+    OffenderPrinting, PrintedOffenders, offender_lines, offender_wall_clock, realtime_offset_ns,
+};
 pub use oncpu_table::oncpu_table;
 pub use pair_lines::pair_lines;
 pub use sql_tables::{SqlWidths, sql_text};
-pub use stack_lines::{push_stack_lines, stack_lines};
+pub use stack_lines::{StackFrame, push_stack_lines, stack_lines, visit_stack_frames};
 pub use stat_lines::stat_lines;
 pub use task_state_table::task_state_table;
 pub use top_table::{TopText, top_table};

@@ -8,6 +8,7 @@ use anyhow::Context;
 use serde_json::json;
 
 use crate::export::artifacts::{self, ArtifactOptions, ArtifactSet, ArtifactSource, ArtifactTarget};
+use crate::export::offenders::OffenderSource;
 use crate::model::analysis::AnalysisSnapshot;
 use crate::model::{PhaseMarkers, Target, WindowInfo};
 
@@ -127,6 +128,20 @@ impl Engine {
                 events,
             }
         });
+        // What the Tables view's offender pane and the Latency view's heatmap show: the
+        // offenders of the whole session (the pane lists them all), the heatmap of the window.
+        let offenders = state
+            .analysis
+            .as_ref()
+            .filter(|_| !state.offenders.is_empty() || state.offenders_dropped > 0)
+            .map(|_| OffenderSource {
+                pairs: &state.offenders,
+                dropped: state.offenders_dropped,
+                layouts: state.event_format.as_ref().map_or(&[], |f| f.layouts.as_slice()),
+                printer: state.event_format.as_ref().map(|f| &f.printer),
+                live_clock_offset_ns: state.live_clock_offset_ns,
+            });
+        let heatmap = super::heatmap::latency_heatmap(state, &window);
         // Facts a live source does not keep itself: what arrived, and when.
         let mut facts = state.provenance.facts.clone();
         facts.unwind_stops = state.stats.unwind_stops;
@@ -148,6 +163,8 @@ impl Engine {
             plugin_summary: state.provenance.plugin_summary.clone(),
             warnings,
             analysis,
+            offenders,
+            heatmap,
             threads: &state.threads,
             extra_files: &state.provenance.extra_files,
             target: Target::of(&state.provenance.source_kind, &state.provenance.input.kind),

@@ -3,10 +3,9 @@
 //! state's bounded queue and shared between snapshots while the queue does not change.
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use crate::analyzers::text;
-use crate::analyzers::text::WallClock;
 
 use super::state::ModelState;
 
@@ -47,49 +46,37 @@ impl OffenderCache {
     }
 }
 
+/// The pane's list, its wall-clock times read now: the pane shows what is, so it reads
+/// the clocks when the queue changes (an export reads its own, [`crate::export`]).
 fn print(state: &ModelState) -> OffenderLines {
-    let pairs: Vec<_> = state.offenders.iter().cloned().collect();
-    let mut pair_starts = Vec::with_capacity(pairs.len());
-    let lines = match &state.event_format {
-        Some(format) => {
-            // Sample clock → wall clock, as the text output does: the sample clock is
-            // CLOCK_MONOTONIC shifted by the live offset.
-            let real_ns = SystemTime::now()
-                .duration_since(SystemTime::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos() as i128);
-            let offset = real_ns - i128::from(crate::sources::clock::monotonic_ns())
-                + i128::from(state.live_clock_offset_ns.unwrap_or(0));
-            let wall_of = |time_ns: u64| {
-                let real = (i128::from(time_ns) + offset).max(0) as u64;
-                WallClock::local(SystemTime::UNIX_EPOCH + Duration::from_nanos(real))
-            };
-            let comm_of = |tid: u32| state.threads.name(tid);
-            let fields = |e: &crate::trace::event::TraceEvent<'_>, l: &crate::trace::event::EventLayout| {
-                format.printer.fields_text(e, l)
-            };
-            let stack = |stack, callchain: &[u64]| text::stack_lines(&state.tables, stack, callchain);
-            // Pair by pair, to know where each one's lines start.
-            let mut lines = Vec::new();
-            for pair in &pairs {
-                pair_starts.push(lines.len());
-                let text = text::slow_pair_lines(
-                    std::slice::from_ref(pair),
-                    &format.layouts,
-                    &wall_of,
-                    &comm_of,
-                    &fields,
-                    Some(&stack),
-                );
-                lines.extend(text.lines().map(String::from));
-            }
-            lines
-        }
-        None => Vec::new(),
+    let offset = text::realtime_offset_ns(
+        SystemTime::now(),
+        crate::sources::clock::monotonic_ns(),
+        state.live_clock_offset_ns,
+    );
+    print_at(state, offset)
+}
+
+/// The offenders of `state` printed with `realtime_offset_ns` (CLOCK_REALTIME − the
+/// sample clock); pure, so a test pins its lines.
+pub fn print_at(state: &ModelState, realtime_offset_ns: i128) -> OffenderLines {
+    let printed = match &state.event_format {
+        Some(format) => text::offender_lines(
+            &state.offenders,
+            &text::OffenderPrinting {
+                layouts: &format.layouts,
+                printer: &format.printer,
+                tables: &state.tables,
+                threads: &state.threads,
+                realtime_offset_ns,
+            },
+        ),
+        None => text::PrintedOffenders::default(),
     };
     OffenderLines {
-        lines,
-        pair_starts,
-        pairs: pairs.len(),
+        lines: printed.lines,
+        pair_starts: printed.pair_starts,
+        pairs: state.offenders.len(),
         dropped: state.offenders_dropped,
     }
 }

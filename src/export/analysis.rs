@@ -6,12 +6,11 @@
 //! (num-dist of a count or a size), with a `unit` column when the series differ.
 
 use std::path::PathBuf;
-use std::time::SystemTime;
 
 use serde_json::{Map, Value, json};
 
 use crate::analyzers::present;
-use crate::analyzers::text::{TextStyle, WallClock, analysis_text};
+use crate::analyzers::text::{TextStyle, analysis_text};
 use crate::model::analysis::{AnalysisSchema, AnalysisSnapshot};
 use crate::model::present::LatencySeries;
 use crate::model::threads::ThreadNames;
@@ -19,7 +18,10 @@ use crate::model::units::ValueUnit;
 
 use super::ExportError;
 use super::analysis_table::{self, csv_field};
+use super::clock::ExportClock;
+use super::heatmap_csv::HeatmapSummary;
 use super::layout::OutputLayout;
+use super::offenders::OffendersSummary;
 use super::stage::Stage;
 
 /// What the reports say of the analysis.
@@ -31,6 +33,10 @@ pub struct AnalysisSummary {
     /// Rows of the table.
     pub rows: usize,
     pub series: Vec<SeriesSummary>,
+    /// The `--than` offenders written (offenders.txt, offenders.json), when there were any.
+    pub offenders: Option<OffendersSummary>,
+    /// The latency heatmap written (heatmap.csv), when there was one.
+    pub heatmap: Option<HeatmapSummary>,
 }
 
 /// The figures of a distribution in latency.csv and report.json, in column order; each
@@ -133,12 +139,20 @@ fn latency_csv(summaries: &[SeriesSummary]) -> String {
 
 impl AnalysisSummary {
     pub fn to_json(&self) -> Value {
-        json!({
+        let mut json = json!({
             "analyzer": self.name,
             "events": self.events,
             "table_rows": self.rows,
             "latency": self.series.iter().map(SeriesSummary::to_json).collect::<Vec<_>>(),
-        })
+        });
+        // Only what was written: a session without offenders or heatmap names none.
+        if let Some(offenders) = &self.offenders {
+            json["offenders"] = offenders.to_json();
+        }
+        if let Some(heatmap) = &self.heatmap {
+            json["heatmap"] = heatmap.to_json();
+        }
+        json
     }
 }
 
@@ -159,10 +173,12 @@ fn file_stem(label: &str) -> String {
     stem.trim_matches('_').to_string()
 }
 
-/// Write the analysis's files into the work directory; returns their summary.
+/// Write the analysis's files into the work directory, `<analyzer>.txt` stamped with
+/// `clock`; returns their summary.
 pub fn write(
     analysis: &AnalysisSnapshot,
     threads: &ThreadNames,
+    clock: &ExportClock,
     layout: &OutputLayout,
     stage: &Stage,
     files: &mut Vec<(String, PathBuf)>,
@@ -171,7 +187,7 @@ pub fn write(
     let name = file_stem(&info.name);
     let dir = &layout.work_dir;
 
-    let wall = WallClock::local(SystemTime::now());
+    let wall = clock.wall();
     let text = analysis_text(info, &analysis.rows, &wall, threads, TextStyle::default(), None);
     let path = dir.join(format!("{name}.txt"));
     stage.write(&path, text.as_bytes())?;
@@ -221,6 +237,8 @@ pub fn write(
         events: analysis.events,
         rows: table.rows.len(),
         series: summaries,
+        offenders: None,
+        heatmap: None,
     })
 }
 
@@ -273,7 +291,15 @@ mod tests {
             events: 1000,
         };
         let mut files = Vec::new();
-        let summary = write(&analysis, &ThreadNames::default(), &layout, &stage, &mut files).unwrap();
+        let summary = write(
+            &analysis,
+            &ThreadNames::default(),
+            &ExportClock::now(),
+            &layout,
+            &stage,
+            &mut files,
+        )
+        .unwrap();
         stage.commit(OutputLayout::owns).unwrap();
         let read = |p: &std::path::Path| std::fs::read_to_string(p).unwrap();
         let latency = read(&layout.work_dir.join("latency.csv"));

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use crate::model::analysis::AnalysisSnapshot;
+use crate::model::heatmap::LatencyHeatmap;
 use crate::model::selection::SampleSource;
 use crate::model::threads::ThreadNames;
 use crate::model::{
@@ -15,8 +16,10 @@ use crate::model::{
     WindowInfo,
 };
 
+use super::clock::ExportClock;
 use super::flamegraph_lines::{self, MAX_SVG_DEPTH, MAX_SVG_FRAMES, SvgCuts};
 use super::layout::{OutputLayout, Variant};
+use super::offenders::{self, OffenderSource};
 use super::report::{Report, ReportInput, VariantInfo};
 use super::stage::Stage;
 use super::stats::ResolveStats;
@@ -137,6 +140,10 @@ pub struct ArtifactSource<'a> {
     pub warnings: Vec<String>,
     /// The session's analysis over the same selection, when it runs one.
     pub analysis: Option<AnalysisSnapshot>,
+    /// The analysis's `--than` offenders, as the offender pane lists them.
+    pub offenders: Option<OffenderSource<'a>>,
+    /// The analysis's latency heatmap of the same selection, as the Latency view draws it.
+    pub heatmap: Option<LatencyHeatmap>,
     pub threads: &'a ThreadNames,
     /// Files of the run to copy into the qperf directory (`qemu.time.txt`, …).
     pub extra_files: &'a [(String, Vec<u8>)],
@@ -173,6 +180,8 @@ pub fn write_all(
     ];
     let mut warnings = source.warnings.clone();
     let samples = source.samples;
+    // Read once: `<analyzer>.txt`'s stamp and offenders.txt's times agree.
+    let clock = ExportClock::now();
     let main_window = target.markers.main_window();
     let select = |window: TimeWindow| Selection::window(window).with_instance(source.instance);
 
@@ -252,15 +261,23 @@ pub fn write_all(
         variants.push(w.info);
     }
 
-    // The analysis: its tables and distributions.
+    // The analysis: its tables and distributions, its offenders and its heatmap.
     let analysis_summary = match &source.analysis {
-        Some(analysis) => Some(super::analysis::write(
-            analysis,
-            source.threads,
-            &layout,
-            &stage,
-            &mut files,
-        )?),
+        Some(analysis) => {
+            let mut summary =
+                super::analysis::write(analysis, source.threads, &clock, &layout, &stage, &mut files)?;
+            if let Some(offenders) = &source.offenders {
+                let names = offenders::Names {
+                    tables: samples.tables(),
+                    threads: source.threads,
+                };
+                summary.offenders = offenders::write(offenders, &names, &clock, &layout, &stage, &mut files)?;
+            }
+            if let (Some(map), Some(unit)) = (&source.heatmap, analysis.info.schema.shared_unit()) {
+                summary.heatmap = super::heatmap_csv::write(map, unit, &layout, &stage, &mut files)?;
+            }
+            Some(summary)
+        }
         None => None,
     };
 

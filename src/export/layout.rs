@@ -3,6 +3,8 @@
 //!
 //! ```text
 //! <out>/perf/<arch>/latest/            report.json report.md hotspots.csv hotspot_categories.csv
+//!                                      an analysis's <analyzer>.txt|csv|json latency.csv latency/
+//!                                      offenders.txt offenders.json heatmap.csv
 //! <out>/perf/<arch>/latest/qperf/      stack.folded flamegraph.svg flamegraph.html profile.pb.gz
 //!                                      resolve.stats.json stack-depth-summary.csv window.json summary.txt
 //!                                      stack.<variant>.folded flamegraph.<variant>.svg
@@ -145,6 +147,9 @@ impl OutputLayout {
                         | "hotspot_categories.csv"
                         | "latency.csv"
                         | "latency"
+                        | "offenders.txt"
+                        | "offenders.json"
+                        | "heatmap.csv"
                 ) || analysis_file(&name)
             }
             "latency" => true,
@@ -196,6 +201,18 @@ impl OutputLayout {
     }
     pub fn categories_csv(&self) -> PathBuf {
         self.work_dir.join("hotspot_categories.csv")
+    }
+    /// The `--than` offenders as the pane prints them.
+    pub fn offenders_txt(&self) -> PathBuf {
+        self.work_dir.join("offenders.txt")
+    }
+    /// The `--than` offenders, one record per pair.
+    pub fn offenders_json(&self) -> PathBuf {
+        self.work_dir.join("offenders.json")
+    }
+    /// The latency heatmap's counts.
+    pub fn heatmap_csv(&self) -> PathBuf {
+        self.work_dir.join("heatmap.csv")
     }
 
     /// Where a file of the run goes: the guest console's streams in the work directory
@@ -268,6 +285,9 @@ mod tests {
             l.work_dir.join("multi-trace.json"),
             l.work_dir.join("latency.csv"),
             l.work_dir.join("latency/001-read.csv"),
+            l.offenders_txt(),
+            l.offenders_json(),
+            l.heatmap_csv(),
         ];
         for v in Variant::ALL {
             let p = l.variant(v);

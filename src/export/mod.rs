@@ -6,17 +6,21 @@
 //! - [`folded`], [`svg`], [`pprof`]: stacks for flamegraph tools.
 //! - [`stats`]: resolve statistics and the stack-depth summary.
 //! - [`tables`] (ranked rows), [`hotspots_csv`], [`categories`], [`report`]: tables and reports.
-//! - [`analysis`]: an analysis's tables (perf-prof text, CSV, JSON) and distributions.
+//! - [`analysis`]: an analysis's tables (perf-prof text, CSV, JSON) and distributions;
+//!   [`offenders`] its `--than` pairs and [`heatmap_csv`] its latency heatmap.
 
 pub mod analysis;
 pub mod analysis_table;
 pub mod artifacts;
 pub mod categories;
+pub mod clock;
 pub mod fix_candidates;
 pub mod flamegraph_lines;
 pub mod folded;
+pub mod heatmap_csv;
 pub mod hotspots_csv;
 pub mod layout;
+pub mod offenders;
 pub mod pprof;
 pub mod report;
 pub mod run_metrics;

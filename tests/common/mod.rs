@@ -2,6 +2,7 @@
 #![allow(dead_code)] // each test binary uses a different part
 
 pub mod arch_suite;
+pub mod event_lines;
 pub mod guest;
 pub mod host;
 pub mod plugin;

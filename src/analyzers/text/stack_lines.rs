@@ -27,6 +27,38 @@ pub fn stack_lines(tables: &ProfileTables, stack: StackId, callchain: &[u64]) ->
 /// [`stack_lines`] appended to `out`: a profile prints one per sample, thousands a
 /// second, so nothing is built on the way.
 pub fn push_stack_lines(out: &mut String, tables: &ProfileTables, stack: StackId, callchain: &[u64]) {
+    visit_stack_frames(tables, stack, callchain, &mut |frame| {
+        out.push_str("    ");
+        if let Some(address) = frame.address {
+            let _ = write!(out, "{address:016x} ");
+        }
+        out.push_str(&escape_controls(frame.function));
+        if let Some(module) = frame.module {
+            let _ = write!(out, " ({module})");
+        }
+        out.push('\n');
+    });
+}
+
+/// One frame of an event's stack as [`stack_lines`] prints it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct StackFrame<'a> {
+    /// The callchain address the frame's location came from; `None` for every frame when
+    /// the chain does not line up with the stack's locations.
+    pub address: Option<u64>,
+    pub function: &'a str,
+    pub module: Option<&'a str>,
+}
+
+/// The frames [`stack_lines`] prints, leaf first, handed to `visit` one by one: one walk
+/// for the text and for files that keep the frames as data (offenders.json), so both
+/// name the same frames at the same addresses.
+pub fn visit_stack_frames(
+    tables: &ProfileTables,
+    stack: StackId,
+    callchain: &[u64],
+    visit: &mut dyn FnMut(StackFrame<'_>),
+) {
     let printed = |location: &&LocationId| {
         !tables
             .locations
@@ -40,21 +72,17 @@ pub fn push_stack_lines(out: &mut String, tables: &ProfileTables, stack: StackId
     let aligned = addresses().count() == locations.iter().filter(printed).count();
     let mut addresses = addresses();
     for location in locations.iter().rev().filter(printed) {
-        let address = addresses.next();
+        let address = addresses.next().filter(|_| aligned);
         for line in tables.locations.get(*location).lines.iter() {
             let origin = tables.frames.origin(line.frame);
             if origin.kind == FrameKind::Pseudo {
                 continue;
             }
-            out.push_str("    ");
-            if let (true, Some(address)) = (aligned, address) {
-                let _ = write!(out, "{address:016x} ");
-            }
-            out.push_str(&escape_controls(tables.frames.name(line.frame)));
-            if let Some(module) = &origin.module {
-                let _ = write!(out, " ({module})");
-            }
-            out.push('\n');
+            visit(StackFrame {
+                address,
+                function: tables.frames.name(line.frame),
+                module: origin.module.as_deref(),
+            });
         }
     }
 }

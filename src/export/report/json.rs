@@ -189,5 +189,28 @@ mod tests {
         assert_eq!(json["analysis"]["latency"][0]["series"], "read(0)");
         assert_eq!(json["analysis"]["latency"][0]["p99_ns"], 2_500);
         assert_eq!(json["hotspots"]["total_samples"], 0);
+        assert!(
+            json["analysis"].get("offenders").is_none(),
+            "no --than: no offenders"
+        );
+        assert!(json["analysis"].get("heatmap").is_none());
+    }
+
+    #[test]
+    fn the_offenders_and_heatmap_written_are_in_the_analysis() {
+        let json = with_report(Case::analysis_with_offenders(), |r| r.to_json());
+        let offenders = &json["analysis"]["offenders"];
+        assert_eq!(
+            (offenders["pairs"].as_u64(), offenders["dropped"].as_u64()),
+            (Some(2), Some(3))
+        );
+        assert_eq!(offenders["text"], "out/offenders.txt");
+        assert_eq!(offenders["json"], "out/offenders.json");
+        let heatmap = &json["analysis"]["heatmap"];
+        assert_eq!(
+            (heatmap["columns"].as_u64(), heatmap["total"].as_u64()),
+            (Some(2), Some(4))
+        );
+        assert_eq!(heatmap["csv"], "out/heatmap.csv");
     }
 }

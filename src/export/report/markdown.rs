@@ -61,6 +61,25 @@ impl Report<'_> {
                 "- analysis: `{}`, {} events, {} table rows\n",
                 a.name, a.events, a.rows
             ));
+            if let Some(o) = &a.offenders {
+                md.push_str(&format!(
+                    "- --than offenders: {} pairs, {} dropped: `{}` (as the offender pane lists them), `{}` (one record per pair)\n",
+                    o.pairs,
+                    o.dropped,
+                    o.text.display(),
+                    o.json.display()
+                ));
+            }
+            if let Some(h) = &a.heatmap {
+                md.push_str(&format!(
+                    "- latency heatmap: {} columns of {} ns × {} ranges, {} counted: `{}`\n",
+                    h.columns,
+                    h.column_ns,
+                    h.ranges,
+                    h.total,
+                    h.csv.display()
+                ));
+            }
         }
         md.push_str(&format!(
             "- input: `{}` ({}): {}\n",
@@ -379,6 +398,21 @@ mod tests {
         ] {
             assert!(!md.contains(section), "{section}:\n{md}");
         }
+    }
+
+    #[test]
+    fn the_analysis_says_which_files_hold_its_offenders_and_heatmap() {
+        let md = with_report(Case::analysis_with_offenders(), |r| r.to_markdown());
+        assert!(
+            md.contains("- --than offenders: 2 pairs, 3 dropped: `out/offenders.txt` (as the offender pane lists them), `out/offenders.json` (one record per pair)\n"),
+            "{md}"
+        );
+        assert!(
+            md.contains("- latency heatmap: 2 columns of 500 ns × 3 ranges, 4 counted: `out/heatmap.csv`\n"),
+            "{md}"
+        );
+        let md = with_report(Case::analysis(), |r| r.to_markdown());
+        assert!(!md.contains("offenders") && !md.contains("heatmap"), "{md}");
     }
 
     #[test]

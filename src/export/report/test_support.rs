@@ -5,6 +5,8 @@ use serde_json::json;
 use super::{Report, ReportInput};
 use crate::export::ExportView;
 use crate::export::analysis::{AnalysisSummary, SeriesSummary};
+use crate::export::heatmap_csv::HeatmapSummary;
+use crate::export::offenders::OffendersSummary;
 use crate::model::sample_list::test_support::profile_from;
 use crate::model::units::ValueUnit;
 use crate::model::verdict::{Finding, Gap};
@@ -64,10 +66,36 @@ impl Case {
                     errors: 0,
                     csv: "latency.csv".into(),
                 }],
+                offenders: None,
+                heatmap: None,
             }),
             stacks: Vec::new(),
             ..Case::host()
         }
+    }
+}
+
+impl Case {
+    /// The syscalls analysis of a `--than` run: 2 offender pairs kept, 3 dropped, and a
+    /// heatmap of 2 columns.
+    pub fn analysis_with_offenders() -> Case {
+        let mut case = Case::analysis();
+        if let Some(a) = &mut case.analysis {
+            a.offenders = Some(OffendersSummary {
+                pairs: 2,
+                dropped: 3,
+                text: "out/offenders.txt".into(),
+                json: "out/offenders.json".into(),
+            });
+            a.heatmap = Some(HeatmapSummary {
+                columns: 2,
+                column_ns: 500,
+                ranges: 3,
+                total: 4,
+                csv: "out/heatmap.csv".into(),
+            });
+        }
+        case
     }
 }
 
