@@ -64,6 +64,7 @@ impl Engine {
                         state.offenders_dropped += 1;
                     }
                     state.offenders.push_back(pair);
+                    state.offenders_queued += 1;
                 }
             }
             Update::EventFormat(format) => state.event_format = Some(format),

@@ -105,6 +105,9 @@ pub struct ModelState {
     /// The newest `--than` offenders (at most [`MAX_OFFENDERS`]) and how many went past.
     pub offenders: VecDeque<SlowPair>,
     pub offenders_dropped: u64,
+    /// Pairs ever put in the queue: the newest pair's position + 1 (the printed list
+    /// prints only the pairs past what it printed before).
+    pub offenders_queued: u64,
     /// How the session's raw events print (the offenders' lines).
     pub event_format: Option<Arc<EventFormat>>,
 }
@@ -127,6 +130,7 @@ impl ModelState {
             stats: SourceStats::default(),
             offenders: VecDeque::new(),
             offenders_dropped: 0,
+            offenders_queued: 0,
             event_format: None,
         }
     }

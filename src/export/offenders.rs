@@ -363,6 +363,37 @@ mod tests {
     }
 
     #[test]
+    fn the_pane_prints_each_pair_once_and_gets_the_lines_printing_all_would() {
+        use crate::engine::offenders::OffenderCache;
+        let mut state = state();
+        let all: Vec<SlowPair> = state.offenders.drain(..).collect();
+        let mut cache = OffenderCache::with_offset(OFFSET_NS);
+        // The first pair arrives, then the second.
+        state.offenders.push_back(all[0].clone());
+        state.offenders_queued = 1;
+        let one = cache.get(&state);
+        assert_eq!(one.pair_starts, [0]);
+        state.offenders.push_back(all[1].clone());
+        state.offenders_queued = 2;
+        let two = cache.get(&state);
+        assert_eq!(*two, crate::engine::offenders::print_at(&state, OFFSET_NS));
+        // The first pair's lines are the very ones printed before, not printed again.
+        assert!(Arc::ptr_eq(&one.lines[0], &two.lines[0]));
+        // The queue is full: the oldest leaves as a new one comes.
+        state.offenders.pop_front();
+        state.offenders_dropped += 1;
+        let mut third = all[0].clone();
+        third.latency_ns += 1;
+        state.offenders.push_back(third);
+        state.offenders_queued = 3;
+        let three = cache.get(&state);
+        assert_eq!(*three, crate::engine::offenders::print_at(&state, OFFSET_NS));
+        assert!(Arc::ptr_eq(&two.lines[two.pair_starts[1]], &three.lines[0]));
+        // Nothing new: the same list, shared.
+        assert!(Arc::ptr_eq(&three, &cache.get(&state)));
+    }
+
+    #[test]
     fn the_text_is_the_panes_lines_then_the_dropped_pairs() {
         let state = state();
         let pane = crate::engine::offenders::print_at(&state, OFFSET_NS);
@@ -370,7 +401,8 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         // Two event lines each, and the read's exit stack (3 frames) under its line.
         assert_eq!((pane.lines.len(), pane.pair_starts.clone()), (7, vec![0, 5]));
-        assert_eq!(lines[..7], pane.lines);
+        let pane_lines: Vec<&str> = pane.lines.iter().map(|l| &**l).collect();
+        assert_eq!(lines[..7], pane_lines);
         assert_eq!(
             lines[7],
             "3 more pairs over the --than threshold were dropped (more than perfscope keeps) and not listed"
@@ -401,7 +433,10 @@ mod tests {
         let mut whole = state.clone();
         whole.offenders_dropped = 0;
         let text = offenders_text(&source(&whole), &names(&whole), OFFSET_NS);
-        assert_eq!(text.lines().collect::<Vec<_>>(), pane.lines);
+        assert_eq!(
+            text.lines().collect::<Vec<_>>(),
+            pane.lines.iter().map(|l| &**l).collect::<Vec<_>>()
+        );
     }
 
     #[test]

@@ -115,7 +115,7 @@ impl OffendersPane {
         &self,
         inner: Rect,
         buf: &mut Buffer,
-        lines: &[String],
+        lines: &[std::sync::Arc<str>],
         selected: Option<(usize, usize)>,
         theme: &Theme,
     ) {
