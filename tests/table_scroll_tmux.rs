@@ -9,24 +9,10 @@ mod common;
 
 use std::time::Duration;
 
-use common::host::ensure_tracefs;
+use common::host::{SYSCALL_COLUMNS, ensure_tracefs};
 use common::tmux::live_syscalls_tables;
 
 const WAIT: Duration = Duration::from_secs(25);
-/// perfscope's syscalls columns: perf-prof's, then the percentiles.
-const NAMES: [&str; 11] = [
-    "syscalls",
-    "calls",
-    "total(us)",
-    "min(us)",
-    "avg(us)",
-    "max(us)",
-    "err",
-    "p50(us)",
-    "p95(us)",
-    "p99(us)",
-    "p99.9(us)",
-];
 
 /// The words of a line, each with the cell it ends at (tmux draws a character a cell).
 fn words(line: &str) -> Vec<(usize, String)> {
@@ -76,7 +62,10 @@ fn table(screen: &str) -> (Words, Vec<Words>) {
 /// callers wait for a screen that holds.)
 fn whole_columns(screen: &str) -> Result<Vec<String>, String> {
     let (header, rows) = table(screen);
-    if let Some((_, name)) = header.iter().find(|(_, name)| !NAMES.contains(&name.as_str())) {
+    if let Some((_, name)) = header
+        .iter()
+        .find(|(_, name)| !SYSCALL_COLUMNS.contains(&name.as_str()))
+    {
         return Err(format!("a cut column name {name:?}"));
     }
     if rows.is_empty() {

@@ -9,6 +9,21 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+/// perfscope's syscalls columns: perf-prof's seven, then the percentiles.
+pub const SYSCALL_COLUMNS: [&str; 11] = [
+    "syscalls",
+    "calls",
+    "total(us)",
+    "min(us)",
+    "avg(us)",
+    "max(us)",
+    "err",
+    "p50(us)",
+    "p95(us)",
+    "p99(us)",
+    "p99.9(us)",
+];
+
 /// `gcc -O1 -g -fno-omit-frame-pointer <extra> -o dir/name tests/fixtures/host/name.c`.
 pub fn build_fixture(dir: &Path, name: &str, extra: &[&str]) -> PathBuf {
     let source = Path::new(env!("CARGO_MANIFEST_DIR"))
