@@ -99,13 +99,30 @@ impl Drop for UprobeGroup {
         // Newest first, as they were stacked.
         for event in self.defined.drain(..).rev() {
             let line = format!("-:{}/{event}", self.group);
-            if let Err(e) = append(&self.control, &line) {
+            if let Err(e) = remove_when_free(&self.control, &line) {
                 crate::stdio::say(&format!(
                     "perfscope: could not remove the probe {}/{event}: {e}; remove it with `echo '{line}' >> {}`",
                     self.group,
                     self.control.display()
                 ));
             }
+        }
+    }
+}
+
+/// Remove a probe: the kernel refuses (EBUSY) while a perf event on it is still being
+/// released — its last reference can be dropped a moment after the fd is closed, later on
+/// a loaded machine — so a busy probe is asked again for up to 2 s before giving up.
+fn remove_when_free(control: &Path, line: &str) -> std::io::Result<()> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    let mut pause = std::time::Duration::from_millis(5);
+    loop {
+        match append(control, line) {
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) && std::time::Instant::now() < deadline => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(std::time::Duration::from_millis(200));
+            }
+            result => return result,
         }
     }
 }
