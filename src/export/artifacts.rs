@@ -405,15 +405,15 @@ fn write_variant(
 
     let mut svg_bytes = None;
     let mut svg_cuts = None;
+    let title = match variant {
+        Variant::Main => options.title.clone(),
+        v => format!("{} ({})", options.title, v.name()),
+    };
     if options.wants_svg() && !lines.is_empty() {
         // Frames narrower than the minimum width, or deeper than the SVG limit, are merged
         // into labelled bars before inferno sees them: a huge profile stays cheap to render
         // and every sample still counts in the root.
         let svg_stacks = flamegraph_lines::svg_stacks(&view.trie, &view.tables.frames, options.min_percent);
-        let title = match variant {
-            Variant::Main => options.title.clone(),
-            v => format!("{} ({})", options.title, v.name()),
-        };
         let svg_options = SvgOptions {
             title,
             subtitle: svg_stacks.cuts.describe(),
@@ -425,6 +425,11 @@ fn write_variant(
         stage.write(&paths.svg, &svg)?;
         svg_bytes = Some(svg);
         svg_cuts = Some(svg_stacks.cuts);
+        files.push((label("flamegraph"), paths.svg.clone()));
+    } else if options.wants_svg() {
+        let svg = super::svg::empty(&title, "no samples in this window");
+        stage.write(&paths.svg, &svg)?;
+        svg_bytes = Some(svg);
         files.push((label("flamegraph"), paths.svg.clone()));
     }
 

@@ -55,6 +55,30 @@ pub fn render(lines: &[String], options: &SvgOptions) -> std::io::Result<Vec<u8>
     Ok(super::svg_names::shorten_labels(&svg)?.into_bytes())
 }
 
+/// A flamegraph of a window without samples: the title and a line saying so. Every
+/// window's SVG exists and is listed (scripts and the reference's report.json expect
+/// `flamegraph_post` even when the guest stopped right after the workload).
+pub fn empty(title: &str, message: &str) -> Vec<u8> {
+    let escape = |t: &str| {
+        t.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('"', "&quot;")
+    };
+    format!(
+        "<?xml version=\"1.0\" standalone=\"no\"?>\n\
+         <svg version=\"1.1\" width=\"1200\" height=\"90\" viewBox=\"0 0 1200 90\" \
+         xmlns=\"http://www.w3.org/2000/svg\">\n\
+         <rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#eeeeee\"/>\n\
+         <text x=\"600\" y=\"30\" text-anchor=\"middle\" font-family=\"Verdana\" font-size=\"17\">{}</text>\n\
+         <text x=\"600\" y=\"65\" text-anchor=\"middle\" font-family=\"Verdana\" font-size=\"13\">{}</text>\n\
+         </svg>\n",
+        escape(title),
+        escape(message)
+    )
+    .into_bytes()
+}
+
 /// Render and write an SVG.
 pub fn write(lines: &[String], options: &SvgOptions, path: &Path) -> Result<Vec<u8>, ExportError> {
     let svg = render(lines, options).map_err(|e| ExportError::new(path, e))?;
