@@ -15,31 +15,26 @@ use perfscope::trace::event::{EventIndex, EventLayout, FieldKind, FieldLayout, T
 /// `cargo test` runs every bench once in a debug build as a smoke test: keep that fast.
 const EVENTS: usize = if cfg!(debug_assertions) { 20_000 } else { 1_000_000 };
 
-fn field(name: &str, offset: usize, size: usize, kind: FieldKind) -> FieldLayout {
-    FieldLayout {
-        name: name.into(),
-        declaration: String::new(),
-        offset,
-        size,
-        kind,
-    }
-}
-
 /// The 6.18 raw_syscalls layouts.
 fn layouts() -> Vec<EventLayout> {
     let common = || {
         vec![
-            field("common_type", 0, 2, FieldKind::Unsigned),
-            field("common_flags", 2, 1, FieldKind::Unsigned),
-            field("common_preempt_count", 3, 1, FieldKind::Unsigned),
-            field("common_pid", 4, 4, FieldKind::Signed),
-            field("id", 8, 8, FieldKind::Signed),
+            FieldLayout::new("common_type", 0, 2, FieldKind::Unsigned),
+            FieldLayout::new("common_flags", 2, 1, FieldKind::Unsigned),
+            FieldLayout::new("common_preempt_count", 3, 1, FieldKind::Unsigned),
+            FieldLayout::new("common_pid", 4, 4, FieldKind::Signed),
+            FieldLayout::new("id", 8, 8, FieldKind::Signed),
         ]
     };
     let mut enter = common();
-    enter.push(field("args", 16, 48, FieldKind::Array { element_size: 8 }));
+    enter.push(FieldLayout::new(
+        "args",
+        16,
+        48,
+        FieldKind::Array { element_size: 8 },
+    ));
     let mut exit = common();
-    exit.push(field("ret", 16, 8, FieldKind::Signed));
+    exit.push(FieldLayout::new("ret", 16, 8, FieldKind::Signed));
     let layout = |name: &str, id, fields| EventLayout {
         system: "raw_syscalls".into(),
         name: name.into(),

@@ -239,6 +239,16 @@ fn than_column() -> Column {
     Column::new("than", K::Count)
 }
 
+/// A pair's columns: its two events, the latency figures, `than` with `--than`.
+fn pair_latency_columns(than: bool) -> Vec<Column> {
+    let mut cols = columns(&[("start", K::Text), ("end", K::Text)]);
+    cols.extend(columns(&LATENCY_COLUMNS));
+    if than {
+        cols.push(than_column());
+    }
+    cols
+}
+
 /// A period's column name: `now` for the latest, else `-N ms` (its start, before the
 /// latest period's).
 fn period_column(periods_ago: usize, period_ns: u64) -> String {
@@ -438,11 +448,7 @@ pub fn table(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNames) -> A
                         cols.push(Column::new("comm", K::Text));
                     }
                 }
-                cols.extend(columns(&[("start", K::Text), ("end", K::Text)]));
-                cols.extend(columns(&LATENCY_COLUMNS));
-                if schema.than_ns.is_some() {
-                    cols.push(than_column());
-                }
+                cols.extend(pair_latency_columns(schema.than_ns.is_some()));
                 let cells = table
                     .rows
                     .iter()
@@ -518,11 +524,7 @@ pub fn table(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNames) -> A
                 )
             }
             (AnalysisSchema::Blktrace(schema), AnalysisRows::Latency(rows)) => {
-                let mut cols = columns(&[("start", K::Text), ("end", K::Text)]);
-                cols.extend(columns(&LATENCY_COLUMNS));
-                if schema.than_ns.is_some() {
-                    cols.push(than_column());
-                }
+                let cols = pair_latency_columns(schema.than_ns.is_some());
                 let cells = blktrace_table(schema, rows)
                     .rows
                     .iter()
@@ -733,11 +735,7 @@ pub fn table(info: &AnalysisInfo, rows: &AnalysisRows, names: &ThreadNames) -> A
                 match schema.report {
                     CallReport::Times => {
                         let table = nested_delay_table(schema, rows, schema.than_ns);
-                        cols = columns(&[("start", K::Text), ("end", K::Text)]);
-                        cols.extend(columns(&LATENCY_COLUMNS));
-                        if schema.than_ns.is_some() {
-                            cols.push(than_column());
-                        }
+                        cols = pair_latency_columns(schema.than_ns.is_some());
                         let cells = table
                             .rows
                             .iter()

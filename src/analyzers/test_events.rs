@@ -3,28 +3,18 @@
 
 use crate::trace::event::{EventIndex, EventLayout, FieldKind, FieldLayout, TraceEvent};
 
-fn field(name: &str, offset: usize, size: usize, kind: FieldKind) -> FieldLayout {
-    FieldLayout {
-        name: name.into(),
-        declaration: String::new(),
-        offset,
-        size,
-        kind,
-    }
-}
-
 /// A layout with the four common fields, then `fields` as `(name, size, kind)` packed in
 /// order from offset 8.
 pub fn layout(system: &str, name: &str, id: u64, fields: &[(&str, usize, FieldKind)]) -> EventLayout {
     let mut all = vec![
-        field("common_type", 0, 2, FieldKind::Unsigned),
-        field("common_flags", 2, 1, FieldKind::Unsigned),
-        field("common_preempt_count", 3, 1, FieldKind::Unsigned),
-        field("common_pid", 4, 4, FieldKind::Signed),
+        FieldLayout::new("common_type", 0, 2, FieldKind::Unsigned),
+        FieldLayout::new("common_flags", 2, 1, FieldKind::Unsigned),
+        FieldLayout::new("common_preempt_count", 3, 1, FieldKind::Unsigned),
+        FieldLayout::new("common_pid", 4, 4, FieldKind::Signed),
     ];
     let mut offset = 8;
     for &(name, size, kind) in fields {
-        all.push(field(name, offset, size, kind));
+        all.push(FieldLayout::new(name, offset, size, kind));
         offset += size;
     }
     EventLayout {
@@ -203,7 +193,7 @@ pub fn hrtimer_cancel() -> EventLayout {
 pub fn block(name: &str, id: u64) -> EventLayout {
     let mut layout = layout("block", name, id, &[]);
     let mut push = |name: &str, offset: usize, size: usize, kind: FieldKind| {
-        layout.fields.push(field(name, offset, size, kind));
+        layout.fields.push(FieldLayout::new(name, offset, size, kind));
     };
     push("dev", 8, 4, FieldKind::Unsigned);
     push("sector", 16, 8, FieldKind::Unsigned);

@@ -39,6 +39,18 @@ pub struct FieldLayout {
 }
 
 impl FieldLayout {
+    /// A field without a C declaration (layouts built in code: tests, benches, perf's
+    /// software events).
+    pub fn new(name: &str, offset: usize, size: usize, kind: FieldKind) -> Self {
+        Self {
+            name: name.into(),
+            declaration: String::new(),
+            offset,
+            size,
+            kind,
+        }
+    }
+
     fn bytes<'a>(&self, raw: &'a [u8]) -> Option<&'a [u8]> {
         raw.get(self.offset..self.offset.checked_add(self.size)?)
     }
@@ -217,31 +229,27 @@ impl OwnedTraceEvent {
 mod tests {
     use super::*;
 
-    fn field(name: &str, offset: usize, size: usize, kind: FieldKind) -> FieldLayout {
-        FieldLayout {
-            name: name.into(),
-            declaration: String::new(),
-            offset,
-            size,
-            kind,
-        }
-    }
-
     #[test]
     fn integers_are_read_at_their_size_and_sign() {
         let raw = [0xff, 0xff, 0xff, 0xff, 0x02, 0, 0, 0, 0x10, 0x20];
-        assert_eq!(field("a", 0, 4, FieldKind::Signed).read_i64(&raw), Some(-1));
         assert_eq!(
-            field("a", 0, 4, FieldKind::Unsigned).read_u64(&raw),
+            FieldLayout::new("a", 0, 4, FieldKind::Signed).read_i64(&raw),
+            Some(-1)
+        );
+        assert_eq!(
+            FieldLayout::new("a", 0, 4, FieldKind::Unsigned).read_u64(&raw),
             Some(0xffff_ffff)
         );
         assert_eq!(
-            field("b", 4, 8, FieldKind::Unsigned).read_u64(&raw),
+            FieldLayout::new("b", 4, 8, FieldKind::Unsigned).read_u64(&raw),
             None,
             "past the end"
         );
-        assert_eq!(field("c", 8, 2, FieldKind::Unsigned).read_u64(&raw), Some(0x2010));
-        let args = field("args", 0, 8, FieldKind::Array { element_size: 4 });
+        assert_eq!(
+            FieldLayout::new("c", 8, 2, FieldKind::Unsigned).read_u64(&raw),
+            Some(0x2010)
+        );
+        let args = FieldLayout::new("args", 0, 8, FieldKind::Array { element_size: 4 });
         assert_eq!(args.read_index(&raw, 1), Some(2));
         assert_eq!(args.read_index(&raw, 2), None);
     }
@@ -253,15 +261,15 @@ mod tests {
         raw.extend_from_slice(&(12u32 | (6u32 << 16)).to_le_bytes());
         raw.extend_from_slice(b"kswap\0");
         assert_eq!(
-            field("comm", 0, 8, FieldKind::CharArray)
+            FieldLayout::new("comm", 0, 8, FieldKind::CharArray)
                 .read_str(&raw)
                 .as_deref(),
             Some("sh")
         );
-        let loc = field("name", 8, 4, FieldKind::DataLoc { is_string: true });
+        let loc = FieldLayout::new("name", 8, 4, FieldKind::DataLoc { is_string: true });
         assert_eq!(loc.read_str(&raw).as_deref(), Some("kswap"));
         // __rel_loc: offset 0 from the end of the field (8 + 4 = 12).
-        let rel = field("name", 8, 4, FieldKind::RelLoc { is_string: true });
+        let rel = FieldLayout::new("name", 8, 4, FieldKind::RelLoc { is_string: true });
         let mut rel_raw = raw.clone();
         rel_raw[8..12].copy_from_slice(&(6u32 << 16).to_le_bytes());
         assert_eq!(rel.read_str(&rel_raw).as_deref(), Some("kswap"));
