@@ -8,6 +8,7 @@
 //! event's `print fmt:`, else [`format_fields`]).
 
 mod format;
+mod late_removal;
 mod mount;
 mod print;
 mod print_fmt;

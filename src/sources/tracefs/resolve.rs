@@ -70,7 +70,7 @@ pub fn resolve(tracefs: &Tracefs, specs: &[EventSpec]) -> Result<Vec<ResolvedEve
                 let Some((system, name)) = full.split_once(':') else {
                     continue;
                 };
-                if glob::glob_match(&pattern, full) {
+                if glob::glob_match(&pattern, full) && !is_foreign_probe_group(system) {
                     let read = resolved.len();
                     crate::stop::check(|| format!("reading the events' formats ({read} read)"))
                         .map_err(ResolveError::Stopped)?;
@@ -96,6 +96,15 @@ pub fn resolve(tracefs: &Tracefs, specs: &[EventSpec]) -> Result<Vec<ResolvedEve
         }
     }
     Ok(resolved)
+}
+
+/// Another perfscope's probes (`perfscope_<pid>` of another process): private to that run
+/// and removed when it ends. A wildcard does not reach them: events opened on them would
+/// keep that run from removing its probes (EBUSY) for as long as they stay open.
+fn is_foreign_probe_group(system: &str) -> bool {
+    system
+        .strip_prefix(super::PROBE_GROUP_PREFIX)
+        .is_some_and(|pid| pid != std::process::id().to_string())
 }
 
 fn resolve_one(tracefs: &Tracefs, spec: EventSpec) -> Result<ResolvedEvent, ResolveError> {
@@ -218,6 +227,18 @@ fn edit_distance(a: &str, b: &str) -> usize {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn wildcards_leave_other_perfscope_runs_probes_alone() {
+        assert!(is_foreign_probe_group("perfscope_1"));
+        assert!(!is_foreign_probe_group(&format!(
+            "perfscope_{}",
+            std::process::id()
+        )));
+        assert!(!is_foreign_probe_group("sched"));
+        assert!(!is_foreign_probe_group("uprobes"));
+    }
+
     use super::super::{fixture_tracefs, parse_selectors};
     use super::*;
 

@@ -97,24 +97,31 @@ impl UprobeGroup {
 impl Drop for UprobeGroup {
     fn drop(&mut self) {
         // Newest first, as they were stacked.
+        let mut busy = Vec::new();
         for event in self.defined.drain(..).rev() {
             let line = format!("-:{}/{event}", self.group);
-            if let Err(e) = remove_when_free(&self.control, &line) {
-                crate::stdio::say(&format!(
+            match remove_when_free(&self.control, &line) {
+                Ok(()) => {}
+                // Still held by an event the kernel is releasing: removed a moment later.
+                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => busy.push(line),
+                Err(e) => crate::stdio::say(&format!(
                     "perfscope: could not remove the probe {}/{event}: {e}; remove it with `echo '{line}' >> {}`",
                     self.group,
                     self.control.display()
-                ));
+                )),
             }
+        }
+        if !busy.is_empty() {
+            super::late_removal::remove_later(&self.control, &busy);
         }
     }
 }
 
 /// Remove a probe: the kernel refuses (EBUSY) while a perf event on it is still being
-/// released — its last reference can be dropped a moment after the fd is closed, later on
-/// a loaded machine — so a busy probe is asked again for up to 2 s before giving up.
+/// released — its last reference can be dropped a moment after the fd is closed — so a
+/// busy probe is asked again for up to 1 s (then [`super::late_removal`] takes over).
 fn remove_when_free(control: &Path, line: &str) -> std::io::Result<()> {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
     let mut pause = std::time::Duration::from_millis(5);
     loop {
         match append(control, line) {
